@@ -1,0 +1,122 @@
+package io.tollgate;
+
+import java.util.List;
+
+/**
+ * The buckets of one (policy, key) pair in the in-memory limiter.
+ *
+ * <p>State is kept as each limit's full-again time in ticks since {@link #baseMicros}, so a one-limit
+ * bucket is a single word that can be updated with one compare-and-set. Tick counts grow with the age of
+ * the base, so once a bucket has lived too long for them to fit in a long it asks to be rebased: replaced
+ * by a successor with the same debts counted from a new base.
+ *
+ * <p>A bucket that has been replaced, or evicted from the limiter's cache, is <em>retired</em>: it refuses
+ * every further update, so a thread that still holds it looks the key up again instead of charging a
+ * bucket that no longer counts.
+ */
+abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
+
+    /** Returned by {@link #reserve} when the request does not fit within the caller's wait. */
+    static final long DENIED = -1;
+
+    /** Returned by {@link #reserve} when the bucket is retired or needs rebasing: look the key up again. */
+    static final long RETRY = -2;
+
+    /** Tick counts since the base stay below this, far from overflowing a long. */
+    static final long MAX_TICKS_SINCE_BASE = 1L << 62;
+
+    final Policy policy;
+    final long maxFillMicros;
+
+    Bucket(Policy policy) {
+        this.policy = policy;
+        long maxFill = 0;
+        for (Limit limit : policy.limits()) {
+            maxFill = Math.max(maxFill, TokenBucket.untilFullMicros(limit.fillTicks(), limit));
+        }
+        this.maxFillMicros = maxFill;
+    }
+
+    /** Returns a full bucket for {@code policy}, counting from {@code nowMicros}. */
+    static Bucket full(Policy policy, long nowMicros) {
+        return withDebts(policy, nowMicros, new long[policy.limits().size()]);
+    }
+
+    static Bucket withDebts(Policy policy, long nowMicros, long[] debts) {
+        return policy.limits().size() == 1
+                ? new SingleLimitBucket(policy, nowMicros, debts[0])
+                : new MultiLimitBucket(policy, nowMicros, debts);
+    }
+
+    /** Returns the decision for a request of {@code cost} at {@code nowMicros}, or null to look up again. */
+    abstract Decision tryAcquire(long nowMicros, long cost);
+
+    /**
+     * Takes {@code cost} ahead of time if it can be had within {@code maxWaitMicros}, and returns how many
+     * microseconds the caller must wait before using it; or {@link #DENIED} or {@link #RETRY}.
+     */
+    abstract long reserve(long nowMicros, long cost, long maxWaitMicros);
+
+    /** Returns the microseconds until every limit is full again, or 0 for a retired bucket. */
+    abstract long untilFullMicros(long nowMicros);
+
+    /** Returns whether this bucket must be replaced by a rebased successor before it can be used. */
+    abstract boolean needsRebase(long nowMicros);
+
+    /** Retires this bucket and returns each limit's debt at {@code nowMicros}, or null if already retired. */
+    abstract long[] retire(long nowMicros);
+
+    /**
+     * Retires this bucket and returns its successor under {@code newPolicy}: same debts, counted from
+     * {@code nowMicros}, converted if the limits differ.
+     */
+    final Bucket successor(Policy newPolicy, long nowMicros) {
+        long[] debts = retire(nowMicros);
+        if (debts == null) {
+            return full(newPolicy, nowMicros);
+        }
+        List<Limit> from = policy.limits();
+        List<Limit> to = newPolicy.limits();
+        if (from.equals(to)) {
+            return withDebts(newPolicy, nowMicros, debts);
+        }
+        long[] converted = new long[to.size()];
+        for (int i = 0; i < to.size() && i < from.size(); i++) {
+            converted[i] = TokenBucket.convert(debts[i], from.get(i), to.get(i));
+        }
+        return withDebts(newPolicy, nowMicros, converted);
+    }
+
+    /** Returns whether this bucket serves {@code other}: the same limits, whatever the object. */
+    final boolean serves(Policy other) {
+        return other == policy || other.limits().equals(policy.limits());
+    }
+
+    /**
+     * Returns the ticks elapsed from {@code baseMicros} to {@code nowMicros} for a bucket that is not due
+     * for rebasing; time never runs backwards.
+     */
+    static long ticksSince(long baseMicros, long nowMicros, Limit limit) {
+        return Math.max(0, nowMicros - baseMicros) * limit.refill().ticksPerMicrosecond();
+    }
+
+    /**
+     * Returns the debt at {@code nowMicros} of a limit that is full again {@code fullAt} ticks after {@code
+     * baseMicros}, however long ago the base was.
+     */
+    static long debtAt(long fullAt, long baseMicros, long nowMicros, Limit limit) {
+        long elapsedMicros = Math.max(0, nowMicros - baseMicros);
+        long ticksPerMicro = limit.refill().ticksPerMicrosecond();
+        // Compare in microseconds first: elapsedMicros * ticksPerMicro may not fit in a long.
+        return elapsedMicros >= TokenBucket.ceilDiv(fullAt, ticksPerMicro) ? 0 : fullAt - elapsedMicros * ticksPerMicro;
+    }
+
+    /** Returns how long after its base a bucket of these limits may be used before it must be rebased. */
+    static long maxAgeMicros(List<Limit> limits) {
+        long maxAge = Long.MAX_VALUE;
+        for (Limit limit : limits) {
+            maxAge = Math.min(maxAge, MAX_TICKS_SINCE_BASE / limit.refill().ticksPerMicrosecond());
+        }
+        return maxAge;
+    }
+}

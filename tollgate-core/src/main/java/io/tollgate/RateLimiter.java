@@ -1,0 +1,64 @@
+package io.tollgate;
+
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Keeps each client inside the limits of a {@link Policy}: every call asks for {@code cost} tokens from
+ * the buckets of one client key under one policy, and takes them only if every limit of the policy has
+ * enough.
+ *
+ * <p>A key is any non-empty string that identifies a client: an IP address, an API key, a user id. Each
+ * (policy name, key) pair has its own buckets; a bucket that has not been used starts full.
+ *
+ * <p><b>Policy changes.</b> When a policy name is used with different limits than before, each existing
+ * bucket keeps the whole tokens it had, up to the new capacity; limits are matched by position, and a
+ * limit that is new starts full.
+ *
+ * <p>Implementations are thread-safe. Arguments are checked before anything else: every method throws
+ * {@link IllegalArgumentException} with a message naming the bad value for an empty key, a cost below 1
+ * or above the policy's {@linkplain Policy#maxCost() smallest capacity}, or a negative wait, and {@link
+ * NullPointerException} for a null argument. Those are thrown directly, also by the asynchronous method.
+ */
+public interface RateLimiter {
+
+    /**
+     * Takes {@code cost} tokens from the buckets of {@code key} under {@code policy} if every limit has
+     * enough, and says what happened. Never waits for tokens.
+     *
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws NullPointerException if the key or policy is null
+     */
+    Decision tryAcquire(String key, Policy policy, long cost);
+
+    /** Same as {@link #tryAcquire(String, Policy, long)} with a cost of 1. */
+    default Decision tryAcquire(String key, Policy policy) {
+        return tryAcquire(key, policy, 1);
+    }
+
+    /**
+     * Asynchronous form of {@link #tryAcquire(String, Policy, long)}: the stage completes with the
+     * decision. Backends that talk to a store do not block the calling thread.
+     *
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws NullPointerException if the key or policy is null
+     */
+    CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost);
+
+    /**
+     * Blocks until {@code cost} tokens are taken, for a caller that throttles its own outgoing work. If
+     * the tokens cannot be had within {@code maxWait}, returns {@code false} at once, without waiting in
+     * vain and without taking anything.
+     *
+     * <p>Waiting callers reserve their tokens ahead of time (the bucket may go below zero), so they are
+     * served in the order they asked. If the thread is interrupted while it waits, the reserved tokens stay
+     * taken.
+     *
+     * @param maxWait the longest the caller is willing to wait; zero waits never
+     * @return true once the tokens are taken, false if that would take longer than maxWait
+     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws IllegalArgumentException if the key is empty, the cost is out of range or maxWait is negative
+     * @throws NullPointerException if an argument is null
+     */
+    boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException;
+}

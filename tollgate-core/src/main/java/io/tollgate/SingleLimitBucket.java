@@ -1,0 +1,96 @@
+package io.tollgate;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/** The buckets of a one-limit policy: a single word updated by compare-and-set, with no lock. */
+final class SingleLimitBucket extends Bucket {
+
+    private static final long RETIRED = Long.MIN_VALUE;
+    private static final VarHandle FULL_AT;
+
+    static {
+        try {
+            FULL_AT = MethodHandles.lookup().findVarHandle(SingleLimitBucket.class, "fullAt", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final Limit limit;
+    private final long baseMicros;
+    private final long maxAgeMicros;
+
+    /** Ticks since the base at which the bucket is full again; {@link #RETIRED} once retired. */
+    @SuppressWarnings("unused") // accessed through FULL_AT
+    private volatile long fullAt;
+
+    SingleLimitBucket(Policy policy, long baseMicros, long debt) {
+        super(policy);
+        this.limit = policy.limits().get(0);
+        this.baseMicros = baseMicros;
+        this.maxAgeMicros = maxAgeMicros(policy.limits());
+        this.fullAt = debt;
+    }
+
+    @Override
+    Decision tryAcquire(long nowMicros, long cost) {
+        long debt = take(nowMicros, cost, 0);
+        return debt == RETRY ? null : TokenBucket.decide(limit, debt, cost);
+    }
+
+    @Override
+    long reserve(long nowMicros, long cost, long maxWaitMicros) {
+        long debt = take(nowMicros, cost, maxWaitMicros);
+        if (debt == RETRY) {
+            return RETRY;
+        }
+        long charged = TokenBucket.charge(debt, cost, limit);
+        return TokenBucket.fits(charged, limit, maxWaitMicros) ? TokenBucket.waitMicros(charged, limit) : DENIED;
+    }
+
+    /**
+     * Charges {@code cost} if it fits within {@code maxWaitMicros} and returns the debt the bucket had just
+     * before, or {@link #RETRY}.
+     */
+    private long take(long nowMicros, long cost, long maxWaitMicros) {
+        if (needsRebase(nowMicros)) {
+            return RETRY;
+        }
+        long nowTicks = ticksSince(baseMicros, nowMicros, limit);
+        for (; ; ) {
+            long current = (long) FULL_AT.getVolatile(this);
+            if (current == RETIRED) {
+                return RETRY;
+            }
+            long debt = current > nowTicks ? current - nowTicks : 0;
+            long charged = TokenBucket.charge(debt, cost, limit);
+            if (!TokenBucket.fits(charged, limit, maxWaitMicros)
+                    || FULL_AT.compareAndSet(this, current, nowTicks + charged)) {
+                return debt;
+            }
+        }
+    }
+
+    @Override
+    long untilFullMicros(long nowMicros) {
+        long current = (long) FULL_AT.getVolatile(this);
+        return current == RETIRED
+                ? 0
+                : TokenBucket.untilFullMicros(debtAt(current, baseMicros, nowMicros, limit), limit);
+    }
+
+    @Override
+    boolean needsRebase(long nowMicros) {
+        return nowMicros - baseMicros > maxAgeMicros;
+    }
+
+    @Override
+    long[] retire(long nowMicros) {
+        long last = (long) FULL_AT.getAndSet(this, RETIRED);
+        if (last == RETIRED) {
+            return null;
+        }
+        return new long[] {debtAt(last, baseMicros, nowMicros, limit)};
+    }
+}

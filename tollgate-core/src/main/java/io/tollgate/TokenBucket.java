@@ -1,0 +1,163 @@
+package io.tollgate;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The token bucket arithmetic that every backend reproduces, in exact integers. This class is the
+ * reference: the Redis script performs the same steps in the same order.
+ *
+ * <h2>Units</h2>
+ *
+ * Time is counted in ticks of 1/N µs and one token is worth P ticks, where N and P are {@link
+ * Rate#ticksPerMicrosecond()} and {@link Rate#ticksPerToken()} of the limit's rate. An empty bucket takes
+ * {@code fill = capacity × P} ticks to fill up, at most 2<sup>52</sup> ({@link Limit}).
+ *
+ * <h2>State</h2>
+ *
+ * A bucket is one number, its <em>debt</em>: the ticks until it is full again (the generic cell rate
+ * algorithm's theoretical arrival time, minus now). Zero is a full bucket, {@code fill} an empty one; the
+ * bucket holds {@code (fill - debt) / P} tokens. As time passes, the debt falls by N ticks per microsecond
+ * until it reaches zero.
+ *
+ * <h2>Step</h2>
+ *
+ * A request of cost k at a moment when the debt is d computes {@code d' = d + k × P}. It passes at once
+ * if {@code d' <= fill}; a caller willing to wait w µs may take the tokens ahead of time if {@code
+ * ceil((d' - fill) / N) <= w}. Debt never exceeds {@code 2^53 - fill}, so that no value the step computes
+ * exceeds 2<sup>53</sup>, where doubles (Lua's numbers) stop being exact. If the request passes, the debt
+ * becomes d'; otherwise it stays d. Nothing here rounds except the conversion of results to
+ * microseconds, which rounds up.
+ */
+final class TokenBucket {
+
+    /** No value the step computes exceeds this: the largest integer range that doubles represent exactly. */
+    static final long MAX_TICKS = 1L << 53;
+
+    private TokenBucket() {}
+
+    /** Returns the debt after {@code elapsedTicks} more ticks: it falls to zero and no further. */
+    static long debtAfter(long debt, long elapsedTicks) {
+        return elapsedTicks >= debt ? 0 : debt - elapsedTicks;
+    }
+
+    /** Returns the debt once a request of {@code cost} is charged to a bucket whose debt is {@code debt}. */
+    static long charge(long debt, long cost, Limit limit) {
+        return debt + cost * limit.refill().ticksPerToken();
+    }
+
+    /**
+     * Returns the microseconds until a bucket whose debt would become {@code chargedDebt} can accept the
+     * charge: zero if it can now.
+     */
+    static long waitMicros(long chargedDebt, Limit limit) {
+        long excess = chargedDebt - limit.fillTicks();
+        return excess <= 0 ? 0 : ceilDiv(excess, limit.refill().ticksPerMicrosecond());
+    }
+
+    /** Returns whether the charge that would make the debt {@code chargedDebt} may be taken within maxWait. */
+    static boolean fits(long chargedDebt, Limit limit, long maxWaitMicros) {
+        return chargedDebt <= MAX_TICKS - limit.fillTicks() && waitMicros(chargedDebt, limit) <= maxWaitMicros;
+    }
+
+    /** Returns the whole tokens in a bucket whose debt is {@code debt}. */
+    static long remaining(long debt, Limit limit) {
+        long fill = limit.fillTicks();
+        return debt >= fill ? 0 : (fill - debt) / limit.refill().ticksPerToken();
+    }
+
+    /** Returns the microseconds until a bucket whose debt is {@code debt} is full, rounded up. */
+    static long untilFullMicros(long debt, Limit limit) {
+        return ceilDiv(debt, limit.refill().ticksPerMicrosecond());
+    }
+
+    /**
+     * Decides a request of {@code cost} against a one-limit policy whose bucket had {@code debtBefore}.
+     * The caller has charged the bucket if, and only if, the request fits without waiting.
+     */
+    static Decision decide(Limit limit, long debtBefore, long cost) {
+        long charged = charge(debtBefore, cost, limit);
+        boolean allowed = fits(charged, limit, 0);
+        return decision(allowed, limit, 0, allowed ? charged : debtBefore, allowed ? 0 : waitMicros(charged, limit));
+    }
+
+    /**
+     * Decides a request of {@code cost} against every limit of a policy whose buckets had {@code
+     * debtsBefore}, for a caller willing to wait up to {@code maxWaitMicros}. The request passes if it fits
+     * every limit; the caller has then charged all of them.
+     */
+    static Decision decide(List<Limit> limits, long[] debtsBefore, long cost, long maxWaitMicros) {
+        boolean allowed = allFit(limits, debtsBefore, cost, maxWaitMicros);
+        int reported = 0;
+        long reportedWait = -1;
+        long reportedRemaining = Long.MAX_VALUE;
+        for (int i = 0; i < limits.size(); i++) {
+            Limit limit = limits.get(i);
+            long charged = charge(debtsBefore[i], cost, limit);
+            if (allowed) {
+                long remaining = remaining(charged, limit);
+                if (remaining < reportedRemaining) {
+                    reported = i;
+                    reportedRemaining = remaining;
+                }
+            } else {
+                long wait = waitMicros(charged, limit);
+                if (wait > reportedWait) {
+                    reported = i;
+                    reportedWait = wait;
+                }
+            }
+        }
+        Limit limit = limits.get(reported);
+        long debtAfter = allowed ? charge(debtsBefore[reported], cost, limit) : debtsBefore[reported];
+        return decision(allowed, limit, reported, debtAfter, allowed ? 0 : reportedWait);
+    }
+
+    /** Returns whether a request of {@code cost} fits every limit within {@code maxWaitMicros}. */
+    static boolean allFit(List<Limit> limits, long[] debts, long cost, long maxWaitMicros) {
+        for (int i = 0; i < limits.size(); i++) {
+            if (!fits(charge(debts[i], cost, limits.get(i)), limits.get(i), maxWaitMicros)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Returns the longest wait, in µs, that charging {@code cost} to every limit implies. */
+    static long waitMicros(List<Limit> limits, long[] debts, long cost) {
+        long wait = 0;
+        for (int i = 0; i < limits.size(); i++) {
+            wait = Math.max(wait, waitMicros(charge(debts[i], cost, limits.get(i)), limits.get(i)));
+        }
+        return wait;
+    }
+
+    /**
+     * Returns the debt a bucket of limit {@code to} starts with when its policy changes from limit {@code
+     * from}, under which its debt was {@code debt}: it keeps its whole tokens, up to the new capacity.
+     */
+    static long convert(long debt, Limit from, Limit to) {
+        long tokens = Math.min(remaining(debt, from), to.capacity());
+        return (to.capacity() - tokens) * to.refill().ticksPerToken();
+    }
+
+    /** Returns ⌈a / b⌉ for a ≥ 0 and b > 0. */
+    static long ceilDiv(long a, long b) {
+        long quotient = a / b;
+        return quotient * b == a ? quotient : quotient + 1;
+    }
+
+    private static Decision decision(boolean allowed, Limit limit, int index, long debtAfter, long retryMicros) {
+        return new Decision(
+                allowed,
+                limit,
+                index,
+                remaining(debtAfter, limit),
+                micros(retryMicros),
+                micros(untilFullMicros(debtAfter, limit)));
+    }
+
+    private static Duration micros(long micros) {
+        return micros == 0 ? Duration.ZERO : Duration.ofSeconds(micros / 1_000_000, micros % 1_000_000 * 1_000);
+    }
+}

@@ -1,0 +1,182 @@
+package io.tollgate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Runs the Java examples of README.md and docs/*.md. Each example is written out below exactly as the
+ * documentation shows it, followed by assertions; {@link #everyJavaExampleInTheDocsIsRunHere()} fails if
+ * a page shows code that is not in this file.
+ */
+class DocumentationExamplesTest {
+
+    private static final Path PROJECT = Path.of("..");
+
+    @Test
+    void readmeQuickStart() {
+        // --- README: quick start
+        Policy perClient = Policy.of("per-client", Limit.of(10, Rate.perSecond(5)));
+        RateLimiter limiter = InMemoryRateLimiter.create();
+
+        Decision decision = limiter.tryAcquire("alice", perClient);
+        if (!decision.allowed()) {
+            // refused: tell the client when to come back
+            System.out.println("429, retry after " + decision.retryAfter().toMillis() + " ms");
+        }
+        // ---
+
+        assertThat(decision.allowed()).isTrue();
+        assertThat(decision.remaining()).isEqualTo(9);
+    }
+
+    @Test
+    void conceptsLimitsAndRates() {
+        // --- concepts: limits
+        Limit burst = Limit.of(10, Rate.perSecond(5)); // up to 10 at once, then 5 per second
+        Limit daily = Limit.of(1_000, Rate.perDay(1_000)); // 1000 a day, regained evenly
+        Limit slow = Limit.of(1, Rate.of(1, Duration.ofSeconds(10))); // one every 10 seconds
+        Limit parsed = Limit.of(10, Rate.parse("1 per 10s")); // the form config files use
+        // ---
+
+        assertThat(burst.refillTime()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(daily.refillTime()).isEqualTo(Duration.ofDays(1));
+        assertThat(slow.refill()).isEqualTo(parsed.refill());
+    }
+
+    @Test
+    void conceptsPolicies() {
+        // --- concepts: policies
+        Policy api = Policy.of(
+                "api",
+                Limit.of(10, Rate.perSecond(10)), // burst
+                Limit.of(1_000, Rate.perHour(1_000))); // hourly quota
+
+        RateLimiter limiter = InMemoryRateLimiter.create();
+        Decision decision = limiter.tryAcquire("key-123", api);
+        // decision.limitIndex() tells which limit the decision reports: 0 here, the burst
+        // ---
+
+        assertThat(decision.allowed()).isTrue();
+        assertThat(decision.limitIndex()).isZero();
+        assertThat(decision.limit()).isEqualTo(api.limits().get(0));
+    }
+
+    @Test
+    void conceptsDecisions() {
+        Policy perClient = Policy.of("per-client", Limit.of(10, Rate.perSecond(5)));
+        RateLimiter limiter = InMemoryRateLimiter.create();
+        limiter.tryAcquire("alice", perClient, 10);
+
+        // --- concepts: decisions
+        Decision decision = limiter.tryAcquire("alice", perClient);
+        if (decision.allowed()) {
+            System.out.println(decision.remaining() + " tokens left");
+        } else {
+            System.out.println("refused; a request of this cost passes in " + decision.retryAfter());
+        }
+        System.out.println("full again in " + decision.resetAfter());
+        // ---
+
+        assertThat(decision.allowed()).isFalse();
+        assertThat(decision.retryAfter()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(200));
+    }
+
+    @Test
+    void conceptsCost() {
+        Policy perClient = Policy.of("per-client", Limit.of(10, Rate.perSecond(5)));
+        RateLimiter limiter = InMemoryRateLimiter.create();
+
+        // --- concepts: cost
+        Decision upload = limiter.tryAcquire("alice", perClient, 4); // an expensive call takes 4 tokens
+        // ---
+
+        assertThat(upload.remaining()).isEqualTo(6);
+    }
+
+    @Test
+    @Timeout(10)
+    void conceptsAcquireWithWait() throws InterruptedException {
+        RateLimiter limiter = InMemoryRateLimiter.create();
+        List<String> sent = new ArrayList<>();
+        List<String> batch = List.of("a", "b", "c");
+
+        // --- concepts: acquire
+        Policy partnerApi = Policy.of("partner-api", Limit.of(1, Rate.perSecond(50)));
+        for (String item : batch) {
+            if (limiter.acquire("outbound", partnerApi, 1, Duration.ofSeconds(2))) {
+                sent.add(item); // at most 50 per second reach the partner
+            } else {
+                break; // the wait would exceed 2 seconds: give up now rather than later
+            }
+        }
+        // ---
+
+        assertThat(sent).containsExactly("a", "b", "c");
+    }
+
+    @Test
+    void conceptsManualTime() {
+        // --- concepts: manual time
+        ManualTimeSource time = new ManualTimeSource();
+        RateLimiter limiter = InMemoryRateLimiter.builder().timeSource(time).build();
+        Policy policy = Policy.of("test", Limit.of(1, Rate.perSecond(1)));
+
+        limiter.tryAcquire("k", policy); // takes the only token
+        boolean refused = !limiter.tryAcquire("k", policy).allowed();
+        time.advance(Duration.ofSeconds(1));
+        boolean allowedAgain = limiter.tryAcquire("k", policy).allowed();
+        // ---
+
+        assertThat(refused).isTrue();
+        assertThat(allowedAgain).isTrue();
+    }
+
+    @Test
+    void conceptsMemory() {
+        // --- concepts: memory
+        RateLimiter limiter =
+                InMemoryRateLimiter.builder().maximumKeys(1_000_000).build();
+        // ---
+
+        assertThat(limiter).isNotNull();
+    }
+
+    @Test
+    void everyJavaExampleInTheDocsIsRunHere() throws IOException {
+        String thisFile = withoutWhitespace(Files.readString(
+                PROJECT.resolve("tollgate-core/src/test/java/io/tollgate/DocumentationExamplesTest.java")));
+        List<Path> pages = new ArrayList<>();
+        pages.add(PROJECT.resolve("README.md"));
+        try (Stream<Path> docs = Files.list(PROJECT.resolve("docs"))) {
+            docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
+        }
+
+        int examples = 0;
+        for (Path page : pages) {
+            Matcher block =
+                    Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL).matcher(Files.readString(page));
+            while (block.find()) {
+                examples++;
+                assertThat(thisFile)
+                        .as("example in %s is not run by this test:%n%s", page, block.group(1))
+                        .contains(withoutWhitespace(block.group(1)));
+            }
+        }
+        assertThat(examples).isGreaterThanOrEqualTo(8);
+    }
+
+    private static String withoutWhitespace(String text) {
+        return text.replaceAll("\\s+", "");
+    }
+}

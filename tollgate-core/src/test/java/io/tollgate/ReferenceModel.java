@@ -1,0 +1,122 @@
+package io.tollgate;
+
+import java.math.BigInteger;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+
+/**
+ * The token bucket computed the obvious way, as an oracle for the real arithmetic: each limit holds a
+ * rational number of tokens, kept exactly as {@code tokens × period} in BigIntegers, refilled by elapsed
+ * time and capped at capacity. It shares nothing with {@link TokenBucket}: no ticks, no lowest terms, no
+ * debt.
+ */
+final class ReferenceModel {
+
+    private final List<Limit> limits;
+    // units[i] = tokens in limit i, times period_i in µs: one µs adds rate_i.tokens() units exactly.
+    private final BigInteger[] units;
+    private long lastMicros;
+
+    ReferenceModel(Policy policy, long startMicros) {
+        this.limits = policy.limits();
+        this.units = new BigInteger[limits.size()];
+        for (int i = 0; i < units.length; i++) {
+            units[i] = capacityUnits(i);
+        }
+        this.lastMicros = startMicros;
+    }
+
+    /** Decides a request that will not wait. */
+    Decision tryAcquire(long nowMicros, long cost) {
+        refill(nowMicros);
+        boolean allowed = true;
+        for (int i = 0; i < units.length; i++) {
+            allowed &= units[i].compareTo(costUnits(i, cost)) >= 0;
+        }
+        if (allowed) {
+            take(cost);
+        }
+        int reported = 0;
+        for (int i = 1; i < units.length; i++) {
+            boolean better =
+                    allowed ? remaining(i) < remaining(reported) : retryMicros(i, cost) > retryMicros(reported, cost);
+            if (better) {
+                reported = i;
+            }
+        }
+        return new Decision(
+                allowed,
+                limits.get(reported),
+                reported,
+                remaining(reported),
+                allowed ? Duration.ZERO : Duration.of(retryMicros(reported, cost), ChronoUnit.MICROS),
+                Duration.of(resetMicros(reported), ChronoUnit.MICROS));
+    }
+
+    /** Takes the tokens ahead of time if they can be had within maxWait; returns the wait or -1. */
+    long reserve(long nowMicros, long cost, long maxWaitMicros) {
+        refill(nowMicros);
+        long wait = 0;
+        for (int i = 0; i < units.length; i++) {
+            wait = Math.max(wait, retryMicros(i, cost));
+        }
+        if (wait > maxWaitMicros) {
+            return -1;
+        }
+        take(cost);
+        return wait;
+    }
+
+    private void refill(long nowMicros) {
+        long elapsed = Math.max(0, nowMicros - lastMicros);
+        lastMicros = Math.max(lastMicros, nowMicros);
+        for (int i = 0; i < units.length; i++) {
+            BigInteger added = BigInteger.valueOf(elapsed).multiply(BigInteger.valueOf(rate(i).tokens()));
+            units[i] = units[i].add(added).min(capacityUnits(i));
+        }
+    }
+
+    private void take(long cost) {
+        for (int i = 0; i < units.length; i++) {
+            units[i] = units[i].subtract(costUnits(i, cost));
+        }
+    }
+
+    private long remaining(int i) {
+        return units[i].signum() <= 0 ? 0 : units[i].divide(periodMicros(i)).longValueExact();
+    }
+
+    private long retryMicros(int i, long cost) {
+        BigInteger missing = costUnits(i, cost).subtract(units[i]);
+        return missing.signum() <= 0 ? 0 : ceilDiv(missing, BigInteger.valueOf(rate(i).tokens()));
+    }
+
+    private long resetMicros(int i) {
+        return ceilDiv(capacityUnits(i).subtract(units[i]), BigInteger.valueOf(rate(i).tokens()));
+    }
+
+    private BigInteger capacityUnits(int i) {
+        return BigInteger.valueOf(limits.get(i).capacity()).multiply(periodMicros(i));
+    }
+
+    private BigInteger costUnits(int i, long cost) {
+        return BigInteger.valueOf(cost).multiply(periodMicros(i));
+    }
+
+    private BigInteger periodMicros(int i) {
+        Duration period = rate(i).period();
+        return BigInteger.valueOf(period.getSeconds())
+                .multiply(BigInteger.valueOf(1_000_000))
+                .add(BigInteger.valueOf(period.getNano() / 1_000));
+    }
+
+    private Rate rate(int i) {
+        return limits.get(i).refill();
+    }
+
+    private static long ceilDiv(BigInteger a, BigInteger b) {
+        BigInteger[] qr = a.divideAndRemainder(b);
+        return (qr[1].signum() == 0 ? qr[0] : qr[0].add(BigInteger.ONE)).longValueExact();
+    }
+}

@@ -1,0 +1,34 @@
+package io.tollgate;
+
+/** A manual time source on which sleeping simply moves the time forward, for one-thread scenarios. */
+final class SteppingTimeSource implements TimeSource {
+
+    private long nowMicros;
+    private long sleptMicros;
+
+    SteppingTimeSource(long startMicros) {
+        this.nowMicros = startMicros;
+    }
+
+    @Override
+    public synchronized long nowMicros() {
+        return nowMicros;
+    }
+
+    @Override
+    public synchronized void sleepMicros(long micros) {
+        if (micros > 0) {
+            nowMicros += micros;
+            sleptMicros += micros;
+        }
+    }
+
+    synchronized void advanceMicros(long micros) {
+        nowMicros += micros;
+    }
+
+    /** Returns the total time spent sleeping so far. */
+    synchronized long sleptMicros() {
+        return sleptMicros;
+    }
+}
