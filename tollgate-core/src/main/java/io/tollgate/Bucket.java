@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * The buckets of one (policy, key) pair in the in-memory limiter.
  *
- * <p>State is kept as each limit's full-again time in ticks since {@link #baseMicros}, so a one-limit
+ * <p>State is kept as each limit's full-again time in ticks since a base time, so a one-limit
  * bucket is a single word that can be updated with one compare-and-set. Tick counts grow with the age of
  * the base, so once a bucket has lived too long for them to fit in a long it asks to be rebased: replaced
  * by a successor with the same debts counted from a new base.
@@ -26,15 +26,9 @@ abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
     static final long MAX_TICKS_SINCE_BASE = 1L << 62;
 
     final Policy policy;
-    final long maxFillMicros;
 
     Bucket(Policy policy) {
         this.policy = policy;
-        long maxFill = 0;
-        for (Limit limit : policy.limits()) {
-            maxFill = Math.max(maxFill, TokenBucket.untilFullMicros(limit.fillTicks(), limit));
-        }
-        this.maxFillMicros = maxFill;
     }
 
     /** Returns a full bucket for {@code policy}, counting from {@code nowMicros}. */
@@ -57,8 +51,15 @@ abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
      */
     abstract long reserve(long nowMicros, long cost, long maxWaitMicros);
 
-    /** Returns the microseconds until every limit is full again, or 0 for a retired bucket. */
-    abstract long untilFullMicros(long nowMicros);
+    /** Returns whether every limit is full at {@code nowMicros}, or the bucket is retired. */
+    abstract boolean isFull(long nowMicros);
+
+    /**
+     * Retires this bucket if every limit is full at {@code nowMicros}, atomically with respect to charges:
+     * a charge either lands first (and the bucket stays) or finds the bucket retired. Returns whether the
+     * bucket is retired.
+     */
+    abstract boolean retireIfFull(long nowMicros);
 
     /** Returns whether this bucket must be replaced by a rebased successor before it can be used. */
     abstract boolean needsRebase(long nowMicros);

@@ -10,33 +10,50 @@ import java.util.Objects;
  * refused request, the limit that keeps it waiting longest; for an allowed one, the limit with the fewest
  * tokens left (the first such limit on a tie).
  *
+ * <p>Times are kept in whole microseconds, rounded up, so that a decision costs no more than one small
+ * object; {@link #retryAfter()} and {@link #resetAfter()} give them as durations.
+ *
  * @param allowed whether the request passed and its cost was taken from every limit
  * @param limit the limit this decision reports
  * @param limitIndex the position of {@code limit} in its policy's {@link Policy#limits()}
  * @param remaining whole tokens left in that limit's bucket after this request
- * @param retryAfter for a refused request, how long until a request of the same cost could pass if no
- *     other request takes tokens meanwhile; zero for an allowed one
- * @param resetAfter how long until that limit's bucket is full again if no request takes tokens meanwhile
+ * @param retryAfterMicros for a refused request, microseconds until a request of the same cost could pass
+ *     if no other request takes tokens meanwhile; zero for an allowed one
+ * @param resetAfterMicros microseconds until that limit's bucket is full again if no request takes tokens
+ *     meanwhile
  */
 public record Decision(
-        boolean allowed, Limit limit, int limitIndex, long remaining, Duration retryAfter, Duration resetAfter) {
+        boolean allowed, Limit limit, int limitIndex, long remaining, long retryAfterMicros, long resetAfterMicros) {
 
     /**
      * Validates the decision.
      *
-     * @throws IllegalArgumentException if limitIndex or remaining is negative, a duration is negative, or
-     *     an allowed decision has a retry-after
-     * @throws NullPointerException if limit or a duration is null
+     * @throws IllegalArgumentException if limitIndex, remaining or a time is negative, or an allowed
+     *     decision has a retry-after
+     * @throws NullPointerException if limit is null
      */
     public Decision {
         Objects.requireNonNull(limit, "limit");
-        Objects.requireNonNull(retryAfter, "retryAfter");
-        Objects.requireNonNull(resetAfter, "resetAfter");
-        if (limitIndex < 0 || remaining < 0 || retryAfter.isNegative() || resetAfter.isNegative()) {
-            throw new IllegalArgumentException("negative index, remaining or duration in decision");
+        if (limitIndex < 0 || remaining < 0 || retryAfterMicros < 0 || resetAfterMicros < 0) {
+            throw new IllegalArgumentException("negative index, remaining or time in decision");
         }
-        if (allowed && !retryAfter.isZero()) {
-            throw new IllegalArgumentException("an allowed decision has no retry-after, was " + retryAfter);
+        if (allowed && retryAfterMicros != 0) {
+            throw new IllegalArgumentException(
+                    "an allowed decision has no retry-after, was " + retryAfterMicros + " µs");
         }
+    }
+
+    /** Returns {@link #retryAfterMicros()} as a duration: zero for an allowed request. */
+    public Duration retryAfter() {
+        return micros(retryAfterMicros);
+    }
+
+    /** Returns {@link #resetAfterMicros()} as a duration. */
+    public Duration resetAfter() {
+        return micros(resetAfterMicros);
+    }
+
+    private static Duration micros(long micros) {
+        return micros == 0 ? Duration.ZERO : Duration.ofSeconds(micros / 1_000_000, micros % 1_000_000 * 1_000);
     }
 }

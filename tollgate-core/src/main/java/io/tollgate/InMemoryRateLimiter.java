@@ -2,23 +2,24 @@ package io.tollgate;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A {@link RateLimiter} that keeps buckets in this JVM's memory: for a single instance, for tests, and as
  * the reference that the distributed backends agree with decision for decision.
  *
- * <p>Buckets live in a bounded Caffeine cache. An idle key costs nothing for long: its entry is dropped
- * once its bucket is full again, at the latest one refill time (capacity ÷ rate of the slowest limit) plus
- * one second after its last use, and never before it is full. When more than {@link
- * Builder#maximumKeys(long) maximumKeys} keys are in use, the least valuable entries are dropped early; a
- * dropped bucket comes back full, so a flood of random keys can exhaust neither the heap nor a client's
- * limit, but may let keys that were dropped early pass sooner.
+ * <p>Buckets live in a bounded Caffeine cache. An idle key costs nothing for long: once its bucket is full
+ * again its entry is dropped by a sweep that runs, a slice at a time, on the threads that use the limiter
+ * (a pass over 100 000 keys takes about a quarter of a second, then pauses a second). A bucket is never
+ * dropped before it is full. When more than {@link Builder#maximumKeys(long) maximumKeys} keys are in use,
+ * the cache drops the entries least likely to be used again; a dropped bucket comes back full, so a flood
+ * of random keys can exhaust neither the heap nor a client's limit, but may let keys that were dropped
+ * early pass sooner.
  *
  * <p>Thread-safe without a global lock: a one-limit policy's bucket is one word updated by compare-and-set;
  * a policy with several limits locks only its own bucket. Under any contention the number of requests
@@ -29,29 +30,42 @@ public final class InMemoryRateLimiter implements RateLimiter {
     /** The default bound on keys held at once. */
     public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
 
-    /** Extra life of an entry, so that a charge delayed between lookup and update is never lost. */
-    private static final long GRACE_MICROS = 1_000_000;
+    /**
+     * One lookup in this many is shown to the cache's eviction policy. Recording every read makes all
+     * threads write to shared buffers, which halves throughput on a hot key; a sample keeps the relative
+     * frequencies that decide which keys to drop when the cache is full.
+     */
+    private static final int ACCESS_SAMPLE = 32;
 
     private final TimeSource timeSource;
     private final Cache<BucketKey, Bucket> buckets;
+    private final com.github.benmanes.caffeine.cache.Policy<BucketKey, Bucket> cachePolicy;
+    private final IdleBucketSweeper<BucketKey> sweeper;
+
+    /**
+     * The latest time at which a bucket was removed. A thread that read the time earlier and then finds the
+     * key gone must not create a bucket that was full before its predecessor was: that would let it charge
+     * a full bucket at a time when the real one was not full.
+     */
+    private final AtomicLong removedAt = new AtomicLong(Long.MIN_VALUE);
 
     private InMemoryRateLimiter(Builder builder) {
         this.timeSource = builder.timeSource;
-        long origin = timeSource.nowMicros();
-        // Caffeine reads time like System.nanoTime: only differences count, and they wrap harmlessly.
-        Caffeine<Object, Object> caffeine = Caffeine.newBuilder()
+        // Maintenance runs on the calling threads: handing it to a pool costs each caller a thread wake-up.
+        this.buckets = Caffeine.newBuilder()
                 .maximumSize(builder.maximumKeys)
-                .ticker(() -> (timeSource.nowMicros() - origin) * 1_000);
-        if (builder.maintenanceExecutor != null) {
-            caffeine.executor(builder.maintenanceExecutor);
-        }
-        this.buckets = caffeine.expireAfter(new UntilFull(origin))
+                .executor(Runnable::run)
                 .<BucketKey, Bucket>evictionListener((key, bucket, cause) -> {
                     if (bucket != null) {
-                        bucket.retire(timeSource.nowMicros());
+                        long now = timeSource.nowMicros();
+                        removedAt.accumulateAndGet(now, Math::max);
+                        bucket.retire(now);
                     }
                 })
                 .build();
+        this.cachePolicy = buckets.policy();
+        this.sweeper = new IdleBucketSweeper<>(
+                buckets.asMap(), now -> removedAt.accumulateAndGet(now, Math::max), timeSource.nowMicros());
     }
 
     /** Returns a limiter with the defaults: {@value #DEFAULT_MAXIMUM_KEYS} keys, the system time source. */
@@ -72,6 +86,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
             Bucket bucket = bucket(bucketKey, policy, now);
             Decision decision = bucket.tryAcquire(now, cost);
             if (decision != null) {
+                sweeper.sweepIfDue(now);
                 return decision;
             }
             replaceIfStale(bucketKey, bucket, policy, now);
@@ -95,6 +110,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
                 return false;
             }
             if (wait != Bucket.RETRY) {
+                sweeper.sweepIfDue(now);
                 timeSource.sleepMicros(wait);
                 return true;
             }
@@ -107,8 +123,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
         return buckets.estimatedSize();
     }
 
-    /** Performs pending cache maintenance now, such as dropping expired entries; for tests. */
+    /** Drops every idle key and performs pending cache maintenance now; for tests. */
     void cleanUp() {
+        sweeper.sweepAll(timeSource.nowMicros());
         buckets.cleanUp();
     }
 
@@ -123,16 +140,19 @@ public final class InMemoryRateLimiter implements RateLimiter {
     }
 
     private Bucket bucket(BucketKey bucketKey, Policy policy, long now) {
-        Bucket bucket = buckets.getIfPresent(bucketKey);
+        Bucket bucket = cachePolicy.getIfPresentQuietly(bucketKey);
+        if (bucket != null && ThreadLocalRandom.current().nextInt(ACCESS_SAMPLE) == 0) {
+            buckets.getIfPresent(bucketKey);
+        }
         if (bucket == null) {
-            bucket = buckets.get(bucketKey, k -> Bucket.full(policy, now));
+            bucket = buckets.get(bucketKey, k -> Bucket.full(policy, Math.max(now, removedAt.get())));
         }
         if (!bucket.serves(policy)) {
             bucket = buckets.asMap()
                     .compute(
                             bucketKey,
                             (k, current) -> current == null
-                                    ? Bucket.full(policy, now)
+                                    ? Bucket.full(policy, Math.max(now, removedAt.get()))
                                     : current.serves(policy) ? current : current.successor(policy, now));
         }
         return bucket;
@@ -168,45 +188,11 @@ public final class InMemoryRateLimiter implements RateLimiter {
     /** A bucket's cache key: the policy name and the client key. */
     private record BucketKey(String policy, String key) {}
 
-    /**
-     * Keeps an entry while its bucket may still be below full: after each lookup, the time until it is full
-     * as of now, plus the longest a charge that follows the lookup can add (a full refill), plus a grace.
-     */
-    private static final class UntilFull implements Expiry<BucketKey, Bucket> {
-
-        private final long origin;
-
-        UntilFull(long origin) {
-            this.origin = origin;
-        }
-
-        @Override
-        public long expireAfterCreate(BucketKey key, Bucket bucket, long currentTime) {
-            return lifeNanos(bucket, currentTime);
-        }
-
-        @Override
-        public long expireAfterUpdate(BucketKey key, Bucket bucket, long currentTime, long currentDuration) {
-            return lifeNanos(bucket, currentTime);
-        }
-
-        @Override
-        public long expireAfterRead(BucketKey key, Bucket bucket, long currentTime, long currentDuration) {
-            return lifeNanos(bucket, currentTime);
-        }
-
-        private long lifeNanos(Bucket bucket, long currentNanos) {
-            long micros = bucket.untilFullMicros(origin + currentNanos / 1_000) + bucket.maxFillMicros + GRACE_MICROS;
-            return micros >= Long.MAX_VALUE / 1_000 ? Long.MAX_VALUE : micros * 1_000;
-        }
-    }
-
     /** Settings for an {@link InMemoryRateLimiter}. Not thread-safe; build once and share the limiter. */
     public static final class Builder {
 
         private long maximumKeys = DEFAULT_MAXIMUM_KEYS;
         private TimeSource timeSource = TimeSource.system();
-        private Executor maintenanceExecutor;
 
         private Builder() {}
 
@@ -226,12 +212,6 @@ public final class InMemoryRateLimiter implements RateLimiter {
         /** Sets where time comes from (default {@link TimeSource#system()}); tests pass a manual one. */
         public Builder timeSource(TimeSource timeSource) {
             this.timeSource = Objects.requireNonNull(timeSource, "timeSource");
-            return this;
-        }
-
-        /** Runs cache maintenance on the given executor; tests use a direct one to see evictions at once. */
-        Builder maintenanceExecutor(Executor executor) {
-            this.maintenanceExecutor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 

@@ -74,21 +74,30 @@ final class MultiLimitBucket extends Bucket {
     }
 
     @Override
-    synchronized long untilFullMicros(long nowMicros) {
-        if (retired) {
-            return 0;
+    synchronized boolean isFull(long nowMicros) {
+        return retired || allFull(nowMicros);
+    }
+
+    @Override
+    synchronized boolean retireIfFull(long nowMicros) {
+        if (!retired && allFull(nowMicros)) {
+            retired = true;
         }
-        long[] debts = debts(nowMicros);
-        long until = 0;
-        for (int i = 0; i < debts.length; i++) {
-            until = Math.max(until, TokenBucket.untilFullMicros(debts[i], limits.get(i)));
+        return retired;
+    }
+
+    private boolean allFull(long nowMicros) {
+        for (int i = 0; i < limits.size(); i++) {
+            if (debtAt(fullAt[i], baseMicros, nowMicros, limits.get(i)) > 0) {
+                return false;
+            }
         }
-        return until;
+        return true;
     }
 
     @Override
     boolean needsRebase(long nowMicros) {
-        return false;
+        return false; // rebased in place, under the lock
     }
 
     @Override

@@ -58,26 +58,45 @@ final class SingleLimitBucket extends Bucket {
             return RETRY;
         }
         long nowTicks = ticksSince(baseMicros, nowMicros, limit);
+        long current = (long) FULL_AT.getVolatile(this);
         for (; ; ) {
-            long current = (long) FULL_AT.getVolatile(this);
             if (current == RETIRED) {
                 return RETRY;
             }
             long debt = current > nowTicks ? current - nowTicks : 0;
             long charged = TokenBucket.charge(debt, cost, limit);
-            if (!TokenBucket.fits(charged, limit, maxWaitMicros)
-                    || FULL_AT.compareAndSet(this, current, nowTicks + charged)) {
+            if (!TokenBucket.fits(charged, limit, maxWaitMicros)) {
                 return debt;
             }
+            // On failure the exchange returns the value that won, saving a read of the contended word.
+            long witness = (long) FULL_AT.compareAndExchange(this, current, nowTicks + charged);
+            if (witness == current) {
+                return debt;
+            }
+            current = witness;
         }
     }
 
     @Override
-    long untilFullMicros(long nowMicros) {
+    boolean isFull(long nowMicros) {
         long current = (long) FULL_AT.getVolatile(this);
-        return current == RETIRED
-                ? 0
-                : TokenBucket.untilFullMicros(debtAt(current, baseMicros, nowMicros, limit), limit);
+        return current == RETIRED || debtAt(current, baseMicros, nowMicros, limit) == 0;
+    }
+
+    @Override
+    boolean retireIfFull(long nowMicros) {
+        for (; ; ) {
+            long current = (long) FULL_AT.getVolatile(this);
+            if (current == RETIRED) {
+                return true;
+            }
+            if (debtAt(current, baseMicros, nowMicros, limit) > 0) {
+                return false;
+            }
+            if (FULL_AT.compareAndSet(this, current, RETIRED)) {
+                return true;
+            }
+        }
     }
 
     @Override

@@ -1,6 +1,5 @@
 package io.tollgate;
 
-import java.time.Duration;
 import java.util.List;
 
 /**
@@ -57,7 +56,11 @@ final class TokenBucket {
 
     /** Returns whether the charge that would make the debt {@code chargedDebt} may be taken within maxWait. */
     static boolean fits(long chargedDebt, Limit limit, long maxWaitMicros) {
-        return chargedDebt <= MAX_TICKS - limit.fillTicks() && waitMicros(chargedDebt, limit) <= maxWaitMicros;
+        long fill = limit.fillTicks();
+        if (maxWaitMicros == 0) {
+            return chargedDebt <= fill; // the common case, without a division
+        }
+        return chargedDebt <= MAX_TICKS - fill && waitMicros(chargedDebt, limit) <= maxWaitMicros;
     }
 
     /** Returns the whole tokens in a bucket whose debt is {@code debt}. */
@@ -143,21 +146,15 @@ final class TokenBucket {
 
     /** Returns ⌈a / b⌉ for a ≥ 0 and b > 0. */
     static long ceilDiv(long a, long b) {
+        if (b == 1) {
+            return a; // most rates, such as 10/s or 1000/h, count one tick per microsecond
+        }
         long quotient = a / b;
         return quotient * b == a ? quotient : quotient + 1;
     }
 
     private static Decision decision(boolean allowed, Limit limit, int index, long debtAfter, long retryMicros) {
         return new Decision(
-                allowed,
-                limit,
-                index,
-                remaining(debtAfter, limit),
-                micros(retryMicros),
-                micros(untilFullMicros(debtAfter, limit)));
-    }
-
-    private static Duration micros(long micros) {
-        return micros == 0 ? Duration.ZERO : Duration.ofSeconds(micros / 1_000_000, micros % 1_000_000 * 1_000);
+                allowed, limit, index, remaining(debtAfter, limit), retryMicros, untilFullMicros(debtAfter, limit));
     }
 }

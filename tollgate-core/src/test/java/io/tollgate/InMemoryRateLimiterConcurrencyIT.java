@@ -66,11 +66,25 @@ class InMemoryRateLimiterConcurrencyIT {
         assertThat(admitted).containsOnly(3 + STEPS * 2);
     }
 
+    @Test
+    void droppingFullBucketsWhileThreadsChargeThemLosesNoCharge() throws Exception {
+        Policy policy = Policy.of("refilled", Limit.of(5, Rate.perSecond(1_000)));
+
+        long[] admitted = hammer(policy, 20, Duration.ofMillis(10), true);
+
+        assertThat(admitted).containsOnly(5 * (STEPS + 1));
+    }
+
+    private long[] hammer(Policy policy, int keys, Duration step) throws Exception {
+        return hammer(policy, keys, step, false);
+    }
+
     /**
      * Runs THREADS threads that call tryAcquire on random keys of {@code keys} while the clock advances
-     * STEPS times by {@code step}; returns the number admitted per key.
+     * STEPS times by {@code step}; returns the number admitted per key. With {@code sweepEveryStep}, the
+     * driver also sweeps idle buckets away after every step.
      */
-    private long[] hammer(Policy policy, int keys, Duration step) throws Exception {
+    private long[] hammer(Policy policy, int keys, Duration step, boolean sweepEveryStep) throws Exception {
         ManualTimeSource time = new ManualTimeSource(1_000_000L);
         InMemoryRateLimiter limiter =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -101,6 +115,9 @@ class InMemoryRateLimiterConcurrencyIT {
             awaitAllRefused(refusedAt, p, workers);
             time.advance(step);
             phase.incrementAndGet();
+            if (sweepEveryStep) {
+                limiter.cleanUp(); // races with the workers charging the buckets that just filled up
+            }
         }
         awaitAllRefused(refusedAt, STEPS, workers);
         phase.incrementAndGet();

@@ -19,10 +19,8 @@ class InMemoryRateLimiterTest {
     private static final Policy TEN_PER_SECOND = Policy.of("ten", Limit.of(10, Rate.perSecond(10)));
 
     private final ManualTimeSource time = new ManualTimeSource(1_000_000_000L);
-    private final InMemoryRateLimiter limiter = InMemoryRateLimiter.builder()
-            .timeSource(time)
-            .maintenanceExecutor(Runnable::run)
-            .build();
+    private final InMemoryRateLimiter limiter =
+            InMemoryRateLimiter.builder().timeSource(time).build();
 
     @Test
     void allowsABurstUpToCapacity() {
@@ -377,8 +375,7 @@ class InMemoryRateLimiterTest {
             time.advance(Duration.ofMillis(999)); // full at 1 s
             limiter.cleanUp();
             long keptWhileBelowFull = limiter.estimatedKeyCount();
-            // dropped a refill (1 s) and a second after its last use, within Caffeine's timer granularity
-            time.advance(Duration.ofSeconds(4));
+            time.advance(Duration.ofMillis(1));
             limiter.cleanUp();
 
             assertThat(keptWhileBelowFull).isEqualTo(1);
@@ -386,13 +383,26 @@ class InMemoryRateLimiterTest {
         }
 
         @Test
+        void theThreadsThatUseTheLimiterSweepIdleKeysAway() {
+            for (int i = 0; i < 10_000; i++) {
+                limiter.tryAcquire("client-" + i, TEN_PER_SECOND);
+            }
+
+            time.advance(Duration.ofSeconds(2));
+            for (int slice = 0; slice < 5; slice++) {
+                limiter.tryAcquire("bob", TEN_PER_SECOND);
+                time.advance(Duration.ofMillis(10));
+            }
+
+            assertThat(limiter.estimatedKeyCount()).isEqualTo(1);
+        }
+
+        @Test
         void keepsAKeyWhoseWaitingCallersPushedItBelowEmpty() throws InterruptedException {
             Policy slow = Policy.of("slow", Limit.of(2, Rate.perHour(1)));
             SteppingTimeSource stepping = new SteppingTimeSource(0);
-            InMemoryRateLimiter limiter = InMemoryRateLimiter.builder()
-                    .timeSource(stepping)
-                    .maintenanceExecutor(Runnable::run)
-                    .build();
+            InMemoryRateLimiter limiter =
+                    InMemoryRateLimiter.builder().timeSource(stepping).build();
             limiter.tryAcquire("alice", slow, 2); // empty: full again at 2 h
             limiter.acquire("alice", slow, 2, Duration.ofHours(2)); // sleeps to 2 h; full again at 4 h
 
@@ -412,7 +422,6 @@ class InMemoryRateLimiterTest {
             InMemoryRateLimiter bounded = InMemoryRateLimiter.builder()
                     .timeSource(time)
                     .maximumKeys(100)
-                    .maintenanceExecutor(Runnable::run)
                     .build();
 
             for (int i = 0; i < 20_000; i++) {

@@ -2,7 +2,6 @@ package io.tollgate;
 
 import java.math.BigInteger;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.List;
 
 /**
@@ -50,8 +49,8 @@ final class ReferenceModel {
                 limits.get(reported),
                 reported,
                 remaining(reported),
-                allowed ? Duration.ZERO : Duration.of(retryMicros(reported, cost), ChronoUnit.MICROS),
-                Duration.of(resetMicros(reported), ChronoUnit.MICROS));
+                allowed ? 0 : retryMicros(reported, cost),
+                resetMicros(reported));
     }
 
     /** Takes the tokens ahead of time if they can be had within maxWait; returns the wait or -1. */

@@ -31,12 +31,13 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>{@code allowing}: a limit so large that every request passes (each call writes). {@code refusing}:
  * capacity 10 refilled 1 per minute, so after the first requests every call is refused (the flood case).
- * Run with {@code -t 1} and {@code -t 2}; see docs/benchmarks.md.
+ * Run with {@code -t 1} and {@code -t 2}; see docs/benchmarks.md. On a 2-core machine the JIT takes
+ * about eight seconds to settle, hence the long warm-up.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
+@Warmup(iterations = 10, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(
         value = 1,
