@@ -106,10 +106,7 @@ abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
      * baseMicros}, however long ago the base was.
      */
     static long debtAt(long fullAt, long baseMicros, long nowMicros, Limit limit) {
-        long elapsedMicros = Math.max(0, nowMicros - baseMicros);
-        long ticksPerMicro = limit.refill().ticksPerMicrosecond();
-        // Compare in microseconds first: elapsedMicros * ticksPerMicro may not fit in a long.
-        return elapsedMicros >= TokenBucket.ceilDiv(fullAt, ticksPerMicro) ? 0 : fullAt - elapsedMicros * ticksPerMicro;
+        return TokenBucket.debtAfter(fullAt, Math.max(0, nowMicros - baseMicros), limit);
     }
 
     /** Returns how long after its base a bucket of these limits may be used before it must be rebased. */

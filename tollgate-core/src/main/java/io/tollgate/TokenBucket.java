@@ -35,9 +35,14 @@ final class TokenBucket {
 
     private TokenBucket() {}
 
-    /** Returns the debt after {@code elapsedTicks} more ticks: it falls to zero and no further. */
-    static long debtAfter(long debt, long elapsedTicks) {
-        return elapsedTicks >= debt ? 0 : debt - elapsedTicks;
+    /**
+     * Returns the debt {@code elapsedMicros} after a moment when it was {@code debt}: it falls by N ticks
+     * per microsecond, to zero and no further. Compares in microseconds first, so that no product
+     * overflows however long ago that moment was.
+     */
+    static long debtAfter(long debt, long elapsedMicros, Limit limit) {
+        long ticksPerMicro = limit.refill().ticksPerMicrosecond();
+        return elapsedMicros >= ceilDiv(debt, ticksPerMicro) ? 0 : debt - elapsedMicros * ticksPerMicro;
     }
 
     /** Returns the debt once a request of {@code cost} is charged to a bucket whose debt is {@code debt}. */

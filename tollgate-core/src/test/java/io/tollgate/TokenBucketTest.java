@@ -65,9 +65,12 @@ class TokenBucketTest {
 
     @Test
     void debtFallsByTheElapsedTicksAndStopsAtZero() {
-        assertThat(TokenBucket.debtAfter(100, 30)).isEqualTo(70);
-        assertThat(TokenBucket.debtAfter(100, 100)).isZero();
-        assertThat(TokenBucket.debtAfter(100, Long.MAX_VALUE)).isZero();
+        Limit limit = Limit.of(10, Rate.perSecond(3)); // 3 ticks per µs
+
+        assertThat(TokenBucket.debtAfter(100, 30, limit)).isEqualTo(10);
+        assertThat(TokenBucket.debtAfter(100, 33, limit)).isEqualTo(1);
+        assertThat(TokenBucket.debtAfter(100, 34, limit)).isZero();
+        assertThat(TokenBucket.debtAfter(100, Long.MAX_VALUE, limit)).isZero();
     }
 
     @Test

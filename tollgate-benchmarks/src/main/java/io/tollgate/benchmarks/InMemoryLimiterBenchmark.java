@@ -29,8 +29,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * same answer: allowed or not, tokens left, and how long to wait. Bucket4j keeps one bucket per key in a
  * ConcurrentHashMap (the usual way to key its local buckets); Tollgate in its own bounded, expiring cache.
  *
- * <p>{@code allowing}: a limit so large that every request passes (each call writes). {@code refusing}:
- * capacity 10 refilled 1 per minute, so after the first requests every call is refused (the flood case).
+ * <p>{@code allowing}: capacity 10<sup>12</sup> refilled 1000/s, so every request passes (each call
+ * writes) and no bucket is full again during a run. {@code refusing}: capacity 10 refilled 1 per minute, so
+ * after the first requests every call is refused (the flood case).
  * Run with {@code -t 1} and {@code -t 2}; see docs/benchmarks.md. On a 2-core machine the JIT takes
  * about eight seconds to settle, hence the long warm-up.
  */
@@ -58,8 +59,8 @@ public class InMemoryLimiterBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         boolean allowing = scenario.equals("allowing");
-        long capacity = allowing ? 1_000_000_000_000_000L : 10;
-        Rate rate = allowing ? Rate.perSecond(1_000_000) : Rate.perMinute(1);
+        long capacity = allowing ? 1_000_000_000_000L : 10;
+        Rate rate = allowing ? Rate.perSecond(1_000) : Rate.perMinute(1);
         policy = Policy.of("bench", Limit.of(capacity, rate));
         Bandwidth bandwidth = Bandwidth.builder()
                 .capacity(capacity)

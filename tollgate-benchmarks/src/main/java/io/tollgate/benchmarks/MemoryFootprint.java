@@ -12,8 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Heap retained per client key: Tollgate's in-memory limiter beside Bucket4j local buckets in a
- * ConcurrentHashMap, one limit of capacity 10 refilled 5/s, each key asked once. The key strings are made
- * before the baseline is read, so the figures exclude them.
+ * ConcurrentHashMap, one limit of capacity 10 refilled 1 per hour, each key asked once (so no bucket is full
+ * again, and none may be dropped). The key strings are made before the baseline is read, so the figures
+ * exclude them.
  *
  * <p>Run: {@code java -Xmx4g -cp tollgate-benchmarks/target/benchmarks.jar
  * io.tollgate.benchmarks.MemoryFootprint [keys]}
@@ -28,7 +29,7 @@ public final class MemoryFootprint {
         for (int i = 0; i < keys; i++) {
             names[i] = "client-" + i;
         }
-        Policy policy = Policy.of("footprint", Limit.of(10, Rate.perSecond(5)));
+        Policy policy = Policy.of("footprint", Limit.of(10, Rate.perHour(1)));
         Bandwidth bandwidth = Bandwidth.builder()
                 .capacity(10)
                 .refillGreedy(5, java.time.Duration.ofSeconds(1))
