@@ -1,0 +1,91 @@
+package io.tollgate.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.UncheckedIOException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class RedisServerTest {
+
+    @Test
+    void startsAServerThatAnswersOnItsPort() {
+        try (RedisServer server = RedisServer.start()) {
+            assertThat(server.command("PING")).isEqualTo("PONG");
+            assertThat(server.uri()).isEqualTo("redis://127.0.0.1:" + server.port());
+        }
+    }
+
+    @Test
+    void passesExtraArguments() {
+        try (RedisServer server = RedisServer.start("--maxmemory", "12345678")) {
+            assertThat(server.command("CONFIG", "GET", "maxmemory")).isEqualTo(List.of("maxmemory", "12345678"));
+        }
+    }
+
+    @Test
+    void restartsEmptyOnTheSamePortAfterAKill() {
+        try (RedisServer server = RedisServer.start()) {
+            server.command("SET", "k", "v");
+
+            server.kill();
+            boolean runningAfterKill = server.isRunning();
+            server.restart();
+
+            assertThat(runningAfterKill).isFalse();
+            assertThat(server.command("GET", "k")).isNull();
+        }
+    }
+
+    @Test
+    void aPausedServerAnswersNothingUntilResumed() {
+        try (RedisServer server = RedisServer.start()) {
+            server.pause();
+
+            assertThatThrownBy(() -> server.command("PING")).isInstanceOf(UncheckedIOException.class);
+            server.resume();
+            assertThat(server.command("PING")).isEqualTo("PONG");
+        }
+    }
+
+    @Test
+    void reportsErrorRepliesAsExceptions() {
+        try (RedisServer server = RedisServer.start()) {
+            assertThatThrownBy(() -> server.command("NO-SUCH-COMMAND"))
+                    .isInstanceOf(RedisErrorReply.class)
+                    .hasMessageContaining("unknown command");
+        }
+    }
+
+    @Test
+    void countsCallsOfACommand() {
+        try (RedisServer server = RedisServer.start()) {
+            server.command("SET", "a", "1");
+            server.command("SET", "b", "2");
+
+            assertThat(server.commandCalls("set")).isEqualTo(2);
+            assertThat(server.commandCalls("evalsha")).isZero();
+        }
+    }
+
+    @Test
+    void runsTheRedis62BinaryShippedInEmbeddedRedis() {
+        try (RedisServer server = RedisServer.startEmbedded()) {
+            assertThat(server.info("redis_version")).startsWith("6.2.");
+            assertThat(server.command("PING")).isEqualTo("PONG");
+        }
+    }
+
+    @Test
+    void startsASentinelThatKnowsItsMaster() {
+        try (RedisServer master = RedisServer.start();
+                RedisServer sentinel = RedisServer.startSentinel(master, "mymaster")) {
+            Object address = sentinel.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster");
+
+            assertThat(address).isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
+            assertThat(sentinel.sentinelUri("mymaster"))
+                    .isEqualTo("redis-sentinel://127.0.0.1:" + sentinel.port() + "#mymaster");
+        }
+    }
+}
