@@ -2,17 +2,14 @@ package io.tollgate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.BucketGenerators.Step;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Optional;
-import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
 
 /**
  * The in-memory limiter against {@link ReferenceModel}: for random policies and random sequences of
@@ -130,73 +127,25 @@ class InMemoryRateLimiterPropertyTest {
 
     @Provide
     Arbitrary<Policy> policies() {
-        return limits().list().ofMinSize(1).ofMaxSize(3).map(limits -> new Policy("p", limits));
+        return BucketGenerators.policies("p");
     }
 
     @Provide
     Arbitrary<Policy> fineGrainedPolicies() {
-        // Rates like 99999999999937 per 10^14 µs: about 10^14 ticks per µs, so a bucket must be rebased
-        // every few dozen milliseconds of its life.
-        Arbitrary<Limit> limit = Combinators.combine(
-                        Arbitraries.longs().between(1, 40),
-                        Arbitraries.longs().between(10_000_000_000_000L, 100_000_000_000_000L),
-                        Arbitraries.longs().between(1, 1_000))
-                .as((capacity, period, gap) -> tryLimit(capacity, period - gap, period))
-                .filter(Optional::isPresent)
-                .map(Optional::get);
-        return limit.list().ofMinSize(1).ofMaxSize(2).map(limits -> new Policy("fine", limits));
+        return BucketGenerators.fineGrainedPolicies();
     }
 
     @Provide
     Arbitrary<Limit> limits() {
-        Arbitrary<Long> capacity = Arbitraries.frequencyOf(
-                Tuple.of(4, Arbitraries.longs().between(1, 10)),
-                Tuple.of(3, Arbitraries.longs().between(1, 1_000)),
-                Tuple.of(1, Arbitraries.longs().between(1, 1_000_000_000)));
-        Arbitrary<Long> periodMicros = Arbitraries.frequencyOf(
-                Tuple.of(3, Arbitraries.of(1_000_000L, 60_000_000L, 3_600_000_000L, 86_400_000_000L)),
-                Tuple.of(2, Arbitraries.longs().between(1, 10_000_000)),
-                Tuple.of(1, Arbitraries.longs().between(1, 86_400_000_000L)));
-        Arbitrary<Long> tokens = Arbitraries.frequencyOf(
-                Tuple.of(3, Arbitraries.longs().between(1, 10)),
-                Tuple.of(2, Arbitraries.longs().between(1, 1_000_000)));
-        return Combinators.combine(capacity, tokens, periodMicros)
-                .as(InMemoryRateLimiterPropertyTest::tryLimit)
-                .filter(Optional::isPresent)
-                .map(Optional::get);
+        return BucketGenerators.limits();
     }
 
     @Provide
     Arbitrary<List<Step>> steps() {
-        Arbitrary<Long> advance = Arbitraries.frequencyOf(
-                Tuple.of(5, Arbitraries.just(0L)),
-                Tuple.of(4, Arbitraries.longs().between(1, 1_000)),
-                Tuple.of(3, Arbitraries.longs().between(1_000, 1_000_000)),
-                Tuple.of(1, Arbitraries.longs().between(1_000_000, 100_000_000_000L)));
-        Arbitrary<Integer> costPick = Arbitraries.integers().between(0, 999);
-        return Combinators.combine(advance, costPick)
-                .as(Step::new)
-                .list()
-                .ofMinSize(1)
-                .ofMaxSize(60);
-    }
-
-    private static Optional<Limit> tryLimit(long capacity, long tokens, long periodMicros) {
-        try {
-            return Optional.of(Limit.of(capacity, Rate.of(tokens, Duration.ofNanos(periodMicros * 1_000))));
-        } catch (IllegalArgumentException outsideTheSupportedRange) {
-            return Optional.empty();
-        }
+        return BucketGenerators.steps();
     }
 
     private static long micros(Duration duration) {
         return duration.toNanos() / 1_000;
-    }
-
-    /** A pause, then a request; most requests cost 1, the rest anything the policy allows. */
-    record Step(long advanceMicros, int costPick) {
-        long cost(Policy policy) {
-            return costPick < 600 ? 1 : 1 + costPick % policy.maxCost();
-        }
     }
 }

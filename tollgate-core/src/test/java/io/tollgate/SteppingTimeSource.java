@@ -1,12 +1,12 @@
 package io.tollgate;
 
 /** A manual time source on which sleeping simply moves the time forward, for one-thread scenarios. */
-final class SteppingTimeSource implements TimeSource {
+public final class SteppingTimeSource implements TimeSource {
 
     private long nowMicros;
     private long sleptMicros;
 
-    SteppingTimeSource(long startMicros) {
+    public SteppingTimeSource(long startMicros) {
         this.nowMicros = startMicros;
     }
 
@@ -23,12 +23,12 @@ final class SteppingTimeSource implements TimeSource {
         }
     }
 
-    synchronized void advanceMicros(long micros) {
+    public synchronized void advanceMicros(long micros) {
         nowMicros += micros;
     }
 
     /** Returns the total time spent sleeping so far. */
-    synchronized long sleptMicros() {
+    public synchronized long sleptMicros() {
         return sleptMicros;
     }
 }

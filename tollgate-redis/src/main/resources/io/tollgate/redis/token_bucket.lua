@@ -9,7 +9,8 @@ doubles hold exactly; divisions go through math.fmod, which is exact.
 KEYS[1]  the bucket hash. Fields: t = microsecond time of the last charge, p = the limits it was charged
          under ("C,P,N;C,P,N"), and 1..n = the debt of each limit at time t. The key expires when every
          limit is full again.
-ARGV[1]  now in microseconds, or "" to take the time from redis.call('TIME')
+ARGV[1]  now in microseconds, or "" to take the time from redis.call('TIME'). With a caller's clock (tests)
+         the key lives an hour longer than its bucket needs, because Redis expires it by its own clock.
 ARGV[2]  cost, a positive integer no larger than the smallest capacity
 ARGV[3]  the longest the caller will wait, in microseconds; 0 never waits (tokens may be reserved ahead
          only as far as this allows)
@@ -20,10 +21,12 @@ Reply: { allowed (1 or 0), index of the reported limit (0-based), remaining whol
          retry-after in microseconds (0 when allowed), reset-after of that limit in microseconds,
          wait in microseconds before an allowed caller may proceed (0 unless it reserved ahead) }
 
-Only an allowed request writes (HSET and PEXPIRE); a refused one reads and answers.
+Only an allowed request writes (HSET and PEXPIRE); a refused one reads and answers, unless the policy
+changed and the bucket had to be converted.
 ]]
 
 local MAX_TICKS = 9007199254740992 -- 2^53
+local CLIENT_CLOCK_TTL_MARGIN = 3600000 -- ms
 
 local function ceil_div(a, b)
   if b == 1 then
@@ -94,6 +97,7 @@ local debt = {}
 for i = 1, count do
   debt[i] = 0
 end
+local converted = false
 if stored[1] then
   local elapsed = now - tonumber(stored[1])
   if elapsed < 0 then
@@ -105,7 +109,9 @@ if stored[1] then
     end
   else
     -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity. Limits are
-    -- matched by position; a limit that did not exist starts full.
+    -- matched by position; a limit that did not exist starts full. The converted bucket is written even if
+    -- this request is refused, as the in-memory limiter keeps it.
+    converted = true
     local i = 0
     for oc, op, on in string.gmatch(stored[2] or '', '(%d+),(%d+),(%d+)') do
       i = i + 1
@@ -151,19 +157,29 @@ for i = 1, count do
   end
 end
 
-if allowed then
+local function store(debts)
   local values = { 't', string.format('%d', now), 'p', limits }
   local until_full = 0
   for i = 1, count do
     values[3 + 2 * i] = tostring(i)
-    values[4 + 2 * i] = string.format('%d', charged[i])
-    local u = ceil_div(charged[i], n[i])
+    values[4 + 2 * i] = string.format('%d', debts[i])
+    local u = ceil_div(debts[i], n[i])
     if u > until_full then
       until_full = u
     end
   end
   redis.call('HSET', key, unpack(values))
-  redis.call('PEXPIRE', key, ceil_div(until_full, 1000))
+  local ttl = ceil_div(until_full, 1000)
+  if ARGV[1] ~= "" then
+    ttl = ttl + CLIENT_CLOCK_TTL_MARGIN -- Redis expires keys by its own clock, not the caller's
+  end
+  redis.call('PEXPIRE', key, ttl) -- 0 deletes a bucket that is already full
+end
+
+if allowed then
+  store(charged)
+elseif converted then
+  store(debt)
 end
 
 local after = allowed and charged[reported] or debt[reported]

@@ -1,0 +1,67 @@
+package io.tollgate.redis;
+
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The token bucket Lua script ({@code token_bucket.lua}), run by its SHA-1 digest with EVALSHA. When the
+ * server does not know the script (it restarted, its script cache was flushed, or a replica was promoted)
+ * the call is repeated once as EVAL with the script's text, which also caches it there again.
+ */
+final class TokenBucketScript {
+
+    static final String RESOURCE = "token_bucket.lua";
+
+    private final byte[] source;
+    private final String digest;
+
+    TokenBucketScript() {
+        try (InputStream in = TokenBucketScript.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException(RESOURCE + " is missing from the tollgate-redis jar");
+            }
+            source = in.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + RESOURCE, e);
+        }
+        try {
+            digest = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM has SHA-1", e);
+        }
+    }
+
+    String digest() {
+        return digest;
+    }
+
+    String text() {
+        return new String(source, StandardCharsets.UTF_8);
+    }
+
+    /** Runs the script on {@code key}; the stage completes with the script's reply, a list of longs. */
+    CompletableFuture<List<Object>> run(RedisScriptingAsyncCommands<byte[], byte[]> redis, byte[] key, byte[][] args) {
+        byte[][] keys = {key};
+        return redis.<List<Object>>evalsha(digest, ScriptOutputType.MULTI, keys, args)
+                .toCompletableFuture()
+                .exceptionallyCompose(failure -> unwrap(failure) instanceof RedisNoScriptException
+                        ? redis.<List<Object>>eval(source, ScriptOutputType.MULTI, keys, args)
+                                .toCompletableFuture()
+                        : CompletableFuture.failedFuture(failure));
+    }
+
+    static Throwable unwrap(Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
+}

@@ -1,0 +1,107 @@
+package io.tollgate.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.BucketGenerators;
+import io.tollgate.BucketGenerators.Step;
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.ManualTimeSource;
+import io.tollgate.Policy;
+import io.tollgate.SteppingTimeSource;
+import io.tollgate.testing.RedisServer;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+/**
+ * The Redis limiter against the in-memory one, with the same clock: for random policies and random
+ * sequences of requests and pauses, every decision is identical, field for field. Subclasses choose the
+ * Redis to run against.
+ */
+abstract class RedisDifferentialProperties {
+
+    private static final AtomicLong KEYS = new AtomicLong();
+
+    /** Returns the server to run against, started by the subclass. */
+    abstract RedisServer server();
+
+    @Property(tries = 150)
+    void redisAndInMemoryGiveIdenticalDecisions(@ForAll("policies") Policy policy, @ForAll("steps") List<Step> steps) {
+        ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
+        InMemoryRateLimiter memory =
+                InMemoryRateLimiter.builder().timeSource(time).build();
+        String key = "client-" + KEYS.incrementAndGet();
+
+        try (RedisRateLimiter redis = redisLimiter(time)) {
+            for (Step step : steps) {
+                time.advanceMicros(step.advanceMicros());
+                long cost = step.cost(policy);
+
+                assertThat(redis.tryAcquire(key, policy, cost))
+                        .as("cost %d after %d µs", cost, step.advanceMicros())
+                        .isEqualTo(memory.tryAcquire(key, policy, cost));
+            }
+        }
+    }
+
+    @Property(tries = 100)
+    void theyAgreeWhenThePolicyChangesBetweenRequests(
+            @ForAll("policies") Policy before, @ForAll("policies") Policy after, @ForAll("steps") List<Step> steps) {
+        ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
+        InMemoryRateLimiter memory =
+                InMemoryRateLimiter.builder().timeSource(time).build();
+        String key = "client-" + KEYS.incrementAndGet();
+
+        try (RedisRateLimiter redis = redisLimiter(time)) {
+            for (Step step : steps) {
+                time.advanceMicros(step.advanceMicros());
+                Policy policy = step.pick(before, after);
+                long cost = step.cost(policy);
+
+                assertThat(redis.tryAcquire(key, policy, cost)).isEqualTo(memory.tryAcquire(key, policy, cost));
+            }
+        }
+    }
+
+    @Property(tries = 100)
+    void theyAgreeWhenCallersReserveTokensAhead(@ForAll("policies") Policy policy, @ForAll("steps") List<Step> steps)
+            throws InterruptedException {
+        SteppingTimeSource redisTime = new SteppingTimeSource(1_700_000_000_000_000L);
+        SteppingTimeSource memoryTime = new SteppingTimeSource(1_700_000_000_000_000L);
+        InMemoryRateLimiter memory =
+                InMemoryRateLimiter.builder().timeSource(memoryTime).build();
+        String key = "client-" + KEYS.incrementAndGet();
+
+        try (RedisRateLimiter redis = redisLimiter(redisTime)) {
+            for (Step step : steps) {
+                redisTime.advanceMicros(step.advanceMicros());
+                memoryTime.advanceMicros(step.advanceMicros());
+                long cost = step.cost(policy);
+                Duration maxWait = Duration.of(step.advanceMicros(), ChronoUnit.MICROS);
+
+                assertThat(redis.acquire(key, policy, cost, maxWait))
+                        .isEqualTo(memory.acquire(key, policy, cost, maxWait));
+                assertThat(redisTime.sleptMicros()).isEqualTo(memoryTime.sleptMicros());
+            }
+        }
+    }
+
+    @Provide
+    Arbitrary<Policy> policies() {
+        return BucketGenerators.policies("p");
+    }
+
+    @Provide
+    Arbitrary<List<Step>> steps() {
+        return BucketGenerators.steps();
+    }
+
+    private RedisRateLimiter redisLimiter(io.tollgate.TimeSource time) {
+        return RedisRateLimiter.builder().uri(server().uri()).clientClock(time).build();
+    }
+}

@@ -1,0 +1,317 @@
+package io.tollgate.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tollgate.Decision;
+import io.tollgate.Limit;
+import io.tollgate.ManualTimeSource;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.StoreException;
+import io.tollgate.testing.RedisExtension;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class RedisRateLimiterTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private static final Policy TEN_PER_SECOND = Policy.of("ten", Limit.of(10, Rate.perSecond(10)));
+
+    private final ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
+    private RedisRateLimiter limiter;
+
+    @BeforeEach
+    void connect() {
+        redis.server().command("FLUSHALL");
+        limiter = RedisRateLimiter.builder()
+                .uri(redis.server().uri())
+                .clientClock(time)
+                .build();
+    }
+
+    @AfterEach
+    void disconnect() {
+        limiter.close();
+    }
+
+    @Test
+    void allowsABurstUpToCapacityThenRefuses() {
+        for (int i = 9; i >= 0; i--) {
+            assertThat(limiter.tryAcquire("alice", TEN_PER_SECOND).remaining()).isEqualTo(i);
+        }
+
+        Decision refused = limiter.tryAcquire("alice", TEN_PER_SECOND);
+
+        assertThat(refused.allowed()).isFalse();
+        assertThat(refused.retryAfter()).isEqualTo(Duration.ofMillis(100));
+        assertThat(refused.resetAfter()).isEqualTo(Duration.ofSeconds(1));
+    }
+
+    @Test
+    void refillsWithTheClockItIsGiven() {
+        limiter.tryAcquire("alice", TEN_PER_SECOND, 10);
+
+        time.advance(Duration.ofMillis(350));
+
+        assertThat(limiter.tryAcquire("alice", TEN_PER_SECOND, 3).allowed()).isTrue();
+        assertThat(limiter.tryAcquire("alice", TEN_PER_SECOND).allowed()).isFalse();
+    }
+
+    @Test
+    void keepsAllLimitsOfAPolicyInOneHashUnderThePrefix() {
+        Policy policy = Policy.of("api", Limit.of(5, Rate.perSecond(5)), Limit.of(100, Rate.perHour(100)));
+
+        limiter.tryAcquire("alice", policy, 2);
+
+        assertThat(redis.server().command("KEYS", "*")).isEqualTo(List.of("tollgate:api:alice"));
+        assertThat(redis.server().command("HGETALL", "tollgate:api:alice"))
+                .isEqualTo(List.of(
+                        "t", "1700000000000000",
+                        "p", "5,200000,1;100,36000000,1",
+                        "1", "400000",
+                        "2", "72000000"));
+    }
+
+    @Test
+    void aRefusedRequestWritesNothing() {
+        limiter.tryAcquire("alice", TEN_PER_SECOND, 10);
+        Object before = redis.server().command("HGETALL", "tollgate:ten:alice");
+        long writesBefore = redis.server().commandCalls("hset");
+
+        limiter.tryAcquire("alice", TEN_PER_SECOND);
+
+        assertThat(redis.server().command("HGETALL", "tollgate:ten:alice")).isEqualTo(before);
+        assertThat(redis.server().commandCalls("hset")).isEqualTo(writesBefore);
+    }
+
+    @Test
+    void usesTheConfiguredKeyPrefix() {
+        try (RedisRateLimiter prefixed = RedisRateLimiter.builder()
+                .uri(redis.server().uri())
+                .keyPrefix("myapp:rl:")
+                .build()) {
+            prefixed.tryAcquire("alice", TEN_PER_SECOND);
+        }
+
+        assertThat(redis.server().command("EXISTS", "myapp:rl:ten:alice")).isEqualTo(1L);
+    }
+
+    @Nested
+    class Keys {
+
+        @Test
+        void aNewKeyStartsFull() {
+            assertThat(limiter.tryAcquire("fresh", TEN_PER_SECOND, 10).allowed())
+                    .isTrue();
+        }
+
+        @Test
+        void anExistingKeyContinuesWhereItWas() {
+            limiter.tryAcquire("alice", TEN_PER_SECOND, 7);
+
+            Decision decision = limiter.tryAcquire("alice", TEN_PER_SECOND, 3);
+
+            assertThat(decision.allowed()).isTrue();
+            assertThat(decision.remaining()).isZero();
+        }
+
+        @Test
+        void expiresOnceTheBucketIsFullAgain() throws InterruptedException {
+            try (RedisRateLimiter redisTime =
+                    RedisRateLimiter.builder().uri(redis.server().uri()).build()) {
+                redisTime.tryAcquire("alice", TEN_PER_SECOND, 2); // full again in 200 ms
+
+                long ttl = (Long) redis.server().command("PTTL", "tollgate:ten:alice");
+                TimeUnit.MILLISECONDS.sleep(250);
+
+                assertThat(ttl).isBetween(150L, 200L);
+                assertThat(redis.server().command("EXISTS", "tollgate:ten:alice"))
+                        .isEqualTo(0L);
+                assertThat(redisTime.tryAcquire("alice", TEN_PER_SECOND, 10).allowed())
+                        .as("an expired key is a full bucket")
+                        .isTrue();
+            }
+        }
+
+        @Test
+        void aKeyOfTheWrongTypeFailsWithAClearException() {
+            redis.server().command("SET", "tollgate:ten:mallory", "someone else's value");
+
+            assertThatThrownBy(() -> limiter.tryAcquire("mallory", TEN_PER_SECOND))
+                    .isInstanceOf(StoreException.class)
+                    .hasMessageContaining("tollgate:ten:mallory")
+                    .hasMessageContaining("WRONGTYPE");
+        }
+
+        @Test
+        void theAsynchronousFormFailsTheStageWithTheSameException() {
+            redis.server().command("SET", "tollgate:ten:mallory", "x");
+
+            assertThat(limiter.tryAcquireAsync("mallory", TEN_PER_SECOND, 1).toCompletableFuture())
+                    .failsWithin(Duration.ofSeconds(5))
+                    .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                    .withCauseInstanceOf(StoreException.class)
+                    .withMessageContaining("WRONGTYPE");
+        }
+
+        @Test
+        void keysOfAnyCharactersAreDistinctBuckets() {
+            List<String> keys = List.of(
+                    "nul\u0000byte",
+                    "nul",
+                    "new\nline",
+                    "new",
+                    "ключ",
+                    "键",
+                    "emoji🔑",
+                    "?",
+                    "\uD800",
+                    "\uDBFF",
+                    "#hash",
+                    "spaces and\ttabs",
+                    "{braces}",
+                    "x".repeat(1_000_000),
+                    "x".repeat(1_000_001));
+
+            for (String key : keys) {
+                limiter.tryAcquire(key, TEN_PER_SECOND, 10);
+            }
+
+            for (String key : keys) {
+                assertThat(limiter.tryAcquire(key, TEN_PER_SECOND).allowed())
+                        .as("bucket of %s was drained once", key.length() > 20 ? key.length() + " chars" : key)
+                        .isFalse();
+            }
+            assertThat(redis.server().command("DBSIZE")).isEqualTo((long) keys.size());
+        }
+
+        @Test
+        void hashesAVeryLongKey() {
+            limiter.tryAcquire("x".repeat(1_000_000), TEN_PER_SECOND);
+
+            @SuppressWarnings("unchecked")
+            List<String> stored = (List<String>) redis.server().command("KEYS", "*");
+            assertThat(stored).singleElement().satisfies(key -> {
+                assertThat(key).startsWith("tollgate:ten:#");
+                assertThat(key.length()).isLessThan(64);
+            });
+        }
+    }
+
+    @Nested
+    class ScriptCache {
+
+        @Test
+        void reloadsTheScriptAfterScriptFlush() {
+            limiter.tryAcquire("alice", TEN_PER_SECOND, 4);
+
+            redis.server().command("SCRIPT", "FLUSH");
+            Decision afterFlush = limiter.tryAcquire("alice", TEN_PER_SECOND, 4);
+
+            assertThat(afterFlush.allowed()).isTrue();
+            assertThat(afterFlush.remaining()).isEqualTo(2);
+            assertThat(redis.server().command("SCRIPT", "EXISTS", limiter.scriptDigest()))
+                    .isEqualTo(List.of(1L));
+        }
+
+        @Test
+        void survivesARestartOfRedisBetweenCalls() {
+            limiter.tryAcquire("alice", TEN_PER_SECOND, 4);
+
+            redis.server().restart();
+            Decision afterRestart = limiter.tryAcquire("alice", TEN_PER_SECOND, 4);
+
+            assertThat(afterRestart.allowed()).isTrue();
+            assertThat(afterRestart.remaining())
+                    .as("the restarted Redis is empty")
+                    .isEqualTo(6);
+        }
+    }
+
+    @Nested
+    class Connections {
+
+        @Test
+        void authenticatesWithTheUserAndPasswordInTheUri() {
+            redis.server().command("ACL", "SETUSER", "limiter", "on", ">s3cret", "~tollgate:*", "+@all");
+            String uri = "redis://limiter:s3cret@127.0.0.1:" + redis.server().port();
+
+            try (RedisRateLimiter authenticated =
+                    RedisRateLimiter.builder().uri(uri).build()) {
+                assertThat(authenticated.tryAcquire("alice", TEN_PER_SECOND).allowed())
+                        .isTrue();
+            } finally {
+                redis.server().command("ACL", "DELUSER", "limiter");
+            }
+        }
+
+        @Test
+        void reusesAnApplicationsClientAndLeavesItOpen() {
+            io.lettuce.core.RedisClient client =
+                    io.lettuce.core.RedisClient.create(redis.server().uri());
+            try {
+                try (RedisRateLimiter shared =
+                        RedisRateLimiter.builder().client(client).build()) {
+                    shared.tryAcquire("alice", TEN_PER_SECOND);
+                }
+                try (var connection = client.connect()) {
+                    assertThat(connection.sync().exists("tollgate:ten:alice")).isEqualTo(1L);
+                }
+            } finally {
+                client.shutdown();
+            }
+        }
+
+        @Test
+        void rejectsAnythingButExactlyOneWayToReachRedis() {
+            assertThatThrownBy(() -> RedisRateLimiter.builder().build())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("0 were given");
+            assertThatThrownBy(() -> RedisRateLimiter.builder()
+                            .uri(redis.server().uri())
+                            .clusterUris(List.of(redis.server().uri()))
+                            .build())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("2 were given");
+        }
+
+        @Test
+        void rejectsAUriThatIsNotRedis() {
+            assertThatThrownBy(() ->
+                            RedisRateLimiter.builder().uri("http://example.com").build())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("invalid Redis URI 'http://example.com'");
+        }
+
+        @Test
+        void reportsARedisThatCannotBeReached() {
+            assertThatThrownBy(() -> RedisRateLimiter.builder()
+                            .uri("redis://127.0.0.1:1")
+                            .build())
+                    .isInstanceOf(StoreException.class)
+                    .hasMessageContaining("cannot connect to Redis");
+        }
+    }
+
+    @Test
+    void rejectsBadArgumentsBeforeTalkingToRedis() {
+        assertThatThrownBy(() -> limiter.tryAcquire("", TEN_PER_SECOND)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> limiter.tryAcquire("alice", TEN_PER_SECOND, 0))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> limiter.tryAcquire("alice", TEN_PER_SECOND, 11))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("exceeds the smallest capacity");
+        assertThatThrownBy(() -> limiter.acquire("alice", TEN_PER_SECOND, 1, Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(redis.server().command("DBSIZE")).isEqualTo(0L);
+    }
+}
