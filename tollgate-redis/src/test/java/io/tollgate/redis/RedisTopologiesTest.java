@@ -1,0 +1,70 @@
+package io.tollgate.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.Decision;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.testing.RedisCluster;
+import io.tollgate.testing.RedisServer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The limiter through Sentinel and on Redis Cluster. */
+class RedisTopologiesTest {
+
+    private static final Policy FIVE = Policy.of("five", Limit.of(5, Rate.perMinute(5)));
+
+    @Test
+    void worksThroughSentinel() {
+        try (RedisServer master = RedisServer.start();
+                RedisServer sentinel = RedisServer.startSentinel(master, "mymaster");
+                RedisRateLimiter limiter = RedisRateLimiter.builder()
+                        .uri(sentinel.sentinelUri("mymaster"))
+                        .build()) {
+            limiter.tryAcquire("alice", FIVE, 5);
+
+            assertThat(limiter.tryAcquire("alice", FIVE).allowed()).isFalse();
+            assertThat(master.command("EXISTS", "tollgate:five:alice")).isEqualTo(1L);
+        }
+    }
+
+    @Test
+    void spreadsKeysOverEveryMasterOfACluster() {
+        try (RedisCluster cluster = RedisCluster.start(3);
+                RedisRateLimiter limiter =
+                        RedisRateLimiter.builder().clusterUris(cluster.uris()).build()) {
+            for (int i = 0; i < 300; i++) {
+                limiter.tryAcquire("client-" + i, FIVE, 5);
+            }
+
+            for (int i = 0; i < 300; i++) {
+                assertThat(limiter.tryAcquire("client-" + i, FIVE).allowed()).isFalse();
+            }
+            for (RedisServer master : cluster.masters()) {
+                assertThat((Long) master.command("DBSIZE")).isBetween(50L, 150L);
+            }
+        }
+    }
+
+    @Test
+    void reloadsTheScriptOnTheClusterNodeThatLostIt() {
+        try (RedisCluster cluster = RedisCluster.start(3);
+                RedisRateLimiter limiter =
+                        RedisRateLimiter.builder().clusterUris(cluster.uris()).build()) {
+            limiter.tryAcquire("alice", FIVE, 2);
+            RedisServer owner =
+                    cluster.masterForSlot(RedisCluster.slot("tollgate:five:alice".getBytes(StandardCharsets.UTF_8)));
+
+            owner.command("SCRIPT", "FLUSH");
+            Decision decision = limiter.tryAcquire("alice", FIVE, 2);
+
+            assertThat(decision.allowed()).isTrue();
+            assertThat(decision.remaining()).isEqualTo(1);
+            assertThat(owner.command("SCRIPT", "EXISTS", limiter.scriptDigest()))
+                    .isEqualTo(List.of(1L));
+        }
+    }
+}
