@@ -2,6 +2,7 @@ package io.tollgate.redis;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -48,8 +50,10 @@ import java.util.stream.Stream;
  * <p>Works with standalone Redis ({@code redis://}, {@code rediss://}), Sentinel ({@code
  * redis-sentinel://}) and Redis Cluster, Redis 6.2 or newer. Thread-safe; one instance serves a whole
  * application over one multiplexed connection. The asynchronous form never blocks the caller; the
- * synchronous one waits for it, at most {@link Builder#timeout(Duration)}. When Redis fails, decisions fail
- * with a {@link StoreException} that names the key and the cause.
+ * synchronous one waits for it at most {@link Builder#timeout(Duration)}. An asynchronous call times out
+ * with the client's command timeout: {@code timeout} for a client the limiter creates, the application's
+ * own settings for a client or connection it is given. When Redis fails, decisions fail with a {@link
+ * StoreException} that names the key and the cause.
  */
 public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
@@ -88,20 +92,26 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
     @Override
     public Decision tryAcquire(String key, Policy policy, long cost) {
-        return await(tryAcquireAsync(key, policy, cost).toCompletableFuture());
+        byte[] bucketKey = bucketKey(key, policy, cost);
+        return decision(policy, await(bucketKey, call(bucketKey, policy, cost, 0)));
     }
 
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
         byte[] bucketKey = bucketKey(key, policy, cost);
-        return call(bucketKey, policy, cost, 0).thenApply(reply -> decision(policy, reply));
+        return call(bucketKey, policy, cost, 0).handle((reply, failure) -> {
+            if (failure != null) {
+                throw new CompletionException(failure(bucketKey, failure));
+            }
+            return decision(policy, reply);
+        });
     }
 
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         byte[] bucketKey = bucketKey(key, policy, cost);
         long maxWaitMicros = micros(Objects.requireNonNull(maxWait, "maxWait"));
-        List<Object> reply = await(call(bucketKey, policy, cost, maxWaitMicros));
+        List<Object> reply = await(bucketKey, call(bucketKey, policy, cost, maxWaitMicros));
         if (((Long) reply.get(0)) == 0) {
             return false;
         }
@@ -141,6 +151,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return keys.key(policy.name(), key);
     }
 
+    /**
+     * Runs the script. The stage completes with Redis's reply, or with Lettuce's failure, such as a timeout
+     * that the client's timeout options raise.
+     */
     private CompletableFuture<List<Object>> call(byte[] bucketKey, Policy policy, long cost, long maxWaitMicros) {
         byte[][] fixed = policyArguments(policy);
         byte[][] args = new byte[fixed.length + 3][];
@@ -148,14 +162,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         args[1] = ascii(cost);
         args[2] = ascii(maxWaitMicros);
         System.arraycopy(fixed, 0, args, 3, fixed.length);
-        CompletableFuture<List<Object>> reply;
         try {
-            reply = script.run(redis, bucketKey, args);
+            return script.run(redis, bucketKey, args);
         } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(failure(bucketKey, e));
+            return CompletableFuture.failedFuture(e);
         }
-        return reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .exceptionallyCompose(e -> CompletableFuture.failedFuture(failure(bucketKey, e)));
     }
 
     /** Returns the policy's part of the script's arguments: "C,P,N;..." and then C, P, N of each limit. */
@@ -198,31 +209,28 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
     private StoreException failure(byte[] bucketKey, Throwable failure) {
         Throwable cause = TokenBucketScript.unwrap(failure);
-        if (cause instanceof StoreException already) {
-            return already;
-        }
-        String what = cause instanceof TimeoutException
+        String what = cause instanceof TimeoutException || cause instanceof RedisCommandTimeoutException
                 ? "did not answer within " + timeout.toMillis() + " ms"
                 : "failed: " + cause.getMessage();
         return new StoreException(
                 "Redis " + what + " (deciding for key '" + BucketKeys.describe(bucketKey) + "')", cause);
     }
 
-    private <T> T await(CompletableFuture<T> future) {
+    /** Waits for a reply at most the timeout. */
+    private <T> T await(byte[] bucketKey, CompletableFuture<T> future) {
         try {
-            // The stage times out by itself; the extra second only guards against a lost completion.
-            return future.get(timeout.toMillis() + 1_000, TimeUnit.MILLISECONDS);
+            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
-            throw e.getCause() instanceof StoreException store
-                    ? new StoreException(store.getMessage(), store.getCause())
-                    : new StoreException("Redis call failed: " + e.getCause(), e.getCause());
+            throw failure(bucketKey, e.getCause());
         } catch (TimeoutException e) {
             future.cancel(false);
-            throw new StoreException("Redis did not answer within " + timeout.toMillis() + " ms", e);
+            throw failure(bucketKey, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             future.cancel(false);
-            throw new StoreException("interrupted while waiting for Redis", e);
+            throw new StoreException(
+                    "interrupted while waiting for Redis (deciding for key '" + BucketKeys.describe(bucketKey) + "')",
+                    e);
         }
     }
 

@@ -12,6 +12,7 @@ import io.tollgate.StoreException;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -67,30 +68,27 @@ class RedisRateLimiterTest {
     }
 
     @Test
-    void keepsAllLimitsOfAPolicyInOneHashUnderThePrefix() {
+    void keepsAllLimitsOfAPolicyInOneKeyUnderThePrefix() {
         Policy policy = Policy.of("api", Limit.of(5, Rate.perSecond(5)), Limit.of(100, Rate.perHour(100)));
 
         limiter.tryAcquire("alice", policy, 2);
 
         assertThat(redis.server().command("KEYS", "*")).isEqualTo(List.of("tollgate:api:alice"));
-        assertThat(redis.server().command("HGETALL", "tollgate:api:alice"))
-                .isEqualTo(List.of(
-                        "t", "1700000000000000",
-                        "p", "5,200000,1;100,36000000,1",
-                        "1", "400000",
-                        "2", "72000000"));
+        assertThat(redis.server().command("GET", "tollgate:api:alice"))
+                .as("time | limits as C,P,N | debt of each limit in ticks")
+                .isEqualTo("1700000000000000|5,200000,1;100,36000000,1|400000|72000000");
     }
 
     @Test
     void aRefusedRequestWritesNothing() {
         limiter.tryAcquire("alice", TEN_PER_SECOND, 10);
-        Object before = redis.server().command("HGETALL", "tollgate:ten:alice");
-        long writesBefore = redis.server().commandCalls("hset");
+        Object before = redis.server().command("GET", "tollgate:ten:alice");
+        long writesBefore = redis.server().commandCalls("set");
 
         limiter.tryAcquire("alice", TEN_PER_SECOND);
 
-        assertThat(redis.server().command("HGETALL", "tollgate:ten:alice")).isEqualTo(before);
-        assertThat(redis.server().commandCalls("hset")).isEqualTo(writesBefore);
+        assertThat(redis.server().command("GET", "tollgate:ten:alice")).isEqualTo(before);
+        assertThat(redis.server().commandCalls("set")).isEqualTo(writesBefore);
     }
 
     @Test
@@ -143,8 +141,8 @@ class RedisRateLimiterTest {
         }
 
         @Test
-        void aKeyOfTheWrongTypeFailsWithAClearException() {
-            redis.server().command("SET", "tollgate:ten:mallory", "someone else's value");
+        void aKeyOfAnotherTypeFailsWithAClearException() {
+            redis.server().command("HSET", "tollgate:ten:mallory", "field", "someone else's hash");
 
             assertThatThrownBy(() -> limiter.tryAcquire("mallory", TEN_PER_SECOND))
                     .isInstanceOf(StoreException.class)
@@ -153,12 +151,22 @@ class RedisRateLimiterTest {
         }
 
         @Test
+        void aKeyHoldingSomeoneElsesStringFailsWithAClearException() {
+            redis.server().command("SET", "tollgate:ten:mallory", "someone else's value");
+
+            assertThatThrownBy(() -> limiter.tryAcquire("mallory", TEN_PER_SECOND))
+                    .isInstanceOf(StoreException.class)
+                    .hasMessageContaining("holds a value that is not a Tollgate bucket");
+            assertThat(redis.server().command("GET", "tollgate:ten:mallory")).isEqualTo("someone else's value");
+        }
+
+        @Test
         void theAsynchronousFormFailsTheStageWithTheSameException() {
-            redis.server().command("SET", "tollgate:ten:mallory", "x");
+            redis.server().command("HSET", "tollgate:ten:mallory", "field", "x");
 
             assertThat(limiter.tryAcquireAsync("mallory", TEN_PER_SECOND, 1).toCompletableFuture())
                     .failsWithin(Duration.ofSeconds(5))
-                    .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                    .withThrowableOfType(ExecutionException.class)
                     .withCauseInstanceOf(StoreException.class)
                     .withMessageContaining("WRONGTYPE");
         }

@@ -1,0 +1,306 @@
+package io.tollgate.benchmarks;
+
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
+import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
+import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.testing.RedisServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * Decisions per second and latency of the Redis limiter beside Bucket4j's Lettuce proxy manager, from one
+ * JVM with a fixed number of requests in flight, against a redis-server that the harness starts. The limit,
+ * capacity 10^9 refilled 1 per second, lets every request pass, so that every decision writes and no key
+ * expires during a run. Then the
+ * raw ceiling of Tollgate's script from {@code redis-benchmark} (EVALSHA, 16 pipelined), and the memory
+ * one bucket takes in Redis.
+ *
+ * <p>Run: {@code java -cp tollgate-benchmarks/target/benchmarks.jar io.tollgate.benchmarks.RedisLoadHarness
+ * [seconds]}. Prints Markdown tables for docs/benchmarks.md and docs/redis.md.
+ */
+public final class RedisLoadHarness {
+
+    private static final long CAPACITY = 1_000_000_000L;
+    private static final Rate RATE = Rate.perSecond(1);
+    private static final Policy POLICY = Policy.of("bench", Limit.of(CAPACITY, RATE));
+    private static final BucketConfiguration BUCKET4J = BucketConfiguration.builder()
+            .addLimit(limit -> limit.capacity(CAPACITY).refillGreedy(RATE.tokens(), RATE.period()))
+            .build();
+
+    private RedisLoadHarness() {}
+
+    public static void main(String[] args) throws Exception {
+        int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
+        String only = args.length > 1 ? args[1] : "all";
+        try (RedisServer redis = RedisServer.start()) {
+            System.out.println("redis " + redis.info("redis_version") + " on port " + redis.port());
+            // Warm both clients up first, so that the JIT has settled before the first measured row.
+            tollgate(redis, 10_000, 64, 5, false);
+            bucket4j(redis, 10_000, 64, 5, false);
+            System.out.println();
+            System.out.println("| limiter | keys | in flight | decisions/s | p50 ms | p99 ms | p99.9 ms |");
+            System.out.println("| --- | --- | --- | --- | --- | --- | --- |");
+            for (int keys : new int[] {1, 10_000}) {
+                for (int inFlight : new int[] {64, 256}) {
+                    if (!only.equals("bucket4j")) {
+                        tollgate(redis, keys, inFlight, seconds, true);
+                    }
+                    if (!only.equals("tollgate")) {
+                        bucket4j(redis, keys, inFlight, seconds, true);
+                    }
+                }
+            }
+            if (only.equals("all")) {
+                System.out.println();
+                ceiling(redis);
+                System.out.println();
+                memory(redis);
+            }
+        }
+    }
+
+    private static void tollgate(RedisServer redis, int keys, int inFlight, int seconds, boolean print)
+            throws Exception {
+        redis.command("FLUSHALL");
+        redis.command("CONFIG", "RESETSTAT");
+        try (RedisRateLimiter limiter =
+                RedisRateLimiter.builder().uri(redis.uri()).build()) {
+            Result result = load(key -> limiter.tryAcquireAsync(key, POLICY, 1), keys, inFlight, seconds);
+            System.out.println(result.row("Tollgate", keys, inFlight) + "  <!-- evalsha usec_per_call "
+                    + usecPerCall(redis, "evalsha") + " -->");
+        }
+    }
+
+    private static void bucket4j(RedisServer redis, int keys, int inFlight, int seconds, boolean print)
+            throws Exception {
+        redis.command("FLUSHALL");
+        RedisClient client = RedisClient.create(redis.uri());
+        try (StatefulRedisConnection<byte[], byte[]> connection = client.connect(ByteArrayCodec.INSTANCE)) {
+            AsyncProxyManager<byte[]> buckets = Bucket4jLettuce.casBasedBuilder(connection)
+                    .expirationAfterWrite(
+                            ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+                    .build()
+                    .asAsync();
+            Result result = load(
+                    key -> buckets.builder()
+                            .build(key.getBytes(StandardCharsets.UTF_8), BUCKET4J)
+                            .tryConsumeAndReturnRemaining(1),
+                    keys,
+                    inFlight,
+                    seconds);
+            if (print) {
+                System.out.println(result.row("Bucket4j Lettuce (CAS)", keys, inFlight));
+            }
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    /** Keeps {@code inFlight} requests outstanding for a 3 s warm-up and then {@code seconds}. */
+    private static Result load(Function<String, CompletionStage<?>> decide, int keys, int inFlight, int seconds)
+            throws InterruptedException {
+        String[] names = new String[keys];
+        for (int i = 0; i < keys; i++) {
+            names[i] = "client-" + i;
+        }
+        Semaphore permits = new Semaphore(inFlight);
+        Recorder latencies = new Recorder(TimeUnit.SECONDS.toMicros(10), 3);
+        AtomicLong failures = new AtomicLong();
+        long warmUpEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        long end = warmUpEnd + TimeUnit.SECONDS.toNanos(seconds);
+        long completedBefore = 0;
+        AtomicLong completed = new AtomicLong();
+        boolean measuring = false;
+        while (System.nanoTime() < end) {
+            if (!measuring && System.nanoTime() >= warmUpEnd) {
+                measuring = true;
+                latencies.getIntervalHistogram(); // drop the warm-up
+                completedBefore = completed.get();
+            }
+            permits.acquire();
+            long start = System.nanoTime();
+            String key = names[keys == 1 ? 0 : ThreadLocalRandom.current().nextInt(keys)];
+            decide.apply(key).whenComplete((decision, failure) -> {
+                latencies.recordValue(Math.max(1, (System.nanoTime() - start) / 1_000));
+                if (failure != null) {
+                    failures.incrementAndGet();
+                }
+                completed.incrementAndGet();
+                permits.release();
+            });
+        }
+        permits.acquire(inFlight);
+        Histogram histogram = latencies.getIntervalHistogram();
+        return new Result((completed.get() - completedBefore) / (double) seconds, histogram, failures.get());
+    }
+
+    record Result(double perSecond, Histogram micros, long failures) {
+        String row(String limiter, int keys, int inFlight) {
+            return String.format(
+                    Locale.ROOT,
+                    "| %s | %,d | %d | %,.0f | %.2f | %.2f | %.2f |%s",
+                    limiter,
+                    keys,
+                    inFlight,
+                    perSecond,
+                    micros.getValueAtPercentile(50) / 1000.0,
+                    micros.getValueAtPercentile(99) / 1000.0,
+                    micros.getValueAtPercentile(99.9) / 1000.0,
+                    failures > 0 ? " (" + failures + " failed)" : "");
+        }
+    }
+
+    /** The script alone, driven by redis-benchmark with 16 commands pipelined per connection. */
+    private static void ceiling(RedisServer redis) throws IOException, InterruptedException {
+        String digest = scriptDigest();
+        try (RedisRateLimiter limiter =
+                RedisRateLimiter.builder().uri(redis.uri()).build()) {
+            limiter.tryAcquire("warm", POLICY); // loads the script into Redis's cache
+        }
+        System.out.println("| redis-benchmark, 50 connections, -P 16 | requests/s |");
+        System.out.println("| --- | --- |");
+        String limits = CAPACITY + "," + RATE.ticksPerToken() + "," + RATE.ticksPerMicrosecond();
+        for (String key : new String[] {"tollgate:bench:hot", "tollgate:bench:__rand_int__"}) {
+            redis.command("FLUSHALL");
+            List<String> command = new ArrayList<>(List.of(
+                    "redis-benchmark",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    Integer.toString(redis.port()),
+                    "-n",
+                    "2000000",
+                    "-c",
+                    "50",
+                    "-P",
+                    "16",
+                    "-r",
+                    "10000",
+                    "-q",
+                    "EVALSHA",
+                    digest,
+                    "1",
+                    key,
+                    "",
+                    "1",
+                    "0",
+                    limits,
+                    Long.toString(CAPACITY),
+                    Long.toString(RATE.ticksPerToken()),
+                    Long.toString(RATE.ticksPerMicrosecond())));
+            System.out.println("| EVALSHA token_bucket.lua, " + (key.contains("rand") ? "10 000 keys" : "one hot key")
+                    + " | " + redisBenchmark(command) + " |");
+        }
+        for (String[] plain : new String[][] {{"SET", "k", "v"}, {"SET", "k:__rand_int__", "v"}}) {
+            List<String> command = new ArrayList<>(List.of(
+                    "redis-benchmark",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    Integer.toString(redis.port()),
+                    "-n",
+                    "4000000",
+                    "-c",
+                    "50",
+                    "-P",
+                    "16",
+                    "-r",
+                    "10000",
+                    "-q"));
+            command.addAll(List.of(plain));
+            System.out.println("| " + String.join(" ", plain) + " | " + redisBenchmark(command) + " |");
+        }
+    }
+
+    private static String scriptDigest() throws IOException {
+        try (InputStream script = RedisRateLimiter.class.getResourceAsStream("token_bucket.lua")) {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(script.readAllBytes()));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String redisBenchmark(List<String> command) throws IOException, InterruptedException {
+        Path output = Files.createTempFile("redis-benchmark", ".txt");
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(output.toFile())
+                .start();
+        process.waitFor(5, TimeUnit.MINUTES);
+        String text = Files.readString(output);
+        Files.delete(output);
+        for (String line : text.split("[\r\n]+")) {
+            int at = line.indexOf(" requests per second");
+            if (at > 0) {
+                String[] words = line.substring(0, at).trim().split("\\s+");
+                return words[words.length - 1];
+            }
+        }
+        return "failed: " + text.strip();
+    }
+
+    /** Bytes of Redis memory per bucket, over a million keys. */
+    private static void memory(RedisServer redis) throws Exception {
+        int keys = 1_000_000;
+        Policy oneLimit = Policy.of("one", Limit.of(10, Rate.perHour(10)));
+        Policy twoLimits = Policy.of("two", Limit.of(10, Rate.perSecond(10)), Limit.of(1_000, Rate.perDay(1_000)));
+        System.out.println("| buckets of 1 000 000 keys | used_memory per key |");
+        System.out.println("| --- | --- |");
+        try (RedisRateLimiter limiter =
+                RedisRateLimiter.builder().uri(redis.uri()).build()) {
+            for (Policy policy : List.of(oneLimit, twoLimits)) {
+                redis.command("FLUSHALL");
+                long before = Long.parseLong(redis.info("used_memory"));
+                Semaphore permits = new Semaphore(512);
+                for (int i = 0; i < keys; i++) {
+                    permits.acquire();
+                    limiter.tryAcquireAsync("client-" + i, policy, 1).whenComplete((d, e) -> permits.release());
+                }
+                permits.acquire(512);
+                long after = Long.parseLong(redis.info("used_memory"));
+                System.out.println("| Tollgate, " + policy.limits().size() + " limit(s), key `tollgate:" + policy.name()
+                        + ":client-N` | " + (after - before) / keys + " bytes |");
+            }
+        }
+    }
+
+    private static String usecPerCall(RedisServer redis, String command) {
+        String stats = (String) redis.command("INFO", "commandstats");
+        for (String line : stats.split("\r\n")) {
+            if (line.startsWith("cmdstat_" + command + ":")) {
+                for (String part : line.split("[:,]")) {
+                    if (part.startsWith("usec_per_call=")) {
+                        return part.substring("usec_per_call=".length());
+                    }
+                }
+            }
+        }
+        return "?";
+    }
+}
