@@ -2,26 +2,18 @@ package io.tollgate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Runs the Java examples of README.md and docs/*.md. Each example is written out below exactly as the
- * documentation shows it, followed by assertions; {@link #everyJavaExampleInTheDocsIsRunHere()} fails if
- * a page shows code that is not in this file.
+ * Runs the Java examples of README.md and docs/concepts.md. Each example is written out below exactly as
+ * the documentation shows it, followed by assertions; {@link #everyJavaExampleOfTheseDocsIsRunHere()}
+ * fails if one of those pages shows code that is not in this file.
  */
 class DocumentationExamplesTest {
-
-    private static final Path PROJECT = Path.of("..");
 
     @Test
     void readmeQuickStart() {
@@ -153,30 +145,12 @@ class DocumentationExamplesTest {
     }
 
     @Test
-    void everyJavaExampleInTheDocsIsRunHere() throws IOException {
-        String thisFile = withoutWhitespace(Files.readString(
-                PROJECT.resolve("tollgate-core/src/test/java/io/tollgate/DocumentationExamplesTest.java")));
-        List<Path> pages = new ArrayList<>();
-        pages.add(PROJECT.resolve("README.md"));
-        try (Stream<Path> docs = Files.list(PROJECT.resolve("docs"))) {
-            docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
-        }
+    void everyJavaExampleOfTheseDocsIsRunHere() {
+        int examples = DocumentationExamples.assertRunBy(
+                "tollgate-core/src/test/java/io/tollgate/DocumentationExamplesTest.java",
+                "README.md",
+                "docs/concepts.md");
 
-        int examples = 0;
-        for (Path page : pages) {
-            Matcher block =
-                    Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL).matcher(Files.readString(page));
-            while (block.find()) {
-                examples++;
-                assertThat(thisFile)
-                        .as("example in %s is not run by this test:%n%s", page, block.group(1))
-                        .contains(withoutWhitespace(block.group(1)));
-            }
-        }
         assertThat(examples).isGreaterThanOrEqualTo(8);
-    }
-
-    private static String withoutWhitespace(String text) {
-        return text.replaceAll("\\s+", "");
     }
 }

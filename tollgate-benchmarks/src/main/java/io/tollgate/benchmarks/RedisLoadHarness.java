@@ -64,8 +64,8 @@ public final class RedisLoadHarness {
             tollgate(redis, 10_000, 64, 5, false);
             bucket4j(redis, 10_000, 64, 5, false);
             System.out.println();
-            System.out.println("| limiter | keys | in flight | decisions/s | p50 ms | p99 ms | p99.9 ms |");
-            System.out.println("| --- | --- | --- | --- | --- | --- | --- |");
+            System.out.println("| limiter | keys | in flight | decisions/s | p50 ms | p99 ms | p99.9 ms | notes |");
+            System.out.println("| --- | --- | --- | --- | --- | --- | --- | --- |");
             for (int keys : new int[] {1, 10_000}) {
                 for (int inFlight : new int[] {64, 256}) {
                     if (!only.equals("bucket4j")) {
@@ -92,8 +92,10 @@ public final class RedisLoadHarness {
         try (RedisRateLimiter limiter =
                 RedisRateLimiter.builder().uri(redis.uri()).build()) {
             Result result = load(key -> limiter.tryAcquireAsync(key, POLICY, 1), keys, inFlight, seconds);
-            System.out.println(result.row("Tollgate", keys, inFlight) + "  <!-- evalsha usec_per_call "
-                    + usecPerCall(redis, "evalsha") + " -->");
+            if (print) {
+                System.out.println(result.row("Tollgate", keys, inFlight) + " script " + usecPerCall(redis, "evalsha")
+                        + " µs per call in Redis |");
+            }
         }
     }
 
@@ -115,7 +117,7 @@ public final class RedisLoadHarness {
                     inFlight,
                     seconds);
             if (print) {
-                System.out.println(result.row("Bucket4j Lettuce (CAS)", keys, inFlight));
+                System.out.println(result.row("Bucket4j Lettuce (CAS)", keys, inFlight) + " |");
             }
         } finally {
             client.shutdown();

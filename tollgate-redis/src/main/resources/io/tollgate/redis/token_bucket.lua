@@ -76,6 +76,56 @@ else
   now = tonumber(ARGV[1])
 end
 
+local stored = redis.call('GET', key)
+
+local function ttl_millis(until_full)
+  local ttl = ceil_div(until_full, 1000)
+  if ARGV[1] ~= "" then
+    ttl = ttl + CLIENT_CLOCK_TTL_MARGIN -- Redis expires keys by its own clock, not the caller's
+  end
+  return ttl
+end
+
+-- The common case first, without tables: a policy of one limit, and a bucket (if any) written under the
+-- same limit. It computes exactly what the general case below computes for one limit.
+if count == 1 then
+  local stored_time, stored_debt
+  local same_limits = true
+  if stored then
+    local t, old_limits, d = string.match(stored, '^(%d+)|([^|]*)|(%d+)$')
+    if t and old_limits == limits then
+      stored_time, stored_debt = tonumber(t), tonumber(d)
+    else
+      same_limits = false
+    end
+  end
+  if same_limits then
+    local p1, n1 = tonumber(ARGV[6]), tonumber(ARGV[7])
+    local fill1 = tonumber(ARGV[5]) * p1
+    local debt1 = 0
+    if stored_time then
+      local elapsed = now - stored_time
+      if elapsed < 0 then
+        elapsed = 0
+      end
+      debt1 = decayed(stored_debt, elapsed, n1)
+    end
+    local charged1 = debt1 + cost * p1
+    local wait1 = wait_micros(charged1, fill1, n1)
+    local allowed1
+    if max_wait == 0 then
+      allowed1 = charged1 <= fill1
+    else
+      allowed1 = charged1 <= MAX_TICKS - fill1 and wait1 <= max_wait
+    end
+    if allowed1 then
+      redis.call('SET', key, string.format('%d|%s|%d', now, limits, charged1), 'PX', ttl_millis(ceil_div(charged1, n1)))
+      return { 1, 0, remaining(charged1, fill1, p1), 0, ceil_div(charged1, n1), wait1 }
+    end
+    return { 0, 0, remaining(debt1, fill1, p1), wait1, ceil_div(debt1, n1), 0 }
+  end
+end
+
 local cap, p, n, fill, debt = {}, {}, {}, {}, {}
 for i = 1, count do
   cap[i] = tonumber(ARGV[2 + 3 * i])
@@ -86,7 +136,6 @@ for i = 1, count do
 end
 
 local converted = false
-local stored = redis.call('GET', key)
 if stored then
   local t, old_limits, debts = string.match(stored, '^(%d+)|([^|]*)|([%d|]*)$')
   if not t then
@@ -161,10 +210,7 @@ local function store(debts)
       until_full = u
     end
   end
-  local ttl = ceil_div(until_full, 1000)
-  if ARGV[1] ~= "" then
-    ttl = ttl + CLIENT_CLOCK_TTL_MARGIN -- Redis expires keys by its own clock, not the caller's
-  end
+  local ttl = ttl_millis(until_full)
   if ttl == 0 then
     redis.call('DEL', key) -- a full bucket is no bucket
   else
