@@ -12,10 +12,24 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The limiter through Sentinel and on Redis Cluster. */
+/** The limiter over TLS, through Sentinel and on Redis Cluster. */
 class RedisTopologiesTest {
 
     private static final Policy FIVE = Policy.of("five", Limit.of(5, Rate.perMinute(5)));
+
+    @Test
+    void worksOverTls() {
+        try (RedisServer server = RedisServer.startWithTls();
+                RedisRateLimiter limiter = RedisRateLimiter.builder()
+                        // the test certificate is self-signed: skip verification, for this test only
+                        .uri("rediss://127.0.0.1:" + server.tlsPort() + "?verifyPeer=NONE")
+                        .build()) {
+            limiter.tryAcquire("alice", FIVE, 5);
+
+            assertThat(limiter.tryAcquire("alice", FIVE).allowed()).isFalse();
+            assertThat(server.command("EXISTS", "tollgate:five:alice")).isEqualTo(1L);
+        }
+    }
 
     @Test
     void worksThroughSentinel() {

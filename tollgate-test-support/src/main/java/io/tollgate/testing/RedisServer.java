@@ -1,6 +1,7 @@
 package io.tollgate.testing;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,13 +31,15 @@ public final class RedisServer implements AutoCloseable {
 
     private final Path binary;
     private final int port;
+    private final int tlsPort;
     private final Path dir;
     private final List<String> arguments;
     private Process process;
 
-    private RedisServer(Path binary, int port, List<String> extraArguments, String configFile) {
+    private RedisServer(Path binary, int port, List<String> extraArguments, String configFile, boolean tls) {
         this.binary = binary;
         this.port = port;
+        this.tlsPort = tls ? FreePorts.pick() : -1;
         try {
             this.dir = Files.createTempDirectory("tollgate-redis-" + port + "-");
         } catch (IOException e) {
@@ -61,6 +64,15 @@ public final class RedisServer implements AutoCloseable {
                 dir.resolve("redis.log").toString(),
                 "--daemonize",
                 "no"));
+        if (tls) {
+            Path certificate = copyResource("redis-test.crt");
+            args.addAll(List.of(
+                    "--tls-port", Integer.toString(tlsPort),
+                    "--tls-cert-file", certificate.toString(),
+                    "--tls-key-file", copyResource("redis-test.key").toString(),
+                    "--tls-ca-cert-file", certificate.toString(),
+                    "--tls-auth-clients", "no"));
+        }
         args.addAll(extraArguments);
         this.arguments = List.copyOf(args);
         start();
@@ -71,7 +83,15 @@ public final class RedisServer implements AutoCloseable {
      * {@code "--requirepass", "secret"}.
      */
     public static RedisServer start(String... extraArguments) {
-        return new RedisServer(RedisServerBinary.find(), FreePorts.pick(), List.of(extraArguments), null);
+        return new RedisServer(RedisServerBinary.find(), FreePorts.pick(), List.of(extraArguments), null, false);
+    }
+
+    /**
+     * Starts a standalone server that also accepts TLS connections on {@link #tlsPort()}, with a self-signed
+     * certificate for 127.0.0.1 ({@link #tlsCertificate()}). The plain port stays open for administration.
+     */
+    public static RedisServer startWithTls() {
+        return new RedisServer(RedisServerBinary.find(), FreePorts.pick(), List.of(), null, true);
     }
 
     /**
@@ -79,7 +99,7 @@ public final class RedisServer implements AutoCloseable {
      * checking that everything still works on the oldest Redis that Tollgate supports.
      */
     public static RedisServer startEmbedded(String... extraArguments) {
-        return new RedisServer(RedisServerBinary.embedded(), FreePorts.pick(), List.of(extraArguments), null);
+        return new RedisServer(RedisServerBinary.embedded(), FreePorts.pick(), List.of(extraArguments), null, false);
     }
 
     /** Starts a server with cluster mode enabled, not yet part of any cluster. */
@@ -94,7 +114,8 @@ public final class RedisServer implements AutoCloseable {
                         "nodes.conf",
                         "--cluster-node-timeout",
                         "2000"),
-                null);
+                null,
+                false);
     }
 
     /**
@@ -105,7 +126,7 @@ public final class RedisServer implements AutoCloseable {
         String config = "sentinel monitor " + masterName + " " + HOST + " " + master.port() + " 1\n"
                 + "sentinel down-after-milliseconds " + masterName + " 2000\n"
                 + "sentinel failover-timeout " + masterName + " 5000\n";
-        return new RedisServer(RedisServerBinary.find(), FreePorts.pick(), List.of("--sentinel"), config);
+        return new RedisServer(RedisServerBinary.find(), FreePorts.pick(), List.of("--sentinel"), config, false);
     }
 
     /** Returns the port the server listens on. */
@@ -116,6 +137,23 @@ public final class RedisServer implements AutoCloseable {
     /** Returns {@code redis://127.0.0.1:PORT}. */
     public String uri() {
         return "redis://" + HOST + ":" + port;
+    }
+
+    /**
+     * Returns the TLS port of a server started with {@link #startWithTls()}.
+     *
+     * @throws IllegalStateException for a server without TLS
+     */
+    public int tlsPort() {
+        if (tlsPort < 0) {
+            throw new IllegalStateException("this server was not started with TLS");
+        }
+        return tlsPort;
+    }
+
+    /** Returns the self-signed certificate (PEM) that a server started with TLS presents. */
+    public Path tlsCertificate() {
+        return dir.resolve("redis-test.crt");
     }
 
     /** For a Sentinel: returns {@code redis-sentinel://127.0.0.1:PORT#masterName}. */
@@ -239,6 +277,19 @@ public final class RedisServer implements AutoCloseable {
         process.destroyForcibly();
         throw new IllegalStateException(
                 "redis-server on port " + port + " did not answer within " + START_TIMEOUT + ":\n" + logs());
+    }
+
+    private Path copyResource(String name) {
+        try (InputStream in = RedisServer.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException(name + " is missing from tollgate-test-support");
+            }
+            Path target = dir.resolve(name);
+            Files.copy(in, target);
+            return target;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private Path writeConfig(String config) {

@@ -4,7 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.cert.X509Certificate;
 import java.util.List;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
 import org.junit.jupiter.api.Test;
 
 class RedisServerTest {
@@ -74,6 +80,36 @@ class RedisServerTest {
         try (RedisServer server = RedisServer.startEmbedded()) {
             assertThat(server.info("redis_version")).startsWith("6.2.");
             assertThat(server.command("PING")).isEqualTo("PONG");
+        }
+    }
+
+    @Test
+    void acceptsTlsConnectionsOnItsTlsPort() throws Exception {
+        try (RedisServer server = RedisServer.startWithTls()) {
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, new TrustManager[] {new TrustEverything()}, null);
+            try (SSLSocket socket =
+                    (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", server.tlsPort())) {
+                socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+                byte[] reply = socket.getInputStream().readNBytes(7);
+
+                assertThat(new String(reply, StandardCharsets.US_ASCII)).isEqualTo("+PONG\r\n");
+            }
+            assertThat(server.tlsCertificate()).exists();
+        }
+    }
+
+    /** Trusts the test server's self-signed certificate, and anything else: for this test only. */
+    private static final class TrustEverything implements X509TrustManager {
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return new X509Certificate[0];
         }
     }
 
