@@ -2,6 +2,7 @@ package io.tollgate;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.tollgate.spi.Arguments;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -101,7 +102,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         BucketKey bucketKey = bucketKey(key, policy, cost);
-        long maxWaitMicros = waitMicros(maxWait);
+        long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
         for (; ; ) {
             long now = timeSource.nowMicros();
             Bucket bucket = bucket(bucketKey, policy, now);
@@ -130,12 +131,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
     }
 
     private static BucketKey bucketKey(String key, Policy policy, long cost) {
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(policy, "policy");
-        if (key.isEmpty()) {
-            throw new IllegalArgumentException("key must not be empty");
-        }
-        policy.checkCost(cost);
+        Arguments.checkRequest(key, policy, cost);
         return new BucketKey(policy.name(), key);
     }
 
@@ -167,17 +163,6 @@ public final class InMemoryRateLimiter implements RateLimiter {
         } else {
             Thread.onSpinWait();
         }
-    }
-
-    private static long waitMicros(Duration maxWait) {
-        Objects.requireNonNull(maxWait, "maxWait");
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
-        }
-        long seconds = maxWait.getSeconds();
-        return seconds >= Long.MAX_VALUE / 1_000_000 - 1
-                ? Long.MAX_VALUE
-                : seconds * 1_000_000 + maxWait.getNano() / 1_000;
     }
 
     @Override

@@ -190,21 +190,9 @@ public final class RedisLoadHarness {
         String limits = CAPACITY + "," + RATE.ticksPerToken() + "," + RATE.ticksPerMicrosecond();
         for (String key : new String[] {"tollgate:bench:hot", "tollgate:bench:__rand_int__"}) {
             redis.command("FLUSHALL");
-            List<String> command = new ArrayList<>(List.of(
-                    "redis-benchmark",
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    Integer.toString(redis.port()),
-                    "-n",
-                    "2000000",
-                    "-c",
-                    "50",
-                    "-P",
-                    "16",
-                    "-r",
-                    "10000",
-                    "-q",
+            String requestsPerSecond = redisBenchmark(
+                    redis,
+                    2_000_000,
                     "EVALSHA",
                     digest,
                     "1",
@@ -215,28 +203,12 @@ public final class RedisLoadHarness {
                     limits,
                     Long.toString(CAPACITY),
                     Long.toString(RATE.ticksPerToken()),
-                    Long.toString(RATE.ticksPerMicrosecond())));
+                    Long.toString(RATE.ticksPerMicrosecond()));
             System.out.println("| EVALSHA token_bucket.lua, " + (key.contains("rand") ? "10 000 keys" : "one hot key")
-                    + " | " + redisBenchmark(command) + " |");
+                    + " | " + requestsPerSecond + " |");
         }
         for (String[] plain : new String[][] {{"SET", "k", "v"}, {"SET", "k:__rand_int__", "v"}}) {
-            List<String> command = new ArrayList<>(List.of(
-                    "redis-benchmark",
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    Integer.toString(redis.port()),
-                    "-n",
-                    "4000000",
-                    "-c",
-                    "50",
-                    "-P",
-                    "16",
-                    "-r",
-                    "10000",
-                    "-q"));
-            command.addAll(List.of(plain));
-            System.out.println("| " + String.join(" ", plain) + " | " + redisBenchmark(command) + " |");
+            System.out.println("| " + String.join(" ", plain) + " | " + redisBenchmark(redis, 4_000_000, plain) + " |");
         }
     }
 
@@ -248,7 +220,25 @@ public final class RedisLoadHarness {
         }
     }
 
-    private static String redisBenchmark(List<String> command) throws IOException, InterruptedException {
+    /** Runs redis-benchmark with 50 connections, 16 pipelined, keys from 10 000; returns requests/s. */
+    private static String redisBenchmark(RedisServer redis, int requests, String... commandLine)
+            throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(
+                "redis-benchmark",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                Integer.toString(redis.port()),
+                "-n",
+                Integer.toString(requests),
+                "-c",
+                "50",
+                "-P",
+                "16",
+                "-r",
+                "10000",
+                "-q"));
+        command.addAll(List.of(commandLine));
         Path output = Files.createTempFile("redis-benchmark", ".txt");
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)

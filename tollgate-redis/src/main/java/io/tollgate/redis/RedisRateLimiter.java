@@ -18,6 +18,7 @@ import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.StoreException;
 import io.tollgate.TimeSource;
+import io.tollgate.spi.Arguments;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -110,7 +111,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         byte[] bucketKey = bucketKey(key, policy, cost);
-        long maxWaitMicros = micros(Objects.requireNonNull(maxWait, "maxWait"));
+        long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
         List<Object> reply = await(bucketKey, call(bucketKey, policy, cost, maxWaitMicros));
         if (((Long) reply.get(0)) == 0) {
             return false;
@@ -142,12 +143,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     }
 
     private byte[] bucketKey(String key, Policy policy, long cost) {
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(policy, "policy");
-        if (key.isEmpty()) {
-            throw new IllegalArgumentException("key must not be empty");
-        }
-        policy.checkCost(cost);
+        Arguments.checkRequest(key, policy, cost);
         return keys.key(policy.name(), key);
     }
 
@@ -236,16 +232,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
     private static byte[] ascii(long value) {
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
-    }
-
-    private static long micros(Duration maxWait) {
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
-        }
-        long seconds = maxWait.getSeconds();
-        return seconds >= Long.MAX_VALUE / 1_000_000 - 1
-                ? Long.MAX_VALUE
-                : seconds * 1_000_000 + maxWait.getNano() / 1_000;
     }
 
     /**

@@ -64,7 +64,7 @@ class ArticleScriptTest {
             String bucket = (String) redis.server().command("GET", "tollgate:article:alice");
             long time = Long.parseLong(bucket.substring(0, bucket.indexOf('|')));
 
-            assertThat(Math.abs(time - redisMicros()))
+            assertThat(Math.abs(time - redis.server().timeMicros()))
                     .as("the bucket's time comes from Redis TIME")
                     .isLessThan(5_000_000L);
         }
@@ -89,12 +89,6 @@ class ArticleScriptTest {
         String script = new TokenBucketScript().text();
 
         assertThat(script).doesNotContain("HMSET").doesNotContain("EXPIRE'").contains("'SET', key");
-    }
-
-    private long redisMicros() {
-        @SuppressWarnings("unchecked")
-        List<String> time = (List<String>) redis.server().command("TIME");
-        return Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
     }
 
     private static RedisRateLimiter limiter(RedisServer server) {

@@ -8,7 +8,6 @@ import io.tollgate.Rate;
 import io.tollgate.testing.RedisClusterExtension;
 import io.tollgate.testing.RedisServer;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -28,8 +27,14 @@ class ClusterExactnessIT {
     void threeInstancesOnOneHotKeyAdmitNoMoreThanCapacityPlusRefill() throws Exception {
         Policy policy = Policy.of("hot", Limit.of(500, Rate.perSecond(2_000)));
 
-        DistributedExactness.Result result =
-                DistributedExactness.run(this::instance, 3, 16, policy, 1, Duration.ofSeconds(3), this::redisMicros);
+        DistributedExactness.Result result = DistributedExactness.run(
+                this::instance,
+                3,
+                16,
+                policy,
+                1,
+                Duration.ofSeconds(3),
+                () -> redis.cluster().masters().get(0).timeMicros());
 
         System.out.println(result.report("cluster, one hot key"));
         result.assertNoKeyExceedsItsBound();
@@ -41,7 +46,13 @@ class ClusterExactnessIT {
         Policy policy = Policy.of("spread", Limit.of(2, Rate.perSecond(1)));
 
         DistributedExactness.Result result = DistributedExactness.run(
-                this::instance, 3, 16, policy, 10_000, Duration.ofSeconds(3), this::redisMicros);
+                this::instance,
+                3,
+                16,
+                policy,
+                10_000,
+                Duration.ofSeconds(3),
+                () -> redis.cluster().masters().get(0).timeMicros());
 
         System.out.println(result.report("cluster, 10 000 keys"));
         result.assertNoKeyExceedsItsBound();
@@ -52,11 +63,5 @@ class ClusterExactnessIT {
 
     private RedisRateLimiter instance() {
         return RedisRateLimiter.builder().clusterUris(redis.cluster().uris()).build();
-    }
-
-    private long redisMicros() {
-        @SuppressWarnings("unchecked")
-        List<String> time = (List<String>) redis.cluster().masters().get(0).command("TIME");
-        return Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
     }
 }

@@ -7,7 +7,6 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,8 +26,14 @@ class StandaloneExactnessIT {
     void threeInstancesOnOneHotKeyAdmitNoMoreThanCapacityPlusRefill() throws Exception {
         Policy policy = Policy.of("hot", Limit.of(500, Rate.perSecond(2_000)));
 
-        DistributedExactness.Result result =
-                DistributedExactness.run(this::instance, 3, 16, policy, 1, Duration.ofSeconds(3), this::redisMicros);
+        DistributedExactness.Result result = DistributedExactness.run(
+                this::instance,
+                3,
+                16,
+                policy,
+                1,
+                Duration.ofSeconds(3),
+                () -> redis.server().timeMicros());
 
         System.out.println(result.report("standalone, one hot key"));
         result.assertNoKeyExceedsItsBound();
@@ -42,7 +47,13 @@ class StandaloneExactnessIT {
         Policy policy = Policy.of("spread", Limit.of(2, Rate.perSecond(1)));
 
         DistributedExactness.Result result = DistributedExactness.run(
-                this::instance, 3, 16, policy, 10_000, Duration.ofSeconds(3), this::redisMicros);
+                this::instance,
+                3,
+                16,
+                policy,
+                10_000,
+                Duration.ofSeconds(3),
+                () -> redis.server().timeMicros());
 
         System.out.println(result.report("standalone, 10 000 keys"));
         result.assertNoKeyExceedsItsBound();
@@ -51,11 +62,5 @@ class StandaloneExactnessIT {
 
     private RedisRateLimiter instance() {
         return RedisRateLimiter.builder().uri(redis.server().uri()).build();
-    }
-
-    private long redisMicros() {
-        @SuppressWarnings("unchecked")
-        List<String> time = (List<String>) redis.server().command("TIME");
-        return Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
     }
 }

@@ -184,6 +184,12 @@ public final class RedisServer implements AutoCloseable {
         throw new IllegalArgumentException("INFO has no field " + field);
     }
 
+    /** Returns the server's clock ({@code TIME}) in microseconds since the Unix epoch. */
+    public long timeMicros() {
+        List<?> time = (List<?>) command("TIME");
+        return Long.parseLong((String) time.get(0)) * 1_000_000 + Long.parseLong((String) time.get(1));
+    }
+
     /** Returns the server's {@code INFO commandstats} calls of one command, such as {@code evalsha}. */
     public long commandCalls(String command) {
         String info = (String) command("INFO", "commandstats");
