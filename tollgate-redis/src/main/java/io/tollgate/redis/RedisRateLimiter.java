@@ -94,7 +94,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     @Override
     public Decision tryAcquire(String key, Policy policy, long cost) {
         byte[] bucketKey = bucketKey(key, policy, cost);
-        return decision(policy, await(bucketKey, call(bucketKey, policy, cost, 0)));
+        return await(bucketKey, call(bucketKey, policy, cost, 0)).decision(policy);
     }
 
     @Override
@@ -104,7 +104,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             if (failure != null) {
                 throw new CompletionException(failure(bucketKey, failure));
             }
-            return decision(policy, reply);
+            return reply.decision(policy);
         });
     }
 
@@ -112,11 +112,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         byte[] bucketKey = bucketKey(key, policy, cost);
         long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
-        List<Object> reply = await(bucketKey, call(bucketKey, policy, cost, maxWaitMicros));
-        if (((Long) reply.get(0)) == 0) {
+        ScriptReply reply = await(bucketKey, call(bucketKey, policy, cost, maxWaitMicros));
+        if (!reply.allowed()) {
             return false;
         }
-        timeSource.sleepMicros((Long) reply.get(5));
+        timeSource.sleepMicros(reply.waitMicros());
         return true;
     }
 
@@ -151,7 +151,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      * Runs the script. The stage completes with Redis's reply, or with Lettuce's failure, such as a timeout
      * that the client's timeout options raise.
      */
-    private CompletableFuture<List<Object>> call(byte[] bucketKey, Policy policy, long cost, long maxWaitMicros) {
+    private CompletableFuture<ScriptReply> call(byte[] bucketKey, Policy policy, long cost, long maxWaitMicros) {
         byte[][] fixed = policyArguments(policy);
         byte[][] args = new byte[fixed.length + 3][];
         args[0] = clientClock == null ? REDIS_TIME : ascii(clientClock.nowMicros());
@@ -159,7 +159,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         args[2] = ascii(maxWaitMicros);
         System.arraycopy(fixed, 0, args, 3, fixed.length);
         try {
-            return script.run(redis, bucketKey, args);
+            return script.run(redis, bucketKey, args).thenApply(ScriptReply::of);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -190,17 +190,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         }
         policyArguments.put(policy, args);
         return args;
-    }
-
-    private static Decision decision(Policy policy, List<Object> reply) {
-        int index = ((Long) reply.get(1)).intValue();
-        return new Decision(
-                (Long) reply.get(0) == 1,
-                policy.limits().get(index),
-                index,
-                (Long) reply.get(2),
-                (Long) reply.get(3),
-                (Long) reply.get(4));
     }
 
     private StoreException failure(byte[] bucketKey, Throwable failure) {
