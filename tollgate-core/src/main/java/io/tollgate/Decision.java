@@ -13,6 +13,11 @@ import java.util.Objects;
  * <p>Times are kept in whole microseconds, rounded up, so that a decision costs no more than one small
  * object; {@link #retryAfter()} and {@link #resetAfter()} give them as durations.
  *
+ * <p>A <em>degraded</em> decision was made by a {@link FailurePolicy} because the store that normally
+ * decides (such as Redis) could not; {@link #degradation()} says why. Its other fields describe the
+ * fallback's answer: the policy's first limit with nothing known of its bucket for {@code ALLOW} and {@code
+ * DENY}, the local bucket for {@code LOCAL}.
+ *
  * @param allowed whether the request passed and its cost was taken from every limit
  * @param limit the limit this decision reports
  * @param limitIndex the position of {@code limit} in its policy's {@link Policy#limits()}
@@ -21,9 +26,16 @@ import java.util.Objects;
  *     if no other request takes tokens meanwhile; zero for an allowed one
  * @param resetAfterMicros microseconds until that limit's bucket is full again if no request takes tokens
  *     meanwhile
+ * @param degradation why the store did not decide, or null for a decision the store made
  */
 public record Decision(
-        boolean allowed, Limit limit, int limitIndex, long remaining, long retryAfterMicros, long resetAfterMicros) {
+        boolean allowed,
+        Limit limit,
+        int limitIndex,
+        long remaining,
+        long retryAfterMicros,
+        long resetAfterMicros,
+        Degradation degradation) {
 
     /**
      * Validates the decision.
@@ -41,6 +53,28 @@ public record Decision(
             throw new IllegalArgumentException(
                     "an allowed decision has no retry-after, was " + retryAfterMicros + " µs");
         }
+    }
+
+    /** Creates a decision that the store made: not degraded. */
+    public Decision(
+            boolean allowed,
+            Limit limit,
+            int limitIndex,
+            long remaining,
+            long retryAfterMicros,
+            long resetAfterMicros) {
+        this(allowed, limit, limitIndex, remaining, retryAfterMicros, resetAfterMicros, null);
+    }
+
+    /** Returns whether a failure policy made this decision because the store could not. */
+    public boolean degraded() {
+        return degradation != null;
+    }
+
+    /** Returns this decision, marked as made by a failure policy for the given reason. */
+    public Decision degradedBy(Degradation degradation) {
+        Objects.requireNonNull(degradation, "degradation");
+        return new Decision(allowed, limit, limitIndex, remaining, retryAfterMicros, resetAfterMicros, degradation);
     }
 
     /** Returns {@link #retryAfterMicros()} as a duration: zero for an allowed request. */

@@ -2,88 +2,122 @@ package io.tollgate.redis;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
 import io.tollgate.Decision;
+import io.tollgate.Degradation;
+import io.tollgate.FailurePolicy;
+import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
+import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
-import io.tollgate.StoreException;
 import io.tollgate.TimeSource;
 import io.tollgate.spi.Arguments;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
 /**
  * A {@link RateLimiter} whose buckets live in Redis, so that every instance of a service enforces one
  * limit together. Each decision is one atomic Lua script ({@code token_bucket.lua}): read the bucket,
  * refill it, take the cost, write it back, in one round trip. The script computes exactly what {@link
- * io.tollgate.InMemoryRateLimiter} computes, in the same integer units.
+ * InMemoryRateLimiter} computes, in the same integer units.
  *
  * <p><b>Time</b> comes from Redis ({@code TIME}), not from the calling JVM, so instances whose clocks
  * disagree still share one limit. For deterministic tests, {@link Builder#clientClock(TimeSource)} sends
  * the caller's time instead.
  *
- * <p><b>Keys.</b> All limits of a policy live in one hash, {@code PREFIX + policy + ":" + key}, so a
+ * <p><b>Keys.</b> All limits of a policy live in one key, {@code PREFIX + policy + ":" + key}, so a
  * decision touches one key and works unchanged on Redis Cluster. The key expires when every limit is full
  * again. Client keys longer than 256 bytes are hashed.
  *
+ * <p><b>When Redis fails</b>, no exception reaches the caller. Every decision completes within the {@link
+ * Builder#timeout(Duration) time budget} (default {@value #DEFAULT_TIMEOUT_MILLIS} ms); if Redis is down,
+ * hanging, too slow or answering errors, the {@link FailurePolicy} decides instead and the decision says so
+ * ({@link Decision#degraded()}). After repeated failures a circuit breaker stops calling Redis for a short,
+ * growing pause, and lets a probe through to find out when it is back. Refusals are remembered locally
+ * until they end (the deny cache), so a client hammering an empty bucket costs no Redis calls. Bad
+ * arguments still throw {@link IllegalArgumentException}.
+ *
  * <p>Works with standalone Redis ({@code redis://}, {@code rediss://}), Sentinel ({@code
  * redis-sentinel://}) and Redis Cluster, Redis 6.2 or newer. Thread-safe; one instance serves a whole
- * application over one multiplexed connection. The asynchronous form never blocks the caller; the
- * synchronous one waits for it at most {@link Builder#timeout(Duration)}. An asynchronous call times out
- * with the client's command timeout: {@code timeout} for a client the limiter creates, the application's
- * own settings for a client or connection it is given. When Redis fails, decisions fail with a {@link
- * StoreException} that names the key and the cause.
+ * application over one multiplexed connection.
  */
 public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
     /** The default prefix of every key this limiter writes. */
     public static final String DEFAULT_KEY_PREFIX = "tollgate:";
 
-    /** The default time the synchronous methods wait for Redis. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
+    /** The default time budget of a decision, in milliseconds. */
+    public static final long DEFAULT_TIMEOUT_MILLIS = 50;
+
+    /** The default bound on refusals remembered by the deny cache. */
+    public static final long DEFAULT_DENY_CACHE_KEYS = 100_000;
+
+    /** How long a degraded refusal ({@link FailurePolicy#DENY}) tells the client to wait. */
+    static final long DEGRADED_RETRY_MICROS = 1_000_000;
 
     private static final byte[] REDIS_TIME = new byte[0];
+
+    /**
+     * Lettuce's own command timeout, for clients the limiter creates: not the time budget (the limiter
+     * enforces that itself), but a bound on how long a command that nobody waits for any more stays queued
+     * on a hung connection. Shorter would also cut off Lettuce's handshake and topology commands.
+     */
+    private static final TimeoutOptions STALE_COMMANDS = TimeoutOptions.enabled(Duration.ofSeconds(5));
+
     private static final int MAX_CACHED_POLICIES = 1_024;
 
-    private final RedisScriptingAsyncCommands<byte[], byte[]> redis;
-    private final List<AutoCloseable> owned;
+    private final RedisConnector connector;
     private final TokenBucketScript script = new TokenBucketScript();
     private final BucketKeys keys;
     private final TimeSource clientClock;
     private final TimeSource timeSource;
     private final Duration timeout;
+    private final FailurePolicy failurePolicy;
+    private final Map<String, FailurePolicy> failurePolicies;
+    private final int expectedInstances;
+    private final CircuitBreaker breaker;
+    private final DenyCache denyCache;
+    private final InMemoryRateLimiter local;
+    private final MetricsRecorder metrics;
     private final Map<Policy, byte[][]> policyArguments = new ConcurrentHashMap<>();
+    private final Map<Policy, Policy> localPolicies = new ConcurrentHashMap<>();
 
-    private RedisRateLimiter(
-            Builder builder, RedisScriptingAsyncCommands<byte[], byte[]> redis, List<AutoCloseable> owned) {
-        this.redis = redis;
-        this.owned = owned;
+    private RedisRateLimiter(Builder builder, RedisConnector connector) {
+        this.connector = connector;
         this.keys = new BucketKeys(builder.keyPrefix);
         this.clientClock = builder.clientClock;
         this.timeSource = builder.clientClock != null ? builder.clientClock : builder.timeSource;
         this.timeout = builder.timeout;
+        this.failurePolicy = builder.failurePolicy;
+        this.failurePolicies = Map.copyOf(builder.failurePolicies);
+        this.expectedInstances = builder.expectedInstances;
+        this.breaker = new CircuitBreaker(
+                builder.breakerThreshold, micros(builder.breakerFirstPause), micros(builder.breakerLongestPause));
+        this.denyCache = builder.denyCacheKeys > 0 ? new DenyCache(builder.denyCacheKeys, timeSource) : null;
+        this.local = InMemoryRateLimiter.builder().timeSource(timeSource).build();
+        this.metrics = builder.metrics;
+        metrics.watch(breaker::state);
     }
 
     /** Returns a builder; give it exactly one way to reach Redis. */
@@ -91,50 +125,91 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return new Builder();
     }
 
+    /**
+     * Decides within the time budget. If Redis cannot decide, the failure policy does, and the decision is
+     * {@linkplain Decision#degraded() degraded}.
+     *
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws NullPointerException if the key or policy is null
+     */
     @Override
     public Decision tryAcquire(String key, Policy policy, long cost) {
-        byte[] bucketKey = bucketKey(key, policy, cost);
-        return await(bucketKey, call(bucketKey, policy, cost, 0)).decision(policy);
+        return tryAcquireAsync(key, policy, cost).toCompletableFuture().join();
     }
 
+    /**
+     * Decides without blocking; the stage completes within the time budget and never exceptionally for a
+     * Redis fault. It may complete on Lettuce's I/O thread: do not block in its callbacks.
+     *
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws NullPointerException if the key or policy is null
+     */
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
-        byte[] bucketKey = bucketKey(key, policy, cost);
-        return call(bucketKey, policy, cost, 0).handle((reply, failure) -> {
-            if (failure != null) {
-                throw new CompletionException(failure(bucketKey, failure));
-            }
-            return reply.decision(policy);
+        Arguments.checkRequest(key, policy, cost);
+        long now = timeSource.nowMicros();
+        Decision cached = denyCache == null ? null : denyCache.refusal(policy, key, cost, now);
+        if (cached != null) {
+            metrics.deniedFromCache(policy);
+            return CompletableFuture.completedFuture(cached);
+        }
+        return call(key, policy, cost, 0, now).thenApply(answer -> {
+            Decision decision = answer.reply != null
+                    ? answer.reply.decision(policy)
+                    : fallback(key, policy, cost, answer.degradation);
+            metrics.decided(policy, decision);
+            return decision;
         });
     }
 
+    /**
+     * Blocks until the tokens are taken, reserving them ahead in Redis so that waiting callers on every
+     * instance are served in turn. If Redis cannot decide, the failure policy does: {@code ALLOW} returns
+     * true at once, {@code DENY} false, {@code LOCAL} waits on the in-memory limiter.
+     *
+     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws IllegalArgumentException if the key is empty, the cost is out of range or maxWait is negative
+     * @throws NullPointerException if an argument is null
+     */
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
-        byte[] bucketKey = bucketKey(key, policy, cost);
+        Arguments.checkRequest(key, policy, cost);
         long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
-        ScriptReply reply = await(bucketKey, call(bucketKey, policy, cost, maxWaitMicros));
-        if (!reply.allowed()) {
+        long now = timeSource.nowMicros();
+        if (denyCache != null && denyCache.refusedForMicros(policy, key, cost, now) > maxWaitMicros) {
+            metrics.deniedFromCache(policy);
             return false;
         }
-        timeSource.sleepMicros(reply.waitMicros());
+        Answer answer = call(key, policy, cost, maxWaitMicros, now).join();
+        if (answer.reply == null) {
+            FailurePolicy fallback = failurePolicy(policy);
+            metrics.decided(policy, degradedDecision(policy, fallback == FailurePolicy.ALLOW, answer.degradation));
+            return switch (fallback) {
+                case ALLOW -> true;
+                case DENY -> false;
+                case LOCAL -> {
+                    Policy localPolicy = localPolicy(policy);
+                    yield cost <= localPolicy.maxCost() && local.acquire(key, localPolicy, cost, maxWait);
+                }
+            };
+        }
+        metrics.decided(policy, answer.reply.decision(policy));
+        if (!answer.reply.allowed()) {
+            return false;
+        }
+        timeSource.sleepMicros(answer.reply.waitMicros());
         return true;
     }
 
     /** Closes the connections and clients this limiter created; those given to it stay open. */
     @Override
     public void close() {
-        for (AutoCloseable resource : owned) {
-            try {
-                resource.close();
-            } catch (Exception e) {
-                throw new IllegalStateException("closing the Redis connection failed", e);
-            }
-        }
+        connector.close();
     }
 
     @Override
     public String toString() {
-        return "RedisRateLimiter[script " + script.digest() + (clientClock != null ? ", client clock]" : "]");
+        return "RedisRateLimiter[" + connector.target() + ", on failure " + failurePolicy + "]";
     }
 
     /** Returns the SHA-1 digest under which Redis caches the token bucket script. */
@@ -142,27 +217,114 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return script.digest();
     }
 
-    private byte[] bucketKey(String key, Policy policy, long cost) {
-        Arguments.checkRequest(key, policy, cost);
-        return keys.key(policy.name(), key);
+    /** Returns the circuit breaker's state; for tests and metrics. */
+    CircuitBreaker.State breakerState() {
+        return breaker.state();
     }
 
+    /** What Redis answered, or why it could not. */
+    private record Answer(ScriptReply reply, Degradation degradation) {}
+
     /**
-     * Runs the script. The stage completes with Redis's reply, or with Lettuce's failure, such as a timeout
-     * that the client's timeout options raise.
+     * Runs the script within the time budget, unless the circuit breaker is open. The stage always completes
+     * normally, within the budget, with the reply or with why there is none.
      */
-    private CompletableFuture<ScriptReply> call(byte[] bucketKey, Policy policy, long cost, long maxWaitMicros) {
+    private CompletableFuture<Answer> call(String key, Policy policy, long cost, long maxWaitMicros, long now) {
+        if (!breaker.tryCall(now)) {
+            metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
+            return CompletableFuture.completedFuture(new Answer(
+                    null,
+                    degradation(
+                            policy, Degradation.Cause.CIRCUIT_OPEN, "Redis failed repeatedly; not called for now")));
+        }
+        var redis = connector.commands();
+        if (redis == null) {
+            return CompletableFuture.completedFuture(failed(
+                    policy,
+                    new StoreFailure(
+                            Degradation.Cause.UNREACHABLE, "not connected to Redis at " + connector.target(), true)));
+        }
+        byte[] bucketKey = keys.key(policy.name(), key);
         byte[][] fixed = policyArguments(policy);
         byte[][] args = new byte[fixed.length + 3][];
         args[0] = clientClock == null ? REDIS_TIME : ascii(clientClock.nowMicros());
         args[1] = ascii(cost);
         args[2] = ascii(maxWaitMicros);
         System.arraycopy(fixed, 0, args, 3, fixed.length);
+        CompletableFuture<List<Object>> reply;
         try {
-            return script.run(redis, bucketKey, args).thenApply(ScriptReply::of);
+            reply = script.run(redis, bucketKey, args);
         } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
+            reply = CompletableFuture.failedFuture(e);
         }
+        return reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((answer, failure) -> {
+            if (failure != null) {
+                return failed(policy, StoreFailure.classify(failure, timeout, bucketKey));
+            }
+            breaker.onSuccess();
+            metrics.answered(Math.max(0, timeSource.nowMicros() - now));
+            ScriptReply scriptReply = ScriptReply.of(answer);
+            if (denyCache != null) {
+                denyCache.update(policy, key, cost, now, scriptReply.decision(policy));
+            }
+            return new Answer(scriptReply, null);
+        });
+    }
+
+    private Answer failed(Policy policy, StoreFailure failure) {
+        if (failure.redisFault()) {
+            breaker.onFailure(timeSource.nowMicros());
+        } else {
+            breaker.onSuccess(); // Redis answered; only this key's value is wrong
+        }
+        metrics.failed(failure.cause());
+        return new Answer(null, degradation(policy, failure.cause(), failure.detail()));
+    }
+
+    private Degradation degradation(Policy policy, Degradation.Cause cause, String detail) {
+        return new Degradation(cause, failurePolicy(policy), detail);
+    }
+
+    /** Decides by the failure policy, without Redis. */
+    private Decision fallback(String key, Policy policy, long cost, Degradation degradation) {
+        return switch (degradation.fallback()) {
+            case ALLOW -> degradedDecision(policy, true, degradation);
+            case DENY -> degradedDecision(policy, false, degradation);
+            case LOCAL -> {
+                Policy localPolicy = localPolicy(policy);
+                yield cost <= localPolicy.maxCost()
+                        ? local.tryAcquire(key, localPolicy, cost).degradedBy(degradation)
+                        : degradedDecision(policy, false, degradation);
+            }
+        };
+    }
+
+    /** A decision made without any bucket: the first limit, as if full (allowed) or empty (refused). */
+    private static Decision degradedDecision(Policy policy, boolean allowed, Degradation degradation) {
+        Limit limit = policy.limits().get(0);
+        return new Decision(
+                allowed, limit, 0, allowed ? limit.capacity() : 0, allowed ? 0 : DEGRADED_RETRY_MICROS, 0, degradation);
+    }
+
+    private FailurePolicy failurePolicy(Policy policy) {
+        return failurePolicies.getOrDefault(policy.name(), failurePolicy);
+    }
+
+    /** Returns the policy the local fallback enforces: this instance's share of it. */
+    private Policy localPolicy(Policy policy) {
+        if (expectedInstances == 1) {
+            return policy;
+        }
+        return localPolicies.computeIfAbsent(policy, p -> {
+            List<Limit> shares = new ArrayList<>();
+            for (Limit limit : p.limits()) {
+                long capacity = Math.max(1, (limit.capacity() + expectedInstances - 1) / expectedInstances);
+                shares.add(Limit.of(
+                        capacity,
+                        Rate.of(limit.refill().tokens(), limit.refill().period().multipliedBy(expectedInstances))));
+            }
+            return new Policy(p.name(), shares);
+        });
     }
 
     /** Returns the policy's part of the script's arguments: "C,P,N;..." and then C, P, N of each limit. */
@@ -192,35 +354,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return args;
     }
 
-    private StoreException failure(byte[] bucketKey, Throwable failure) {
-        Throwable cause = TokenBucketScript.unwrap(failure);
-        String what = cause instanceof TimeoutException || cause instanceof RedisCommandTimeoutException
-                ? "did not answer within " + timeout.toMillis() + " ms"
-                : "failed: " + cause.getMessage();
-        return new StoreException(
-                "Redis " + what + " (deciding for key '" + BucketKeys.describe(bucketKey) + "')", cause);
-    }
-
-    /** Waits for a reply at most the timeout. */
-    private <T> T await(byte[] bucketKey, CompletableFuture<T> future) {
-        try {
-            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            throw failure(bucketKey, e.getCause());
-        } catch (TimeoutException e) {
-            future.cancel(false);
-            throw failure(bucketKey, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            future.cancel(false);
-            throw new StoreException(
-                    "interrupted while waiting for Redis (deciding for key '" + BucketKeys.describe(bucketKey) + "')",
-                    e);
-        }
-    }
-
     private static byte[] ascii(long value) {
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static long micros(Duration duration) {
+        return Arguments.maxWaitMicros(duration);
     }
 
     /**
@@ -239,7 +378,15 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         private String keyPrefix = DEFAULT_KEY_PREFIX;
         private TimeSource clientClock;
         private TimeSource timeSource = TimeSource.system();
-        private Duration timeout = DEFAULT_TIMEOUT;
+        private Duration timeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
+        private FailurePolicy failurePolicy = FailurePolicy.LOCAL;
+        private final Map<String, FailurePolicy> failurePolicies = new HashMap<>();
+        private int expectedInstances = 1;
+        private int breakerThreshold = 5;
+        private Duration breakerFirstPause = Duration.ofMillis(100);
+        private Duration breakerLongestPause = Duration.ofSeconds(1);
+        private long denyCacheKeys = DEFAULT_DENY_CACHE_KEYS;
+        private MetricsRecorder metrics = MetricsRecorder.NONE;
 
         private Builder() {}
 
@@ -299,7 +446,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         /**
          * Sends the time of {@code clock} with every decision instead of using Redis's own: for deterministic
          * tests only. Instances whose clocks disagree would then disagree on limits. The limiter also sleeps
-         * on this clock in {@link RateLimiter#acquire}.
+         * on this clock in {@link RateLimiter#acquire}, and measures its time budget's bookkeeping by it.
          */
         public Builder clientClock(TimeSource clock) {
             this.clientClock = Objects.requireNonNull(clock, "clock");
@@ -313,8 +460,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         }
 
         /**
-         * Sets how long a decision may take before it fails with a {@link StoreException} (default one
-         * second).
+         * Sets the time budget of a decision (default {@value RedisRateLimiter#DEFAULT_TIMEOUT_MILLIS} ms): if
+         * Redis has not answered by then, the failure policy decides.
          *
          * @throws IllegalArgumentException if timeout is not positive
          */
@@ -327,12 +474,87 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             return this;
         }
 
+        /** Sets what decides when Redis cannot (default {@link FailurePolicy#LOCAL}). */
+        public Builder failurePolicy(FailurePolicy failurePolicy) {
+            this.failurePolicy = Objects.requireNonNull(failurePolicy, "failurePolicy");
+            return this;
+        }
+
+        /** Sets what decides for the policy named {@code policyName} when Redis cannot, overriding the default. */
+        public Builder failurePolicy(String policyName, FailurePolicy failurePolicy) {
+            failurePolicies.put(
+                    Objects.requireNonNull(policyName, "policyName"),
+                    Objects.requireNonNull(failurePolicy, "failurePolicy"));
+            return this;
+        }
+
         /**
-         * Connects and returns the limiter.
+         * Sets how many instances share the load (default 1), so that the {@code LOCAL} fallback enforces
+         * this instance's share of each limit: capacity and rate divided by {@code instances}.
+         *
+         * @throws IllegalArgumentException if instances is below 1
+         */
+        public Builder expectedInstances(int instances) {
+            if (instances < 1) {
+                throw new IllegalArgumentException("expectedInstances must be at least 1, was " + instances);
+            }
+            this.expectedInstances = instances;
+            return this;
+        }
+
+        /**
+         * Sets the circuit breaker: it opens after {@code consecutiveFailures} failed calls in a row, for
+         * {@code firstPause} (default 5 failures, 100 ms), and each failed probe doubles the pause up to
+         * {@code longestPause} (default one second, so that decisions return to Redis within about a second
+         * of it coming back).
+         *
+         * @throws IllegalArgumentException if consecutiveFailures is below 1, or a pause is not positive or
+         *     the first is longer than the longest
+         */
+        public Builder circuitBreaker(int consecutiveFailures, Duration firstPause, Duration longestPause) {
+            Objects.requireNonNull(firstPause, "firstPause");
+            Objects.requireNonNull(longestPause, "longestPause");
+            if (consecutiveFailures < 1) {
+                throw new IllegalArgumentException(
+                        "consecutiveFailures must be at least 1, was " + consecutiveFailures);
+            }
+            if (firstPause.isNegative() || firstPause.isZero() || longestPause.compareTo(firstPause) < 0) {
+                throw new IllegalArgumentException("pauses must be positive and firstPause (" + firstPause
+                        + ") no longer than longestPause (" + longestPause + ")");
+            }
+            this.breakerThreshold = consecutiveFailures;
+            this.breakerFirstPause = firstPause;
+            this.breakerLongestPause = longestPause;
+            return this;
+        }
+
+        /**
+         * Sets how many refusals the deny cache remembers (default {@value
+         * RedisRateLimiter#DEFAULT_DENY_CACHE_KEYS}); 0 turns it off.
+         *
+         * @throws IllegalArgumentException if keys is negative
+         */
+        public Builder denyCache(long keys) {
+            if (keys < 0) {
+                throw new IllegalArgumentException("deny cache size must not be negative, was " + keys);
+            }
+            this.denyCacheKeys = keys;
+            return this;
+        }
+
+        /** Records metrics to Micrometer (see {@link MicrometerMetrics} for names and tags). */
+        public Builder metrics(MicrometerMetrics metrics) {
+            this.metrics = Objects.requireNonNull(metrics, "metrics");
+            return this;
+        }
+
+        /**
+         * Returns the limiter. When it opens its own connection and Redis is not reachable yet, it waits up
+         * to two seconds for it, then returns anyway: until Redis answers, the failure policy decides, and
+         * the limiter keeps trying to connect every second.
          *
          * @throws IllegalStateException unless exactly one way to reach Redis was given
-         * @throws IllegalArgumentException if the URI is not a Redis URI
-         * @throws StoreException if Redis cannot be reached
+         * @throws IllegalArgumentException if a URI is not a Redis URI
          */
         public RedisRateLimiter build() {
             long given = Stream.of(uri, clusterUris, client, clusterClient, connection, clusterConnection)
@@ -342,75 +564,72 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 throw new IllegalStateException("give exactly one of uri, clusterUris, client, clusterClient, "
                         + "connection or clusterConnection; " + given + " were given");
             }
-            try {
-                return connect();
-            } catch (IllegalArgumentException | IllegalStateException e) {
-                throw e;
-            } catch (RuntimeException e) {
-                throw new StoreException("cannot connect to Redis: " + e.getMessage(), e);
-            }
+            return new RedisRateLimiter(this, connector());
         }
 
-        private RedisRateLimiter connect() {
-            List<AutoCloseable> owned = new ArrayList<>();
-            try {
-                return connect(owned);
-            } catch (RuntimeException e) {
-                for (AutoCloseable resource : owned) {
-                    try {
-                        resource.close();
-                    } catch (Exception suppressed) {
-                        e.addSuppressed(suppressed);
-                    }
-                }
-                throw e;
+        private RedisConnector connector() {
+            if (connection != null) {
+                return RedisConnector.of(connection.async());
             }
-        }
-
-        private RedisRateLimiter connect(List<AutoCloseable> owned) {
-            if (uri != null) {
-                RedisClient created = RedisClient.create(redisUri(uri));
-                created.setOptions(ClientOptions.builder()
-                        .timeoutOptions(TimeoutOptions.enabled(timeout))
-                        .build());
-                owned.add(created::shutdown);
-                return standalone(created, owned);
+            if (clusterConnection != null) {
+                return RedisConnector.of(clusterConnection.async());
             }
             if (client != null) {
-                return standalone(client, owned);
-            }
-            if (connection != null) {
-                return new RedisRateLimiter(this, connection.async(), owned);
-            }
-            if (clusterUris != null) {
-                RedisClusterClient created = RedisClusterClient.create(
-                        clusterUris.stream().map(Builder::redisUri).toList());
-                created.setOptions(ClusterClientOptions.builder()
-                        .timeoutOptions(TimeoutOptions.enabled(timeout))
-                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                                .enableAllAdaptiveRefreshTriggers()
-                                .enablePeriodicRefresh(Duration.ofSeconds(30))
-                                .build())
-                        .build());
-                owned.add(created::shutdown);
-                return cluster(created, owned);
+                return RedisConnector.connecting(
+                        "an application's client",
+                        () -> CompletableFuture.supplyAsync(() -> client.connect(ByteArrayCodec.INSTANCE)),
+                        StatefulRedisConnection::async,
+                        List.of());
             }
             if (clusterClient != null) {
-                return cluster(clusterClient, owned);
+                return RedisConnector.connecting(
+                        "an application's cluster client",
+                        () -> CompletableFuture.supplyAsync(() -> clusterClient.connect(ByteArrayCodec.INSTANCE)),
+                        StatefulRedisClusterConnection::async,
+                        List.of());
             }
-            return new RedisRateLimiter(this, clusterConnection.async(), owned);
+            ClientResources resources = ClientResources.builder()
+                    .reconnectDelay(
+                            Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                    .build();
+            SocketOptions socket = SocketOptions.builder()
+                    .connectTimeout(Duration.ofSeconds(1))
+                    .build();
+            if (uri != null) {
+                RedisURI redisUri = redisUri(uri);
+                RedisClient created = RedisClient.create(resources, redisUri);
+                created.setOptions(ClientOptions.builder()
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .socketOptions(socket)
+                        .timeoutOptions(STALE_COMMANDS)
+                        .build());
+                return RedisConnector.connecting(
+                        redacted(redisUri),
+                        () -> created.connectAsync(ByteArrayCodec.INSTANCE, redisUri),
+                        StatefulRedisConnection::async,
+                        List.of(created::shutdown, resources::shutdown));
+            }
+            // A cluster client loads the topology before it connects, which only its blocking connect() does.
+            List<RedisURI> seeds = clusterUris.stream().map(Builder::redisUri).toList();
+            RedisClusterClient created = RedisClusterClient.create(resources, seeds);
+            created.setOptions(ClusterClientOptions.builder()
+                    // Not REJECT_COMMANDS: node connections open lazily, and would reject the first command.
+                    .socketOptions(socket)
+                    .timeoutOptions(STALE_COMMANDS)
+                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                            .enableAllAdaptiveRefreshTriggers()
+                            .enablePeriodicRefresh(Duration.ofSeconds(5))
+                            .build())
+                    .build());
+            return RedisConnector.connecting(
+                    "cluster " + seeds.stream().map(Builder::redacted).toList(),
+                    () -> CompletableFuture.supplyAsync(() -> created.connect(ByteArrayCodec.INSTANCE)),
+                    StatefulRedisClusterConnection::async,
+                    List.of(created::shutdown, resources::shutdown));
         }
 
-        private RedisRateLimiter standalone(RedisClient redisClient, List<AutoCloseable> owned) {
-            StatefulRedisConnection<byte[], byte[]> opened = redisClient.connect(ByteArrayCodec.INSTANCE);
-            owned.add(0, opened);
-            return new RedisRateLimiter(this, opened.async(), owned);
-        }
-
-        private RedisRateLimiter cluster(RedisClusterClient redisClient, List<AutoCloseable> owned) {
-            StatefulRedisClusterConnection<byte[], byte[]> opened = redisClient.connect(ByteArrayCodec.INSTANCE);
-            owned.add(0, opened);
-            return new RedisRateLimiter(this, opened.async(), owned);
+        private static String redacted(RedisURI uri) {
+            return uri.getHost() + ":" + uri.getPort();
         }
 
         private static RedisURI redisUri(String text) {

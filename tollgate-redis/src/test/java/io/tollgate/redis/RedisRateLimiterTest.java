@@ -4,15 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tollgate.Decision;
+import io.tollgate.Degradation;
+import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
-import io.tollgate.StoreException;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -21,6 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 class RedisRateLimiterTest {
+
+    /** Not a test of failures: a budget that a busy machine cannot blow, so no decision degrades. */
+    private static final Duration PATIENT = Duration.ofSeconds(5);
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
@@ -34,6 +37,7 @@ class RedisRateLimiterTest {
     void connect() {
         redis.server().command("FLUSHALL");
         limiter = RedisRateLimiter.builder()
+                .timeout(PATIENT)
                 .uri(redis.server().uri())
                 .clientClock(time)
                 .build();
@@ -94,6 +98,7 @@ class RedisRateLimiterTest {
     @Test
     void usesTheConfiguredKeyPrefix() {
         try (RedisRateLimiter prefixed = RedisRateLimiter.builder()
+                .timeout(PATIENT)
                 .uri(redis.server().uri())
                 .keyPrefix("myapp:rl:")
                 .build()) {
@@ -124,8 +129,10 @@ class RedisRateLimiterTest {
 
         @Test
         void expiresOnceTheBucketIsFullAgain() throws InterruptedException {
-            try (RedisRateLimiter redisTime =
-                    RedisRateLimiter.builder().uri(redis.server().uri()).build()) {
+            try (RedisRateLimiter redisTime = RedisRateLimiter.builder()
+                    .timeout(PATIENT)
+                    .uri(redis.server().uri())
+                    .build()) {
                 redisTime.tryAcquire("alice", TEN_PER_SECOND, 2); // full again in 200 ms
 
                 long ttl = (Long) redis.server().command("PTTL", "tollgate:ten:alice");
@@ -141,34 +148,36 @@ class RedisRateLimiterTest {
         }
 
         @Test
-        void aKeyOfAnotherTypeFailsWithAClearException() {
+        void aKeyOfAnotherTypeGivesADegradedDecisionThatNamesTheError() {
             redis.server().command("HSET", "tollgate:ten:mallory", "field", "someone else's hash");
 
-            assertThatThrownBy(() -> limiter.tryAcquire("mallory", TEN_PER_SECOND))
-                    .isInstanceOf(StoreException.class)
-                    .hasMessageContaining("tollgate:ten:mallory")
-                    .hasMessageContaining("WRONGTYPE");
+            Decision decision = limiter.tryAcquire("mallory", TEN_PER_SECOND);
+
+            assertThat(decision.degraded()).isTrue();
+            assertThat(decision.degradation().cause()).isEqualTo(Degradation.Cause.ERROR_REPLY);
+            assertThat(decision.degradation().detail())
+                    .contains("tollgate:ten:mallory")
+                    .contains("WRONGTYPE");
         }
 
         @Test
-        void aKeyHoldingSomeoneElsesStringFailsWithAClearException() {
+        void aKeyHoldingSomeoneElsesStringIsLeftAloneAndNamedInTheDegradation() {
             redis.server().command("SET", "tollgate:ten:mallory", "someone else's value");
 
-            assertThatThrownBy(() -> limiter.tryAcquire("mallory", TEN_PER_SECOND))
-                    .isInstanceOf(StoreException.class)
-                    .hasMessageContaining("holds a value that is not a Tollgate bucket");
+            Decision decision = limiter.tryAcquire("mallory", TEN_PER_SECOND);
+
+            assertThat(decision.degradation().detail()).contains("holds a value that is not a Tollgate bucket");
             assertThat(redis.server().command("GET", "tollgate:ten:mallory")).isEqualTo("someone else's value");
         }
 
         @Test
-        void theAsynchronousFormFailsTheStageWithTheSameException() {
+        void theAsynchronousFormCompletesNormallyWithTheDegradedDecision() {
             redis.server().command("HSET", "tollgate:ten:mallory", "field", "x");
 
             assertThat(limiter.tryAcquireAsync("mallory", TEN_PER_SECOND, 1).toCompletableFuture())
-                    .failsWithin(Duration.ofSeconds(5))
-                    .withThrowableOfType(ExecutionException.class)
-                    .withCauseInstanceOf(StoreException.class)
-                    .withMessageContaining("WRONGTYPE");
+                    .succeedsWithin(Duration.ofSeconds(5))
+                    .satisfies(decision ->
+                            assertThat(decision.degradation().detail()).contains("WRONGTYPE"));
         }
 
         @Test
@@ -254,7 +263,7 @@ class RedisRateLimiterTest {
             String uri = "redis://limiter:s3cret@127.0.0.1:" + redis.server().port();
 
             try (RedisRateLimiter authenticated =
-                    RedisRateLimiter.builder().uri(uri).build()) {
+                    RedisRateLimiter.builder().timeout(PATIENT).uri(uri).build()) {
                 assertThat(authenticated.tryAcquire("alice", TEN_PER_SECOND).allowed())
                         .isTrue();
             } finally {
@@ -267,8 +276,10 @@ class RedisRateLimiterTest {
             io.lettuce.core.RedisClient client =
                     io.lettuce.core.RedisClient.create(redis.server().uri());
             try {
-                try (RedisRateLimiter shared =
-                        RedisRateLimiter.builder().client(client).build()) {
+                try (RedisRateLimiter shared = RedisRateLimiter.builder()
+                        .timeout(PATIENT)
+                        .client(client)
+                        .build()) {
                     shared.tryAcquire("alice", TEN_PER_SECOND);
                 }
                 try (var connection = client.connect()) {
@@ -301,12 +312,22 @@ class RedisRateLimiterTest {
         }
 
         @Test
-        void reportsARedisThatCannotBeReached() {
-            assertThatThrownBy(() -> RedisRateLimiter.builder()
-                            .uri("redis://127.0.0.1:1")
-                            .build())
-                    .isInstanceOf(StoreException.class)
-                    .hasMessageContaining("cannot connect to Redis");
+        void startsWhileRedisIsUnreachableAndDecidesByTheFailurePolicy() {
+            long start = System.nanoTime();
+            try (RedisRateLimiter unreachable = RedisRateLimiter.builder()
+                    .uri("redis://127.0.0.1:1")
+                    .failurePolicy(FailurePolicy.DENY)
+                    .build()) {
+                long builtMillis = (System.nanoTime() - start) / 1_000_000;
+
+                Decision decision = unreachable.tryAcquire("alice", TEN_PER_SECOND);
+
+                assertThat(builtMillis).isLessThan(3_000);
+                assertThat(decision.allowed()).isFalse();
+                assertThat(decision.degradation().fallback()).isEqualTo(FailurePolicy.DENY);
+                assertThat(decision.degradation().cause()).isEqualTo(Degradation.Cause.UNREACHABLE);
+                assertThat(decision.degradation().detail()).contains("127.0.0.1:1");
+            }
         }
     }
 

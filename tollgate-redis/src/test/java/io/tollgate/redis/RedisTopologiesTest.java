@@ -9,11 +9,15 @@ import io.tollgate.Rate;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisServer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The limiter over TLS, through Sentinel and on Redis Cluster. */
 class RedisTopologiesTest {
+
+    /** Not a test of failures: a budget that a busy machine cannot blow, so no decision degrades. */
+    private static final Duration PATIENT = Duration.ofSeconds(5);
 
     private static final Policy FIVE = Policy.of("five", Limit.of(5, Rate.perMinute(5)));
 
@@ -21,6 +25,7 @@ class RedisTopologiesTest {
     void worksOverTls() {
         try (RedisServer server = RedisServer.startWithTls();
                 RedisRateLimiter limiter = RedisRateLimiter.builder()
+                        .timeout(PATIENT)
                         // the test certificate is self-signed: skip verification, for this test only
                         .uri("rediss://127.0.0.1:" + server.tlsPort() + "?verifyPeer=NONE")
                         .build()) {
@@ -36,6 +41,7 @@ class RedisTopologiesTest {
         try (RedisServer master = RedisServer.start();
                 RedisServer sentinel = RedisServer.startSentinel(master, "mymaster");
                 RedisRateLimiter limiter = RedisRateLimiter.builder()
+                        .timeout(PATIENT)
                         .uri(sentinel.sentinelUri("mymaster"))
                         .build()) {
             limiter.tryAcquire("alice", FIVE, 5);
@@ -48,8 +54,10 @@ class RedisTopologiesTest {
     @Test
     void spreadsKeysOverEveryMasterOfACluster() {
         try (RedisCluster cluster = RedisCluster.start(3);
-                RedisRateLimiter limiter =
-                        RedisRateLimiter.builder().clusterUris(cluster.uris()).build()) {
+                RedisRateLimiter limiter = RedisRateLimiter.builder()
+                        .timeout(PATIENT)
+                        .clusterUris(cluster.uris())
+                        .build()) {
             for (int i = 0; i < 300; i++) {
                 limiter.tryAcquire("client-" + i, FIVE, 5);
             }
@@ -66,8 +74,10 @@ class RedisTopologiesTest {
     @Test
     void reloadsTheScriptOnTheClusterNodeThatLostIt() {
         try (RedisCluster cluster = RedisCluster.start(3);
-                RedisRateLimiter limiter =
-                        RedisRateLimiter.builder().clusterUris(cluster.uris()).build()) {
+                RedisRateLimiter limiter = RedisRateLimiter.builder()
+                        .timeout(PATIENT)
+                        .clusterUris(cluster.uris())
+                        .build()) {
             limiter.tryAcquire("alice", FIVE, 2);
             RedisServer owner =
                     cluster.masterForSlot(RedisCluster.slot("tollgate:five:alice".getBytes(StandardCharsets.UTF_8)));

@@ -1,0 +1,97 @@
+package io.tollgate.redis;
+
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Stops calling Redis while it is failing, so that callers get their fallback at once instead of waiting
+ * out a time budget on every request.
+ *
+ * <p>Closed, it lets every call through and counts consecutive failures; after {@code threshold} of them
+ * it opens for a pause. Open, it lets nothing through until the pause is over; then the next call is let
+ * through as a probe (half-open) while every other call still gets the fallback. A successful probe closes
+ * the breaker; a failed one opens it again for twice as long, up to {@code longestPause}. Any success
+ * resets the count and the pause.
+ *
+ * <p>Lock-free: the state is one immutable object swapped by compare-and-set.
+ */
+final class CircuitBreaker {
+
+    /** The state, for metrics: closed 0, half-open 1, open 2. */
+    enum State {
+        CLOSED,
+        HALF_OPEN,
+        OPEN
+    }
+
+    private record Snapshot(State state, int failures, long pauseMicros, long openUntilMicros) {}
+
+    private final int threshold;
+    private final long firstPauseMicros;
+    private final long longestPauseMicros;
+    private final AtomicReference<Snapshot> snapshot;
+
+    CircuitBreaker(int threshold, long firstPauseMicros, long longestPauseMicros) {
+        this.threshold = threshold;
+        this.firstPauseMicros = firstPauseMicros;
+        this.longestPauseMicros = longestPauseMicros;
+        this.snapshot = new AtomicReference<>(closed());
+    }
+
+    /** Returns whether a call may go to Redis now; if it opens a half-open probe, this call is the probe. */
+    boolean tryCall(long nowMicros) {
+        for (; ; ) {
+            Snapshot current = snapshot.get();
+            switch (current.state) {
+                case CLOSED:
+                    return true;
+                case HALF_OPEN:
+                    return false; // one probe at a time
+                default:
+                    if (nowMicros < current.openUntilMicros) {
+                        return false;
+                    }
+                    Snapshot probing = new Snapshot(State.HALF_OPEN, current.failures, current.pauseMicros, 0);
+                    if (snapshot.compareAndSet(current, probing)) {
+                        return true;
+                    }
+            }
+        }
+    }
+
+    /** Records a call that Redis answered. */
+    void onSuccess() {
+        Snapshot current = snapshot.get();
+        if (current.state != State.CLOSED || current.failures != 0) {
+            snapshot.set(closed());
+        }
+    }
+
+    /** Records a call that failed for a reason on Redis's side. */
+    void onFailure(long nowMicros) {
+        for (; ; ) {
+            Snapshot current = snapshot.get();
+            Snapshot next;
+            if (current.state == State.HALF_OPEN) {
+                long pause = Math.min(longestPauseMicros, current.pauseMicros * 2);
+                next = new Snapshot(State.OPEN, current.failures + 1, pause, nowMicros + pause);
+            } else if (current.state == State.OPEN) {
+                return; // a call sent before the breaker opened: already counted as open
+            } else if (current.failures + 1 >= threshold) {
+                next = new Snapshot(State.OPEN, current.failures + 1, firstPauseMicros, nowMicros + firstPauseMicros);
+            } else {
+                next = new Snapshot(State.CLOSED, current.failures + 1, firstPauseMicros, 0);
+            }
+            if (snapshot.compareAndSet(current, next)) {
+                return;
+            }
+        }
+    }
+
+    State state() {
+        return snapshot.get().state;
+    }
+
+    private Snapshot closed() {
+        return new Snapshot(State.CLOSED, 0, firstPauseMicros, 0);
+    }
+}

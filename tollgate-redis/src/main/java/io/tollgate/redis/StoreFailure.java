@@ -1,0 +1,42 @@
+package io.tollgate.redis;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.tollgate.Degradation;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Why a call to Redis failed, sorted by what the limiter does about it.
+ *
+ * @param cause what kept Redis from deciding
+ * @param detail a message naming the Redis key and the error
+ * @param redisFault whether Redis itself is at fault (counted by the circuit breaker), rather than the
+ *     value of one key (a key of another type, or someone else's string)
+ */
+record StoreFailure(Degradation.Cause cause, String detail, boolean redisFault) {
+
+    static StoreFailure classify(Throwable failure, Duration timeout, byte[] bucketKey) {
+        Throwable error = TokenBucketScript.unwrap(failure);
+        String key = " (deciding for key '" + BucketKeys.describe(bucketKey) + "')";
+        if (error instanceof TimeoutException || error instanceof RedisCommandTimeoutException) {
+            return new StoreFailure(
+                    Degradation.Cause.TIMEOUT, "Redis did not answer within " + timeout.toMillis() + " ms" + key, true);
+        }
+        if (error instanceof RedisCommandExecutionException) {
+            String message = String.valueOf(error.getMessage());
+            boolean keyLevel = message.startsWith("WRONGTYPE") || message.contains("not a Tollgate bucket");
+            return new StoreFailure(Degradation.Cause.ERROR_REPLY, "Redis answered: " + message + key, !keyLevel);
+        }
+        if (error instanceof RedisConnectionException
+                || error instanceof IOException
+                || String.valueOf(error.getMessage()).contains("not connected")
+                || String.valueOf(error.getMessage()).contains("Connection closed")) {
+            return new StoreFailure(
+                    Degradation.Cause.UNREACHABLE, "Redis is unreachable: " + error.getMessage() + key, true);
+        }
+        return new StoreFailure(Degradation.Cause.UNREACHABLE, "Redis call failed: " + error + key, true);
+    }
+}
