@@ -23,10 +23,10 @@ public final class RedisCluster implements AutoCloseable {
 
     private final List<RedisServer> masters = new ArrayList<>();
 
-    private RedisCluster(int masterCount) {
+    private RedisCluster(int masterCount, List<String> nodeArguments) {
         try {
             for (int i = 0; i < masterCount; i++) {
-                masters.add(RedisServer.startClusterNode());
+                masters.add(RedisServer.startClusterNode(nodeArguments));
             }
             RedisServer first = masters.get(0);
             for (RedisServer other : masters.subList(1, masters.size())) {
@@ -46,12 +46,15 @@ public final class RedisCluster implements AutoCloseable {
         }
     }
 
-    /** Starts a cluster of {@code masterCount} masters (at least 1) and waits until it serves every slot. */
-    public static RedisCluster start(int masterCount) {
+    /**
+     * Starts a cluster of {@code masterCount} masters (at least 1) and waits until it serves every slot;
+     * {@code nodeArguments} go to every node, such as {@code "--cluster-require-full-coverage", "no"}.
+     */
+    public static RedisCluster start(int masterCount, String... nodeArguments) {
         if (masterCount < 1) {
             throw new IllegalArgumentException("a cluster needs at least one master, was " + masterCount);
         }
-        return new RedisCluster(masterCount);
+        return new RedisCluster(masterCount, List.of(nodeArguments));
     }
 
     /** Returns the masters, in slot order: the first serves the lowest slots. */

@@ -73,6 +73,9 @@ public final class RedisServer implements AutoCloseable {
                     "--tls-ca-cert-file", certificate.toString(),
                     "--tls-auth-clients", "no"));
         }
+        if (RedisServerBinary.majorVersion(binary) >= 7) {
+            args.addAll(List.of("--enable-debug-command", "local")); // tests use DEBUG SLEEP; 6.2 allows it anyway
+        }
         args.addAll(extraArguments);
         this.arguments = List.copyOf(args);
         start();
@@ -103,19 +106,11 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /** Starts a server with cluster mode enabled, not yet part of any cluster. */
-    static RedisServer startClusterNode() {
-        return new RedisServer(
-                RedisServerBinary.find(),
-                FreePorts.pick(),
-                List.of(
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        "nodes.conf",
-                        "--cluster-node-timeout",
-                        "2000"),
-                null,
-                false);
+    static RedisServer startClusterNode(List<String> extraArguments) {
+        List<String> args = new ArrayList<>(List.of(
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"));
+        args.addAll(extraArguments);
+        return new RedisServer(RedisServerBinary.find(), FreePorts.pick(), args, null, false);
     }
 
     /**

@@ -4,10 +4,15 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Finds a {@code redis-server} binary: the one named by the system property {@code tollgate.redis-server},
@@ -19,6 +24,7 @@ final class RedisServerBinary {
     static final String PROPERTY = "tollgate.redis-server";
 
     private static Path extracted;
+    private static final Map<Path, Integer> VERSIONS = new ConcurrentHashMap<>();
 
     private RedisServerBinary() {}
 
@@ -37,6 +43,26 @@ final class RedisServerBinary {
             }
         }
         return embedded();
+    }
+
+    /** Returns the major version of a redis-server binary, from {@code redis-server --version}. */
+    static int majorVersion(Path binary) {
+        return VERSIONS.computeIfAbsent(binary, path -> {
+            try {
+                Process process = new ProcessBuilder(path.toString(), "--version")
+                        .redirectErrorStream(true)
+                        .start();
+                String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                process.waitFor();
+                Matcher version = Pattern.compile("v=(\\d+)\\.").matcher(output);
+                return version.find() ? Integer.parseInt(version.group(1)) : 0;
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot run " + path + " --version", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 0;
+            }
+        });
     }
 
     static synchronized Path embedded() {
