@@ -7,6 +7,9 @@ import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 
 /**
  * Remembers refusals, so that a client hammering an empty bucket is refused locally instead of costing a
@@ -19,33 +22,94 @@ import io.tollgate.TimeSource;
  * before Redis decided, so a local refusal never outlasts the real one. Like any decision's, the retry-after
  * given assumes that nobody else takes tokens meanwhile; if other instances do, the real one is longer.
  *
- * <p>Bounded, and each entry expires when its refusal does. Thread-safe.
+ * <p>A key refused recently stays known for a second after its refusal ends. While one request for such a
+ * key asks Redis again (the <em>probe</em>), the others wait for its answer and then decide again, so that
+ * the many threads of a server flooded by one client do not all call Redis each time a token comes due.
+ *
+ * <p>Bounded. Thread-safe.
  */
 final class DenyCache {
+
+    /** How long a key stays known after its refusal ends, so that probes for it are coordinated. */
+    private static final long REMEMBERED_MICROS = 1_000_000;
 
     private record Key(String policy, String key) {}
 
     private record Denial(Policy policy, long cost, long untilMicros, long sentMicros, Decision decision) {}
 
+    /**
+     * What to do with a request: refuse it here ({@code refusal}), wait for the probe in flight and then
+     * decide again ({@code probe}), or ask Redis, as the probe if {@code probing} (then call {@link
+     * #probed}).
+     */
+    record Lookup(Decision refusal, CompletableFuture<Void> probe, boolean probing) {}
+
+    private static final Lookup ASK_REDIS = new Lookup(null, null, false);
+
     private final Cache<Key, Denial> denials;
+    private final ConcurrentMap<Key, CompletableFuture<Void>> probes = new ConcurrentHashMap<>();
 
     DenyCache(long maximumKeys, TimeSource time) {
         this.denials = Caffeine.newBuilder()
                 .maximumSize(maximumKeys)
                 .ticker(() -> time.nowMicros() * 1_000)
                 .executor(Runnable::run)
-                .expireAfter(new UntilAllowed())
+                .expireAfter(new UntilForgotten())
                 .build();
     }
 
-    /**
-     * Returns the refusal of a request of {@code cost} at {@code nowMicros} if a remembered one covers it,
-     * otherwise null. The refusal is what Redis would answer now: retry-after and reset-after counted down,
-     * and the tokens regained meanwhile (whole tokens only, still fewer than the cost).
-     */
-    Decision refusal(Policy policy, String key, long cost, long nowMicros) {
+    /** Decides what to do with a request of {@code cost} at {@code nowMicros}. */
+    Lookup lookup(Policy policy, String key, long cost, long nowMicros) {
+        Key cacheKey = new Key(policy.name(), key);
+        Denial denial = denials.getIfPresent(cacheKey);
+        if (denial == null) {
+            return ASK_REDIS;
+        }
+        Decision refusal = refusal(denial, policy, cost, nowMicros);
+        if (refusal != null) {
+            return new Lookup(refusal, null, false);
+        }
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        CompletableFuture<Void> inFlight = probes.putIfAbsent(cacheKey, mine);
+        return inFlight == null ? new Lookup(null, mine, true) : new Lookup(null, inFlight, false);
+    }
+
+    /** Returns the microseconds until a remembered refusal of this cost ends; 0 if there is none. */
+    long refusedForMicros(Policy policy, String key, long cost, long nowMicros) {
         Denial denial = denials.getIfPresent(new Key(policy.name(), key));
-        if (denial == null || cost != denial.cost || nowMicros >= denial.untilMicros || !denial.policy.equals(policy)) {
+        Decision refusal = denial == null ? null : refusal(denial, policy, cost, nowMicros);
+        return refusal == null ? 0 : refusal.retryAfterMicros();
+    }
+
+    /**
+     * Takes note of what Redis answered for a request of {@code cost} sent at {@code sentMicros}: a refusal
+     * is remembered; anything else ends the remembered refusal, since this instance's own request has just
+     * changed the bucket.
+     */
+    void update(Policy policy, String key, long cost, long sentMicros, Decision answer) {
+        Key cacheKey = new Key(policy.name(), key);
+        boolean refused = !answer.allowed() && answer.retryAfterMicros() > 0;
+        if (refused) {
+            denials.put(cacheKey, new Denial(policy, cost, sentMicros + answer.retryAfterMicros(), sentMicros, answer));
+        } else if (denials.getIfPresent(cacheKey) != null) {
+            // Ended, but remembered, so that the next probes for this key are still coordinated.
+            denials.put(cacheKey, new Denial(policy, cost, sentMicros, sentMicros, answer));
+        }
+    }
+
+    /** Ends a probe that {@link #lookup} started, whatever its outcome, and wakes the requests waiting on it. */
+    void probed(Policy policy, String key, CompletableFuture<Void> probe) {
+        probes.remove(new Key(policy.name(), key), probe);
+        probe.complete(null);
+    }
+
+    /**
+     * Returns the refusal that a remembered denial gives a request of {@code cost} at {@code nowMicros}, or
+     * null: what Redis would answer now, with retry-after and reset-after counted down and the tokens
+     * regained meanwhile (whole tokens only, still fewer than the cost).
+     */
+    private static Decision refusal(Denial denial, Policy policy, long cost, long nowMicros) {
+        if (cost != denial.cost || nowMicros >= denial.untilMicros || !denial.policy.equals(policy)) {
             return null;
         }
         Decision refused = denial.decision;
@@ -62,8 +126,8 @@ final class DenyCache {
     /**
      * Returns the whole tokens of a refused limit that is full again in {@code resetMicros}, or -1 if that
      * cannot be told exactly: while a request of {@code cost} is refused the bucket holds fewer than {@code
-     * cost} tokens, so for a cost of 1 that is 0; otherwise, when a tick is a microsecond, the bucket's
-     * debt is exactly its reset-after.
+     * cost} tokens, so for a cost of 1 that is 0; otherwise, when a tick is a microsecond, the bucket's debt
+     * is exactly its reset-after.
      */
     private static long remaining(Limit limit, long cost, long resetMicros) {
         if (cost == 1) {
@@ -76,32 +140,12 @@ final class DenyCache {
         return resetMicros >= fill ? 0 : (fill - resetMicros) / limit.refill().ticksPerToken();
     }
 
-    /** Returns the microseconds until a remembered refusal of this cost ends; 0 if there is none. */
-    long refusedForMicros(Policy policy, String key, long cost, long nowMicros) {
-        Decision refusal = refusal(policy, key, cost, nowMicros);
-        return refusal == null ? 0 : refusal.retryAfterMicros();
-    }
-
-    /**
-     * Takes note of what Redis answered for a request of {@code cost} sent at {@code sentMicros}: a refusal
-     * is remembered; anything else forgets what was remembered for the key, since this instance's own
-     * request has just changed the bucket.
-     */
-    void update(Policy policy, String key, long cost, long sentMicros, Decision answer) {
-        Key cacheKey = new Key(policy.name(), key);
-        if (answer.allowed() || answer.retryAfterMicros() == 0) {
-            denials.invalidate(cacheKey);
-        } else {
-            denials.put(cacheKey, new Denial(policy, cost, sentMicros + answer.retryAfterMicros(), sentMicros, answer));
-        }
-    }
-
-    /** Entries live until the refusal they hold ends. */
-    private final class UntilAllowed implements Expiry<Key, Denial> {
+    /** Entries live until a second after the refusal they hold ends. */
+    private static final class UntilForgotten implements Expiry<Key, Denial> {
 
         @Override
         public long expireAfterCreate(Key key, Denial denial, long currentTime) {
-            return Math.max(0, (denial.untilMicros - currentTime / 1_000) * 1_000);
+            return Math.max(0, (denial.untilMicros + REMEMBERED_MICROS - currentTime / 1_000) * 1_000);
         }
 
         @Override

@@ -147,19 +147,55 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
         Arguments.checkRequest(key, policy, cost);
+        return decide(key, policy, cost, timeSource.nowMicros());
+    }
+
+    /** Decides, within the budget counted from {@code startMicros}. */
+    private CompletableFuture<Decision> decide(String key, Policy policy, long cost, long startMicros) {
         long now = timeSource.nowMicros();
-        Decision cached = denyCache == null ? null : denyCache.refusal(policy, key, cost, now);
-        if (cached != null) {
+        DenyCache.Lookup lookup = denyCache == null ? null : denyCache.lookup(policy, key, cost, now);
+        if (lookup != null && lookup.refusal() != null) {
             metrics.deniedFromCache(policy);
-            return CompletableFuture.completedFuture(cached);
+            return CompletableFuture.completedFuture(lookup.refusal());
         }
-        return call(key, policy, cost, 0, now).thenApply(answer -> {
-            Decision decision = answer.reply != null
+        if (lookup != null && !lookup.probing() && lookup.probe() != null) {
+            // Another request for this key is asking Redis: decide again once it has the answer.
+            long left = micros(timeout) - (now - startMicros);
+            if (left <= 0) {
+                return CompletableFuture.completedFuture(timedOut(key, policy, cost));
+            }
+            return lookup.probe()
+                    .orTimeout(left, TimeUnit.MICROSECONDS)
+                    .handle((done, failure) -> failure)
+                    .thenCompose(failure -> failure != null
+                            ? CompletableFuture.completedFuture(timedOut(key, policy, cost))
+                            : decide(key, policy, cost, startMicros));
+        }
+        CompletableFuture<Decision> decision = call(key, policy, cost, 0, now).thenApply(answer -> {
+            Decision decided = answer.reply != null
                     ? answer.reply.decision(policy)
                     : fallback(key, policy, cost, answer.degradation);
-            metrics.decided(policy, decision);
-            return decision;
+            metrics.decided(policy, decided);
+            return decided;
         });
+        if (lookup != null && lookup.probing()) {
+            decision.whenComplete((decided, failure) -> denyCache.probed(policy, key, lookup.probe()));
+        }
+        return decision;
+    }
+
+    private Decision timedOut(String key, Policy policy, long cost) {
+        metrics.failed(Degradation.Cause.TIMEOUT);
+        Decision decided = fallback(
+                key,
+                policy,
+                cost,
+                degradation(
+                        policy,
+                        Degradation.Cause.TIMEOUT,
+                        "no answer within " + timeout.toMillis() + " ms for key '" + key + "'"));
+        metrics.decided(policy, decided);
+        return decided;
     }
 
     /**

@@ -1,0 +1,110 @@
+package io.tollgate.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.testing.RedisExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** One key flooded from three limiter instances after its bucket is empty. */
+class DenyCacheIT {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private static final Policy POLICY = Policy.of("flood", Limit.of(5, Rate.perSecond(4))); // a token per 250 ms
+    private static final int INSTANCES = 3;
+    private static final int THREADS_PER_INSTANCE = 4;
+    private static final Duration FLOOD = Duration.ofSeconds(3);
+
+    @Test
+    void aFloodedKeyCostsRedisAboutOneCallPerRetryIntervalPerInstanceAndRefusesNothingThatCouldPass() throws Exception {
+        Flood withCache = flood(RedisRateLimiter.DEFAULT_DENY_CACHE_KEYS);
+        Flood withoutCache = flood(0);
+
+        // Per instance and retry interval: one probe, and one more on the instance whose probe took the token;
+        // plus, at the start, every thread of every instance before the first refusal is known.
+        long intervals = FLOOD.toMillis() / 250 + 1;
+        long budget = INSTANCES * (2 * intervals + THREADS_PER_INSTANCE);
+        System.out.printf(
+                "flood of %d requests: %d Redis calls with the deny cache, %d without; admitted %d and %d (%d tokens"
+                        + " were due)%n",
+                withCache.requests,
+                withCache.redisCalls,
+                withoutCache.redisCalls,
+                withCache.admitted,
+                withoutCache.admitted,
+                withCache.due());
+        assertThat(withCache.redisCalls).isLessThanOrEqualTo(budget);
+        assertThat(withoutCache.redisCalls).isGreaterThan(100 * withCache.redisCalls);
+        assertThat(withCache.admitted)
+                .as("every token that came due was taken, as without the cache")
+                .isBetween(withCache.due() - INSTANCES, withCache.due());
+    }
+
+    private record Flood(long requests, long redisCalls, long admitted, long elapsedMicros) {
+        long due() {
+            return elapsedMicros * 4 / 1_000_000;
+        }
+    }
+
+    private Flood flood(long denyCacheKeys) throws Exception {
+        redis.server().command("FLUSHALL");
+        List<RedisRateLimiter> instances = new ArrayList<>();
+        for (int i = 0; i < INSTANCES; i++) {
+            instances.add(RedisRateLimiter.builder()
+                    .uri(redis.server().uri())
+                    .timeout(Duration.ofSeconds(5))
+                    .denyCache(denyCacheKeys)
+                    .build());
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(INSTANCES * THREADS_PER_INSTANCE);
+        try {
+            instances.get(0).tryAcquire("attacker", POLICY, 5); // empty the bucket
+            long callsBefore = redisCalls();
+            long start = redis.server().timeMicros();
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicLong requests = new AtomicLong();
+            AtomicLong admitted = new AtomicLong();
+            List<Future<?>> workers = new ArrayList<>();
+            for (RedisRateLimiter instance : instances) {
+                for (int t = 0; t < THREADS_PER_INSTANCE; t++) {
+                    workers.add(pool.submit(() -> {
+                        while (!stop.get()) {
+                            requests.incrementAndGet();
+                            if (instance.tryAcquire("attacker", POLICY).allowed()) {
+                                admitted.incrementAndGet();
+                            }
+                        }
+                    }));
+                }
+            }
+            TimeUnit.NANOSECONDS.sleep(FLOOD.toNanos());
+            stop.set(true);
+            for (Future<?> worker : workers) {
+                worker.get(10, TimeUnit.SECONDS);
+            }
+            long elapsed = redis.server().timeMicros() - start;
+            return new Flood(requests.get(), redisCalls() - callsBefore, admitted.get(), elapsed);
+        } finally {
+            pool.shutdownNow();
+            instances.forEach(RedisRateLimiter::close);
+        }
+    }
+
+    private long redisCalls() {
+        return redis.server().commandCalls("evalsha") + redis.server().commandCalls("eval");
+    }
+}
