@@ -2,6 +2,10 @@ package io.tollgate.redis;
 
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.Partitions;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
@@ -32,6 +36,7 @@ final class RedisConnector implements AutoCloseable {
     private final List<AutoCloseable> owned;
     private final ScheduledExecutorService retries;
     private volatile StatefulConnection<byte[], byte[]> connection;
+    private volatile Partitions partitions;
     private volatile RedisScriptingAsyncCommands<byte[], byte[]> commands;
     private volatile boolean closed;
 
@@ -54,9 +59,13 @@ final class RedisConnector implements AutoCloseable {
     }
 
     /** Uses a connection that is already open and belongs to the application. */
-    static RedisConnector of(RedisScriptingAsyncCommands<byte[], byte[]> commands) {
+    static RedisConnector of(
+            StatefulConnection<byte[], byte[]> connection, RedisScriptingAsyncCommands<byte[], byte[]> commands) {
         RedisConnector connector = new RedisConnector("an application's connection", null, c -> commands, List.of());
         connector.commands = commands;
+        connector.partitions = connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster
+                ? cluster.getPartitions()
+                : null;
         return connector;
     }
 
@@ -87,6 +96,19 @@ final class RedisConnector implements AutoCloseable {
         return commands;
     }
 
+    /**
+     * Returns the node that serves {@code key}: on Redis Cluster, the id of its slot's master as the
+     * client last saw the topology; elsewhere, or while the slot's owner is unknown, the empty string.
+     */
+    String nodeOf(byte[] key) {
+        Partitions cluster = partitions;
+        if (cluster == null) {
+            return "";
+        }
+        RedisClusterNode node = cluster.getPartitionBySlot(SlotHash.getSlot(key));
+        return node == null ? "" : node.getNodeId();
+    }
+
     /** Returns what this connector connects to, for messages. */
     String target() {
         return target;
@@ -110,6 +132,9 @@ final class RedisConnector implements AutoCloseable {
             } else {
                 connection = opened;
                 commands = commandsOf.apply(opened);
+                partitions = opened instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster
+                        ? cluster.getPartitions()
+                        : null;
                 LOG.log(Level.INFO, "Tollgate connected to Redis at {0}", target);
                 done.complete(null);
             }

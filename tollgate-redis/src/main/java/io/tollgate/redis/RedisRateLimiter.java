@@ -96,7 +96,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final FailurePolicy failurePolicy;
     private final Map<String, FailurePolicy> failurePolicies;
     private final int expectedInstances;
-    private final CircuitBreaker breaker;
+    private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
+    private final int breakerThreshold;
+    private final long breakerFirstPauseMicros;
+    private final long breakerLongestPauseMicros;
     private final DenyCache denyCache;
     private final InMemoryRateLimiter local;
     private final MetricsRecorder metrics;
@@ -112,12 +115,13 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         this.failurePolicy = builder.failurePolicy;
         this.failurePolicies = Map.copyOf(builder.failurePolicies);
         this.expectedInstances = builder.expectedInstances;
-        this.breaker = new CircuitBreaker(
-                builder.breakerThreshold, micros(builder.breakerFirstPause), micros(builder.breakerLongestPause));
+        this.breakerThreshold = builder.breakerThreshold;
+        this.breakerFirstPauseMicros = micros(builder.breakerFirstPause);
+        this.breakerLongestPauseMicros = micros(builder.breakerLongestPause);
         this.denyCache = builder.denyCacheKeys > 0 ? new DenyCache(builder.denyCacheKeys, timeSource) : null;
         this.local = InMemoryRateLimiter.builder().timeSource(timeSource).build();
         this.metrics = builder.metrics;
-        metrics.watch(breaker::state);
+        metrics.watch(this::breakerState);
     }
 
     /** Returns a builder; give it exactly one way to reach Redis. */
@@ -253,9 +257,25 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return script.digest();
     }
 
-    /** Returns the circuit breaker's state; for tests and metrics. */
+    /** Returns the worst state among the circuit breakers (one per Redis Cluster master, else one). */
     CircuitBreaker.State breakerState() {
-        return breaker.state();
+        CircuitBreaker.State worst = CircuitBreaker.State.CLOSED;
+        for (CircuitBreaker breaker : breakers.values()) {
+            if (breaker.state().compareTo(worst) > 0) {
+                worst = breaker.state();
+            }
+        }
+        return worst;
+    }
+
+    /**
+     * Returns the circuit breaker for the node that serves {@code bucketKey}: one per master on Redis
+     * Cluster, so that one master failing degrades only the keys it serves.
+     */
+    private CircuitBreaker breakerFor(byte[] bucketKey) {
+        return breakers.computeIfAbsent(
+                connector.nodeOf(bucketKey),
+                node -> new CircuitBreaker(breakerThreshold, breakerFirstPauseMicros, breakerLongestPauseMicros));
     }
 
     /** What Redis answered, or why it could not. */
@@ -266,6 +286,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      * normally, within the budget, with the reply or with why there is none.
      */
     private CompletableFuture<Answer> call(String key, Policy policy, long cost, long maxWaitMicros, long now) {
+        byte[] bucketKey = keys.key(policy.name(), key);
+        CircuitBreaker breaker = breakerFor(bucketKey);
         if (!breaker.tryCall(now)) {
             metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
             return CompletableFuture.completedFuture(new Answer(
@@ -276,11 +298,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         var redis = connector.commands();
         if (redis == null) {
             return CompletableFuture.completedFuture(failed(
+                    breaker,
                     policy,
                     new StoreFailure(
                             Degradation.Cause.UNREACHABLE, "not connected to Redis at " + connector.target(), true)));
         }
-        byte[] bucketKey = keys.key(policy.name(), key);
         byte[][] fixed = policyArguments(policy);
         byte[][] args = new byte[fixed.length + 3][];
         args[0] = clientClock == null ? REDIS_TIME : ascii(clientClock.nowMicros());
@@ -295,7 +317,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         }
         return reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((answer, failure) -> {
             if (failure != null) {
-                return failed(policy, StoreFailure.classify(failure, timeout, bucketKey));
+                return failed(breaker, policy, StoreFailure.classify(failure, timeout, bucketKey));
             }
             breaker.onSuccess();
             metrics.answered(Math.max(0, timeSource.nowMicros() - now));
@@ -307,7 +329,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         });
     }
 
-    private Answer failed(Policy policy, StoreFailure failure) {
+    private Answer failed(CircuitBreaker breaker, Policy policy, StoreFailure failure) {
         if (failure.redisFault()) {
             breaker.onFailure(timeSource.nowMicros());
         } else {
@@ -605,10 +627,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
         private RedisConnector connector() {
             if (connection != null) {
-                return RedisConnector.of(connection.async());
+                return RedisConnector.of(connection, connection.async());
             }
             if (clusterConnection != null) {
-                return RedisConnector.of(clusterConnection.async());
+                return RedisConnector.of(clusterConnection, clusterConnection.async());
             }
             if (client != null) {
                 return RedisConnector.connecting(

@@ -50,10 +50,15 @@ final class Load implements AutoCloseable {
 
     /** Waits until a decision asked after {@code sinceNanos} matches, or the timeout passes; returns when. */
     long awaitFirst(long sinceNanos, Predicate<Decision> matching, long timeoutMillis) {
+        return awaitFirstSample(sinceNanos, sample -> matching.test(sample.decision), timeoutMillis);
+    }
+
+    /** Waits until a sample asked after {@code sinceNanos} matches, or the timeout passes; returns when, or -1. */
+    long awaitFirstSample(long sinceNanos, Predicate<Sample> matching, long timeoutMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         while (System.nanoTime() < deadline) {
             for (Sample sample : samples) {
-                if (sample.startNanos >= sinceNanos && matching.test(sample.decision)) {
+                if (sample.startNanos >= sinceNanos && matching.test(sample)) {
                     return sample.startNanos;
                 }
             }
