@@ -97,10 +97,15 @@ final class Load implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         stop.set(true);
         for (Thread thread : threads) {
-            thread.join(10_000);
+            try {
+                thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
         }
     }
 
