@@ -3,8 +3,11 @@ package io.tollgate.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.RedisClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tollgate.Decision;
 import io.tollgate.DocumentationExamples;
+import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
@@ -89,14 +92,14 @@ class RedisDocumentationExamplesTest {
             CompletableFuture<String> answered = new CompletableFuture<>();
 
             // --- redis: async
-            limiter.tryAcquireAsync("alice", perClient, 1).whenComplete((decision, failure) -> {
-                if (failure != null) {
-                    answered.complete("503: " + failure.getMessage()); // Redis down or too slow
-                } else if (decision.allowed()) {
-                    answered.complete("200");
-                } else {
-                    answered.complete("429, retry in " + decision.retryAfter().toSeconds() + " s");
+            limiter.tryAcquireAsync("alice", perClient, 1).thenAccept(decision -> {
+                if (decision.degraded()) { // Redis could not decide in time; the failure policy did
+                    System.out.println("degraded: " + decision.degradation().detail());
                 }
+                answered.complete(
+                        decision.allowed()
+                                ? "200"
+                                : "429, retry in " + decision.retryAfter().toSeconds() + " s");
             });
             // ---
 
@@ -105,10 +108,45 @@ class RedisDocumentationExamplesTest {
     }
 
     @Test
-    void everyJavaExampleOfTheRedisPageIsRunHere() {
-        int examples = DocumentationExamples.assertRunBy(
-                "tollgate-redis/src/test/java/io/tollgate/redis/RedisDocumentationExamplesTest.java", "docs/redis.md");
+    void configureResilience() {
+        String redisUri = redis.server().uri();
+        MeterRegistry meterRegistry = new SimpleMeterRegistry();
 
-        assertThat(examples).isEqualTo(4);
+        // --- resilience
+        RedisRateLimiter limiter = RedisRateLimiter.builder()
+                .uri(redisUri)
+                .timeout(Duration.ofMillis(30)) // the budget of every decision
+                .failurePolicy(FailurePolicy.LOCAL) // the default: this instance keeps limiting on its own
+                .expectedInstances(3) // ... to its share: a third of each limit
+                .failurePolicy("login", FailurePolicy.DENY) // but never let logins through unchecked
+                .metrics(MicrometerMetrics.of(meterRegistry))
+                .build();
+        // ---
+
+        redis.server().kill();
+        try {
+            Decision login = limiter.tryAcquire("alice", Policy.of("login", Limit.of(5, Rate.perMinute(5))));
+            Decision api = limiter.tryAcquire("alice", Policy.of("api", Limit.of(9, Rate.perSecond(3))));
+
+            assertThat(login.allowed()).isFalse();
+            assertThat(login.degradation().fallback()).isEqualTo(FailurePolicy.DENY);
+            assertThat(api.allowed()).isTrue();
+            assertThat(api.degradation().fallback()).isEqualTo(FailurePolicy.LOCAL);
+            assertThat(api.limit()).as("a third of the limit").isEqualTo(Limit.of(3, Rate.perSecond(1)));
+            assertThat(meterRegistry.find("tollgate.decisions").counters()).isNotEmpty();
+        } finally {
+            limiter.close();
+            redis.server().restart();
+        }
+    }
+
+    @Test
+    void everyJavaExampleOfTheRedisPagesIsRunHere() {
+        int examples = DocumentationExamples.assertRunBy(
+                "tollgate-redis/src/test/java/io/tollgate/redis/RedisDocumentationExamplesTest.java",
+                "docs/redis.md",
+                "docs/resilience.md");
+
+        assertThat(examples).isEqualTo(5);
     }
 }
