@@ -442,7 +442,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         private int expectedInstances = 1;
         private int breakerThreshold = 5;
         private Duration breakerFirstPause = Duration.ofMillis(100);
-        private Duration breakerLongestPause = Duration.ofSeconds(1);
+        private Duration breakerLongestPause = Duration.ofMillis(500);
         private long denyCacheKeys = DEFAULT_DENY_CACHE_KEYS;
         private MetricsRecorder metrics = MetricsRecorder.NONE;
 
@@ -563,8 +563,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         /**
          * Sets the circuit breaker: it opens after {@code consecutiveFailures} failed calls in a row, for
          * {@code firstPause} (default 5 failures, 100 ms), and each failed probe doubles the pause up to
-         * {@code longestPause} (default one second, so that decisions return to Redis within about a second
-         * of it coming back).
+         * {@code longestPause} (default 500 ms, so that decisions return to Redis within about a second of it
+         * coming back, reconnecting included).
          *
          * @throws IllegalArgumentException if consecutiveFailures is below 1, or a pause is not positive or
          *     the first is longer than the longest
@@ -648,7 +648,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             }
             ClientResources resources = ClientResources.builder()
                     .reconnectDelay(
-                            Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                            Delay.exponential(Duration.ofMillis(10), Duration.ofMillis(500), 2, TimeUnit.MILLISECONDS))
                     .build();
             SocketOptions socket = SocketOptions.builder()
                     .connectTimeout(Duration.ofSeconds(1))
