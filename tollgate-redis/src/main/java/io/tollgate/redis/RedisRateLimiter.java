@@ -169,6 +169,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 return CompletableFuture.completedFuture(timedOut(key, policy, cost));
             }
             return lookup.probe()
+                    .copy() // the probe is shared: time out this waiter only
                     .orTimeout(left, TimeUnit.MICROSECONDS)
                     .handle((done, failure) -> failure)
                     .thenCompose(failure -> failure != null
