@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -18,7 +20,7 @@ public final class DocumentationExamples {
     /** The project's root, seen from a module's directory, where Maven runs its tests. */
     public static final Path PROJECT = Path.of("..");
 
-    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
+    private static final Pattern JAVA_BLOCK = block("java");
 
     private DocumentationExamples() {}
 
@@ -39,6 +41,23 @@ public final class DocumentationExamples {
             }
         }
         return examples;
+    }
+
+    /**
+     * Returns the text of every fenced block of {@code language} (such as {@code yaml}) on a page
+     * (relative to the project root), in order, so that a test can check what the page shows.
+     */
+    public static List<String> blocks(String page, String language) {
+        List<String> blocks = new ArrayList<>();
+        Matcher block = block(language).matcher(read(PROJECT.resolve(page)));
+        while (block.find()) {
+            blocks.add(block.group(1));
+        }
+        return blocks;
+    }
+
+    private static Pattern block(String language) {
+        return Pattern.compile("```" + Pattern.quote(language) + "\\n(.*?)```", Pattern.DOTALL);
     }
 
     private static String read(Path file) {

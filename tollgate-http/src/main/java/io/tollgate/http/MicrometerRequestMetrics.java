@@ -1,0 +1,62 @@
+package io.tollgate.http;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Objects;
+
+/**
+ * Records what a {@link RequestLimiter} decides to a Micrometer {@link MeterRegistry}:
+ *
+ * <ul>
+ *   <li>{@code tollgate.http.decisions} (counter): one per rule checked for a request, tags {@code policy},
+ *       {@code outcome} = {@code allowed} or {@code refused}, {@code dry_run} = {@code true} for a rule
+ *       that only reports (its {@code refused} count is what it would have refused) or {@code false}, and
+ *       {@code degraded} = {@code true} when a failure policy decided because the store could not;
+ *   <li>{@code tollgate.http.missing_key} (counter): requests that lacked a rule's key source, tags {@code
+ *       policy} and {@code action} = {@code skip}, {@code fallback} or {@code reject}.
+ * </ul>
+ *
+ * <p>Micrometer is an optional dependency of tollgate-http: applications that use this class add {@code
+ * io.micrometer:micrometer-core} themselves. Thread-safe.
+ */
+public final class MicrometerRequestMetrics implements RequestMetrics {
+
+    private final MeterRegistry registry;
+
+    private MicrometerRequestMetrics(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    /**
+     * Returns metrics that record to {@code registry}.
+     *
+     * @throws NullPointerException if registry is null
+     */
+    public static MicrometerRequestMetrics of(MeterRegistry registry) {
+        return new MicrometerRequestMetrics(Objects.requireNonNull(registry, "registry"));
+    }
+
+    @Override
+    public void decided(RuleOutcome outcome) {
+        registry.counter(
+                        "tollgate.http.decisions",
+                        "policy",
+                        outcome.rule().policy().name(),
+                        "outcome",
+                        outcome.decision().allowed() ? "allowed" : "refused",
+                        "dry_run",
+                        Boolean.toString(outcome.rule().dryRun()),
+                        "degraded",
+                        Boolean.toString(outcome.decision().degraded()))
+                .increment();
+    }
+
+    @Override
+    public void missingKey(Rule rule) {
+        MissingKey onMissing = rule.onMissingKey();
+        String action = onMissing instanceof MissingKey.Reject
+                ? "reject"
+                : onMissing instanceof MissingKey.Fallback ? "fallback" : "skip";
+        registry.counter("tollgate.http.missing_key", "policy", rule.policy().name(), "action", action)
+                .increment();
+    }
+}

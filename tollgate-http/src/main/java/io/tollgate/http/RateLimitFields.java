@@ -1,0 +1,125 @@
+package io.tollgate.http;
+
+import io.tollgate.Decision;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Writes the rate-limit header fields of draft-ietf-httpapi-ratelimit-headers-10 (Structured Fields, RFC
+ * 9651) for a set of decisions:
+ *
+ * <pre>
+ * RateLimit-Policy: "per-ip";q=100;w=60
+ * RateLimit: "per-ip";r=42;t=3
+ * </pre>
+ *
+ * <p>A token bucket maps to a quota policy as {@code q} = capacity and {@code w} = the seconds an empty
+ * bucket takes to fill (capacity ÷ rate, rounded up), and its state as {@code r} = whole tokens remaining
+ * and {@code t} = seconds until it is full again (rounded up). A policy of several limits is written as one
+ * quota policy per limit, named {@code "NAME.0"}, {@code "NAME.1"} and so on; {@code RateLimit} then
+ * reports the limit that decided. The widespread legacy trio {@code X-RateLimit-Limit}, {@code
+ * X-RateLimit-Remaining} and {@code X-RateLimit-Reset} (seconds from now) reports the most restrictive
+ * decision.
+ */
+public final class RateLimitFields {
+
+    /** The largest Integer that RFC 9651 allows. */
+    static final long MAX_INTEGER = 999_999_999_999_999L;
+
+    private RateLimitFields() {}
+
+    /** Returns the {@code RateLimit-Policy} value for the policies of these outcomes, each once. */
+    public static String policy(List<RuleOutcome> outcomes) {
+        Set<String> items = new LinkedHashSet<>();
+        for (RuleOutcome outcome : outcomes) {
+            Policy policy = outcome.rule().policy();
+            for (int i = 0; i < policy.limits().size(); i++) {
+                Limit limit = policy.limits().get(i);
+                items.add(string(identifier(policy, i)) + ";q=" + integer(limit.capacity()) + ";w="
+                        + integer(ceilSeconds(limit.refillTime().toNanos() / 1_000)));
+            }
+        }
+        return String.join(", ", items);
+    }
+
+    /** Returns the {@code RateLimit} value: one item per outcome, for the limit that decided. */
+    public static String rateLimit(List<RuleOutcome> outcomes) {
+        Set<String> items = new LinkedHashSet<>();
+        for (RuleOutcome outcome : outcomes) {
+            Decision decision = outcome.decision();
+            items.add(string(identifier(outcome.rule().policy(), decision.limitIndex())) + ";r="
+                    + integer(decision.remaining()) + ";t=" + integer(ceilSeconds(decision.resetAfterMicros())));
+        }
+        return String.join(", ", items);
+    }
+
+    /** Returns the legacy {@code X-RateLimit-*} trio for the most restrictive of these outcomes. */
+    public static Map<String, String> legacy(List<RuleOutcome> outcomes) {
+        RuleOutcome worst = mostRestrictive(outcomes);
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("X-RateLimit-Limit", Long.toString(worst.decision().limit().capacity()));
+        fields.put("X-RateLimit-Remaining", Long.toString(worst.decision().remaining()));
+        fields.put(
+                "X-RateLimit-Reset", Long.toString(ceilSeconds(worst.decision().resetAfterMicros())));
+        return fields;
+    }
+
+    /**
+     * Returns the outcome that matters most to the client: of the refusals, the one that keeps it waiting
+     * longest; if none, the one with the fewest tokens left.
+     */
+    public static RuleOutcome mostRestrictive(List<RuleOutcome> outcomes) {
+        RuleOutcome worst = null;
+        for (RuleOutcome outcome : outcomes) {
+            if (worst == null || worse(outcome, worst)) {
+                worst = outcome;
+            }
+        }
+        if (worst == null) {
+            throw new IllegalArgumentException("no outcomes");
+        }
+        return worst;
+    }
+
+    /** Returns the {@code Retry-After} value for a refusal: whole seconds, rounded up, at least 1. */
+    public static long retryAfterSeconds(Decision refused) {
+        return Math.max(1, ceilSeconds(refused.retryAfterMicros()));
+    }
+
+    private static boolean worse(RuleOutcome candidate, RuleOutcome current) {
+        boolean candidateRefuses = !candidate.decision().allowed();
+        boolean currentRefuses = !current.decision().allowed();
+        if (candidateRefuses != currentRefuses) {
+            return candidateRefuses;
+        }
+        return candidateRefuses
+                ? candidate.decision().retryAfterMicros() > current.decision().retryAfterMicros()
+                : candidate.decision().remaining() < current.decision().remaining();
+    }
+
+    private static String identifier(Policy policy, int limitIndex) {
+        return policy.limits().size() == 1 ? policy.name() : policy.name() + "." + limitIndex;
+    }
+
+    /** Writes a Structured Field String; policy names need no escaping, but keep it total. */
+    private static String string(String value) {
+        return "\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    /**
+     * Returns a Structured Field Integer: at most 15 digits, so the rare capacity above that (a limit may
+     * hold up to 2^52 tokens) is written as the largest integer the field can carry.
+     */
+    private static long integer(long value) {
+        return Math.min(value, MAX_INTEGER);
+    }
+
+    private static long ceilSeconds(long micros) {
+        return micros <= 0 ? 0 : (micros + 999_999) / 1_000_000;
+    }
+}

@@ -1,0 +1,25 @@
+package io.tollgate.http;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What a custom refusal body is written from: see {@link RequestLimiter.Builder#refusalBody}.
+ *
+ * @param status the status the refusal is answered with, 429 unless configured otherwise
+ * @param retryAfterSeconds the {@code Retry-After} value: whole seconds, at least 1
+ * @param policies the names of the policies that refused: the one whose rule ended the check
+ * @param outcomes what every rule that was checked decided, including those that allowed
+ */
+public record Refusal(int status, long retryAfterSeconds, List<String> policies, List<RuleOutcome> outcomes) {
+
+    /**
+     * Copies the lists.
+     *
+     * @throws NullPointerException if a list is null
+     */
+    public Refusal {
+        policies = List.copyOf(Objects.requireNonNull(policies, "policies"));
+        outcomes = List.copyOf(Objects.requireNonNull(outcomes, "outcomes"));
+    }
+}

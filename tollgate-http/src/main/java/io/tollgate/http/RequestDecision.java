@@ -1,0 +1,62 @@
+package io.tollgate.http;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What to do with an HTTP request: let it through with the rate-limit header fields added to its
+ * response, or answer it at once with {@link #status()}, the headers and {@link #body()}.
+ *
+ * @param allowed whether the request may proceed
+ * @param status for a refused request, the status to answer with (429 by default); 200 otherwise
+ * @param headers header fields to set on the response, allowed or not, in order
+ * @param body for a refused request, the {@code application/problem+json} body; empty otherwise
+ * @param outcomes what each rule that applied decided, for metrics and logs
+ */
+public record RequestDecision(
+        boolean allowed, int status, Map<String, String> headers, byte[] body, List<RuleOutcome> outcomes) {
+
+    private static final RequestDecision UNLIMITED = new RequestDecision(true, 200, Map.of(), new byte[0], List.of());
+
+    /** Copies the headers and outcomes. */
+    public RequestDecision {
+        headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        outcomes = List.copyOf(outcomes);
+    }
+
+    /**
+     * Returns a refusal with {@code status} and an RFC 9457 body of type {@code about:blank} that says {@code
+     * detail}, for answers that are not about a rate limit, such as a missing API key or a failed limiter.
+     *
+     * @throws IllegalArgumentException if status is not a 4xx or 5xx status
+     */
+    public static RequestDecision problem(int status, String detail) {
+        if (status < 400 || status > 599) {
+            throw new IllegalArgumentException("a problem has a 4xx or 5xx status, was " + status);
+        }
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("Cache-Control", "no-store");
+        headers.put("Content-Type", ProblemJson.CONTENT_TYPE);
+        return new RequestDecision(
+                false,
+                status,
+                headers,
+                ProblemJson.write("about:blank", status, detail, List.of(), null)
+                        .getBytes(StandardCharsets.UTF_8),
+                List.of());
+    }
+
+    /** Returns the decision for a request that no rule applies to. */
+    static RequestDecision unlimited() {
+        return UNLIMITED;
+    }
+
+    /** Returns a copy of the body, for callers that must not share it. */
+    @Override
+    public byte[] body() {
+        return body.clone();
+    }
+}

@@ -1,0 +1,341 @@
+package io.tollgate.http;
+
+import io.tollgate.Decision;
+import io.tollgate.Degradation;
+import io.tollgate.RateLimiter;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+
+/**
+ * Protects an HTTP API with a {@link RateLimiter}: finds the rules that apply to a request, asks the limiter
+ * for each, and says whether the request may proceed and which header fields its response carries. The
+ * one enforcement path that the servlet filter, the Spring Boot starter and the Tollgate server share.
+ *
+ * <p><b>Several rules.</b> Every rule that matches a request applies, each charging its own bucket, and the
+ * request is refused if any of them refuses. They are checked one after another in the order given, and a
+ * refusal ends the check: the rules after it are not charged. Put the narrow rules (per client) before the
+ * wide ones (a global limit), so that a client over its own limit costs the global limit nothing. Dry-run
+ * rules never end the check.
+ *
+ * <p><b>Responses.</b> Every limited response, allowed or refused, carries {@code RateLimit-Policy} and
+ * {@code RateLimit} ({@link RateLimitFields}) for the rules checked. A refused request is answered with 429
+ * Too Many Requests (or the configured status), {@code Retry-After} in whole seconds (rounded up, at least
+ * 1), {@code Cache-Control: no-store}, and by default an RFC 9457 {@code application/problem+json} body
+ * that names the violated policies. A request that lacks a rule's key source is answered as the rule's
+ * {@link MissingKey} says, before anything is charged.
+ *
+ * <p><b>Keys.</b> A client key longer than {@value #MAX_KEY_LENGTH} characters (a long API key, a composite)
+ * is replaced by its SHA-256 digest, so that a client sending huge header values cannot make each bucket
+ * cost kilobytes of memory or store.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class RequestLimiter {
+
+    /** The longest client key used as it is; longer keys are replaced by their digest. */
+    public static final int MAX_KEY_LENGTH = 256;
+
+    private final RateLimiter limiter;
+    private final List<Rule> rules;
+    private final ClientIpResolver clientIps;
+    private final boolean legacyHeaders;
+    private final boolean degradedHeader;
+    private final int refusalStatus;
+    private final String refusalContentType;
+    private final Function<Refusal, String> refusalBody;
+    private final RequestMetrics metrics;
+
+    private RequestLimiter(Builder builder) {
+        this.limiter = builder.limiter;
+        this.rules = List.copyOf(builder.rules);
+        this.clientIps = builder.clientIps;
+        this.legacyHeaders = builder.legacyHeaders;
+        this.degradedHeader = builder.degradedHeader;
+        this.refusalStatus = builder.refusalStatus;
+        this.refusalContentType = builder.refusalContentType;
+        this.refusalBody = builder.refusalBody;
+        this.metrics = builder.metrics;
+    }
+
+    /**
+     * Returns a builder that enforces rules with {@code limiter}.
+     *
+     * @throws NullPointerException if limiter is null
+     */
+    public static Builder builder(RateLimiter limiter) {
+        return new Builder(limiter);
+    }
+
+    /** Returns the rules, in the order they are checked. */
+    public List<Rule> rules() {
+        return rules;
+    }
+
+    /**
+     * Decides a request. The stage completes when the rules that apply have decided: at once with the
+     * in-memory limiter, and with a Redis limiter within its time budget per rule, never exceptionally for
+     * a Redis fault. It completes exceptionally only if the limiter itself fails (a bug in a custom
+     * limiter), which callers answer with a 500.
+     *
+     * @throws NullPointerException if request is null
+     */
+    public CompletionStage<RequestDecision> decide(HttpRequestView request) {
+        Objects.requireNonNull(request, "request");
+        List<Rule> applied = new ArrayList<>(rules.size());
+        List<String> keys = new ArrayList<>(rules.size());
+        for (Rule rule : rules) {
+            if (!rule.matches(request)) {
+                continue;
+            }
+            String key = rule.key().resolve(request, clientIps);
+            if (key == null) {
+                metrics.missingKey(rule);
+                MissingKey onMissing = rule.onMissingKey();
+                if (onMissing instanceof MissingKey.Reject reject) {
+                    return CompletableFuture.completedFuture(missingKey(rule, reject.status()));
+                }
+                if (onMissing instanceof MissingKey.Fallback fallback) {
+                    key = fallback.key().resolve(request, clientIps);
+                }
+                if (key == null) {
+                    continue;
+                }
+            }
+            applied.add(rule);
+            keys.add(bounded(key));
+        }
+        if (applied.isEmpty()) {
+            return CompletableFuture.completedFuture(RequestDecision.unlimited());
+        }
+        return check(applied, keys, 0, new ArrayList<>(applied.size()));
+    }
+
+    /**
+     * Checks the rules from {@code next} on, in order, until one refuses. Decisions that are ready at once
+     * are taken in this loop, so the in-memory limiter costs no future per rule.
+     */
+    private CompletionStage<RequestDecision> check(
+            List<Rule> applied, List<String> keys, int next, List<RuleOutcome> outcomes) {
+        for (int i = next; i < applied.size(); i++) {
+            Rule rule = applied.get(i);
+            String key = keys.get(i);
+            CompletableFuture<Decision> pending =
+                    limiter.tryAcquireAsync(key, rule.policy(), rule.cost()).toCompletableFuture();
+            if (!pending.isDone() || pending.isCompletedExceptionally()) {
+                int following = i + 1;
+                return pending.thenCompose(decision -> record(outcomes, rule, key, decision)
+                        ? CompletableFuture.completedFuture(combine(outcomes))
+                        : check(applied, keys, following, outcomes));
+            }
+            if (record(outcomes, rule, key, pending.join())) {
+                break;
+            }
+        }
+        return CompletableFuture.completedFuture(combine(outcomes));
+    }
+
+    /** Adds an outcome; returns whether it refuses the request, which ends the check. */
+    private boolean record(List<RuleOutcome> outcomes, Rule rule, String key, Decision decision) {
+        RuleOutcome outcome = new RuleOutcome(rule, key, decision);
+        outcomes.add(outcome);
+        metrics.decided(outcome);
+        return outcome.refuses();
+    }
+
+    private RequestDecision combine(List<RuleOutcome> outcomes) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("RateLimit-Policy", RateLimitFields.policy(outcomes));
+        headers.put("RateLimit", RateLimitFields.rateLimit(outcomes));
+        if (legacyHeaders) {
+            headers.putAll(RateLimitFields.legacy(outcomes));
+        }
+        if (degradedHeader) {
+            String degraded = degradations(outcomes);
+            if (!degraded.isEmpty()) {
+                headers.put("Tollgate-Degraded", degraded);
+            }
+        }
+        RuleOutcome last = outcomes.get(outcomes.size() - 1);
+        if (!last.refuses()) { // a refusal ends the check, so it can only be the last outcome
+            return new RequestDecision(true, 200, headers, new byte[0], outcomes);
+        }
+        long retryAfter = RateLimitFields.retryAfterSeconds(last.decision());
+        headers.put("Retry-After", Long.toString(retryAfter));
+        headers.put("Cache-Control", "no-store");
+        headers.put("Content-Type", refusalContentType);
+        List<String> policies = List.of(last.rule().policy().name());
+        byte[] body = refusalBody
+                .apply(new Refusal(refusalStatus, retryAfter, policies, outcomes))
+                .getBytes(StandardCharsets.UTF_8);
+        return new RequestDecision(false, refusalStatus, headers, body, outcomes);
+    }
+
+    private static RequestDecision missingKey(Rule rule, int status) {
+        return RequestDecision.problem(
+                status, "This request must carry " + rule.key().describe() + ".");
+    }
+
+    /** Returns {@code key}, or its digest if it is longer than {@link #MAX_KEY_LENGTH}. */
+    static String bounded(String key) {
+        if (key.length() <= MAX_KEY_LENGTH) {
+            return key;
+        }
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            return "sha256:" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+    }
+
+    /** Returns, for the degraded outcomes, {@code "policy";cause=timeout;fallback=allow} items. */
+    private static String degradations(List<RuleOutcome> outcomes) {
+        List<String> items = new ArrayList<>();
+        for (RuleOutcome outcome : outcomes) {
+            Degradation degradation = outcome.decision().degradation();
+            if (degradation != null) {
+                items.add("\"" + outcome.rule().policy().name() + "\";cause="
+                        + degradation.cause().name().toLowerCase(Locale.ROOT).replace('_', '-')
+                        + ";fallback="
+                        + degradation.fallback().name().toLowerCase(Locale.ROOT));
+            }
+        }
+        return String.join(", ", items);
+    }
+
+    /** The default refusal body: an RFC 9457 problem of the given type. */
+    private static Function<Refusal, String> problemBody(String type) {
+        return refusal -> ProblemJson.write(
+                type,
+                refusal.status(),
+                "Rate limit exceeded for " + String.join(", ", refusal.policies()) + "; retry in "
+                        + refusal.retryAfterSeconds() + " s.",
+                refusal.policies(),
+                refusal.retryAfterSeconds());
+    }
+
+    /** Settings for a {@link RequestLimiter}. Not thread-safe. */
+    public static final class Builder {
+
+        private final RateLimiter limiter;
+        private final List<Rule> rules = new ArrayList<>();
+        private ClientIpResolver clientIps = ClientIpResolver.peerOnly();
+        private boolean legacyHeaders;
+        private boolean degradedHeader;
+        private int refusalStatus = 429;
+        private String refusalContentType = ProblemJson.CONTENT_TYPE;
+        private Function<Refusal, String> refusalBody = problemBody("about:blank");
+        private RequestMetrics metrics = RequestMetrics.NONE;
+
+        private Builder(RateLimiter limiter) {
+            this.limiter = Objects.requireNonNull(limiter, "limiter");
+        }
+
+        /** Adds a rule. */
+        public Builder rule(Rule rule) {
+            rules.add(Objects.requireNonNull(rule, "rule"));
+            return this;
+        }
+
+        /** Adds rules, in order. */
+        public Builder rules(List<Rule> rules) {
+            rules.forEach(this::rule);
+            return this;
+        }
+
+        /** Sets how the client IP is found (default: the connection's peer, no proxy trusted). */
+        public Builder clientIps(ClientIpResolver clientIps) {
+            this.clientIps = Objects.requireNonNull(clientIps, "clientIps");
+            return this;
+        }
+
+        /** Also writes {@code X-RateLimit-Limit}, {@code -Remaining} and {@code -Reset} (default off). */
+        public Builder legacyHeaders(boolean legacyHeaders) {
+            this.legacyHeaders = legacyHeaders;
+            return this;
+        }
+
+        /**
+         * Writes {@code Tollgate-Degraded} on responses whose decision a failure policy made, such as {@code
+         * "per-ip";cause=timeout;fallback=allow} (default off: clients need not know).
+         */
+        public Builder degradedHeader(boolean degradedHeader) {
+            this.degradedHeader = degradedHeader;
+            return this;
+        }
+
+        /**
+         * Sets the status of a refusal (default 429; some prefer 503).
+         *
+         * @throws IllegalArgumentException unless status is a 4xx or 5xx status
+         */
+        public Builder refusalStatus(int status) {
+            if (status < 400 || status > 599) {
+                throw new IllegalArgumentException("refusal status must be 4xx or 5xx, was " + status);
+            }
+            this.refusalStatus = status;
+            return this;
+        }
+
+        /**
+         * Sets the {@code type} URI of the default problem body of a refusal (default {@code about:blank}),
+         * and goes back to that body if {@link #refusalBody} was set.
+         *
+         * @throws IllegalArgumentException if uri is blank
+         */
+        public Builder problemType(String uri) {
+            Objects.requireNonNull(uri, "uri");
+            if (uri.isBlank()) {
+                throw new IllegalArgumentException("problem type must not be blank; the default is about:blank");
+            }
+            this.refusalContentType = ProblemJson.CONTENT_TYPE;
+            this.refusalBody = problemBody(uri);
+            return this;
+        }
+
+        /**
+         * Replaces the body of a refusal: {@code body} is called for every refused request, on the thread that
+         * decided it, and its text is sent in UTF-8 as {@code contentType}. It must not block, and should not
+         * throw: an exception fails the request with a 500. The header fields stay as described in {@link
+         * RequestLimiter}.
+         *
+         * @throws IllegalArgumentException if contentType is blank
+         * @throws NullPointerException if an argument is null
+         */
+        public Builder refusalBody(String contentType, Function<Refusal, String> body) {
+            Objects.requireNonNull(contentType, "contentType");
+            Objects.requireNonNull(body, "body");
+            if (contentType.isBlank()) {
+                throw new IllegalArgumentException("content type of a refusal body must not be blank");
+            }
+            this.refusalContentType = contentType;
+            this.refusalBody = body;
+            return this;
+        }
+
+        /**
+         * Records every rule's decision to Micrometer (see {@link MicrometerRequestMetrics} for names and
+         * tags); by default nothing is recorded.
+         */
+        public Builder metrics(MicrometerRequestMetrics metrics) {
+            this.metrics = Objects.requireNonNull(metrics, "metrics");
+            return this;
+        }
+
+        /** Returns the request limiter. */
+        public RequestLimiter build() {
+            return new RequestLimiter(this);
+        }
+    }
+}

@@ -1,0 +1,319 @@
+package io.tollgate.http;
+
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.RateLimiter;
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * The policies, rules and response settings of a {@link RequestLimiter}, read from a YAML or properties
+ * file, so that limits can change without a new build.
+ *
+ * <pre>{@code
+ * policies:
+ *   per-ip:
+ *     limits:                # 1 to 8 limits, all checked together
+ *       - capacity: 100
+ *         refill: 100/m      # N/s, N/m, N/h, N/d, or "N per 10s"
+ * rules:
+ *   - path: /api/**          # default /**
+ *     methods: [GET, POST]   # default: every method
+ *     host: api.example.com  # default: any host
+ *     require-header: X-Tenant
+ *     policy: per-ip         # required
+ *     key: ip                # default ip; see ClientKey#parse
+ *     cost: 1
+ *     on-missing-key: skip   # see MissingKey#parse
+ *     dry-run: false
+ * client-ip:
+ *   trusted-proxies: [10.0.0.0/8]
+ *   forwarding-header: x-forwarded-for   # or forwarded
+ *   group-ipv6-by-64: false
+ * responses:
+ *   legacy-headers: false
+ *   degraded-header: false
+ *   refusal-status: 429
+ *   problem-type: about:blank
+ * }</pre>
+ *
+ * <p>A properties file says the same with paths: {@code policies.per-ip.limits[0].capacity=100},
+ * {@code rules[0].path=/api/**}, {@code rules[0].methods=GET,POST}. Unknown settings are errors, so a
+ * misspelt one does not pass unnoticed; an error names the file, the line (in YAML) and the setting, as in
+ * {@code limits.yaml:14: rules[1].cost: must be a whole number, was 'ten'}.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class RequestLimiterConfig {
+
+    private static final Set<String> TOP = Set.of("policies", "rules", "client-ip", "responses");
+    private static final Set<String> POLICY = Set.of("limits");
+    private static final Set<String> LIMIT = Set.of("capacity", "refill");
+    private static final Set<String> RULE =
+            Set.of("path", "methods", "host", "require-header", "policy", "key", "cost", "on-missing-key", "dry-run");
+    private static final Set<String> CLIENT_IP = Set.of("trusted-proxies", "forwarding-header", "group-ipv6-by-64");
+    private static final Set<String> RESPONSES =
+            Set.of("legacy-headers", "degraded-header", "refusal-status", "problem-type");
+
+    private final List<Policy> policies;
+    private final List<Rule> rules;
+    private final ClientIpResolver clientIps;
+    private final boolean legacyHeaders;
+    private final boolean degradedHeader;
+    private final int refusalStatus;
+    private final String problemType;
+
+    private RequestLimiterConfig(
+            List<Policy> policies,
+            List<Rule> rules,
+            ClientIpResolver clientIps,
+            boolean legacyHeaders,
+            boolean degradedHeader,
+            int refusalStatus,
+            String problemType) {
+        this.policies = List.copyOf(policies);
+        this.rules = List.copyOf(rules);
+        this.clientIps = clientIps;
+        this.legacyHeaders = legacyHeaders;
+        this.degradedHeader = degradedHeader;
+        this.refusalStatus = refusalStatus;
+        this.problemType = problemType;
+    }
+
+    /**
+     * Reads a file: YAML if its name ends in {@code .yaml} or {@code .yml} (SnakeYAML must be on the class
+     * path), properties if it ends in {@code .properties}.
+     *
+     * @throws IOException if the file cannot be read
+     * @throws IllegalArgumentException if the configuration is invalid, naming the file, the line (in YAML)
+     *     and the setting
+     */
+    public static RequestLimiterConfig load(Path file) throws IOException {
+        return parse(Files.readString(file, StandardCharsets.UTF_8), file.toString());
+    }
+
+    /**
+     * Parses the text of a file named {@code fileName}, whose extension says the format as for {@link
+     * #load(Path)}.
+     *
+     * @throws IllegalArgumentException if the format is unknown or the configuration invalid, naming the
+     *     file and the setting
+     */
+    public static RequestLimiterConfig parse(String text, String fileName) {
+        Objects.requireNonNull(text, "text");
+        Objects.requireNonNull(fileName, "fileName");
+        String name = fileName.toLowerCase(Locale.ROOT);
+        try {
+            if (name.endsWith(".yaml") || name.endsWith(".yml")) {
+                return fromYaml(text);
+            }
+            if (name.endsWith(".properties")) {
+                Properties properties = new Properties();
+                properties.load(new StringReader(text));
+                return fromTree(ConfigNode.root(ConfigNode.fromProperties(properties, Map.of("policies", "limits"))));
+            }
+        } catch (ConfigError e) {
+            throw new IllegalArgumentException(
+                    fileName + (e.line() > 0 ? ":" + e.line() : "") + ": " + e.getMessage(), e);
+        } catch (IllegalArgumentException | IOException e) {
+            throw new IllegalArgumentException(fileName + ": " + e.getMessage(), e);
+        }
+        throw new IllegalArgumentException(
+                "cannot tell the format of '" + fileName + "': name it .yaml, .yml or .properties");
+    }
+
+    /**
+     * Reads configuration already parsed into maps, lists and scalars (strings, numbers, booleans), as a
+     * YAML or JSON parser gives it.
+     *
+     * @throws IllegalArgumentException if the configuration is invalid, naming the setting
+     */
+    public static RequestLimiterConfig fromTree(Map<String, ?> tree) {
+        return fromTree(ConfigNode.root(Objects.requireNonNull(tree, "tree")));
+    }
+
+    private static RequestLimiterConfig fromTree(ConfigNode root) {
+        Map<String, ConfigNode> top = root.entries(TOP);
+        Map<String, Policy> policies = policies(root.get(top, "policies"));
+        List<Rule> rules = new ArrayList<>();
+        for (ConfigNode rule : root.get(top, "rules").elements()) {
+            rules.add(rule(rule, policies));
+        }
+        ConfigNode clientIpNode = root.get(top, "client-ip");
+        ClientIpResolver clientIps = clientIps(clientIpNode, clientIpNode.entries(CLIENT_IP));
+        ConfigNode responses = root.get(top, "responses");
+        Map<String, ConfigNode> settings = responses.entries(RESPONSES);
+        ConfigNode status = responses.get(settings, "refusal-status");
+        long refusalStatus = status.longValue(429);
+        if (refusalStatus < 400 || refusalStatus > 599) {
+            throw status.error("must be a 4xx or 5xx status, was " + refusalStatus);
+        }
+        ConfigNode problemTypeNode = responses.get(settings, "problem-type");
+        String problemType = problemTypeNode.string("about:blank");
+        if (problemType.isEmpty()) {
+            throw problemTypeNode.error("must be a URI such as about:blank, was empty");
+        }
+        return new RequestLimiterConfig(
+                List.copyOf(policies.values()),
+                rules,
+                clientIps,
+                responses.get(settings, "legacy-headers").bool(false),
+                responses.get(settings, "degraded-header").bool(false),
+                (int) refusalStatus,
+                problemType);
+    }
+
+    /** Returns the policies: in the order a YAML file defines them, by name from a properties file. */
+    public List<Policy> policies() {
+        return policies;
+    }
+
+    /** Returns the rules, in order. */
+    public List<Rule> rules() {
+        return rules;
+    }
+
+    /** Returns how the client IP is found. */
+    public ClientIpResolver clientIps() {
+        return clientIps;
+    }
+
+    /**
+     * Returns a builder for a request limiter with these rules and settings, enforcing with {@code
+     * limiter}; more rules may be added to it.
+     */
+    public RequestLimiter.Builder toBuilder(RateLimiter limiter) {
+        return RequestLimiter.builder(limiter)
+                .rules(rules)
+                .clientIps(clientIps)
+                .legacyHeaders(legacyHeaders)
+                .degradedHeader(degradedHeader)
+                .refusalStatus(refusalStatus)
+                .problemType(problemType);
+    }
+
+    /** Returns a request limiter with these rules and settings, enforcing with {@code limiter}. */
+    public RequestLimiter newRequestLimiter(RateLimiter limiter) {
+        return toBuilder(limiter).build();
+    }
+
+    private static RequestLimiterConfig fromYaml(String text) {
+        YamlTree.Parsed parsed;
+        try {
+            parsed = YamlTree.parse(text);
+        } catch (NoClassDefFoundError e) {
+            throw new IllegalArgumentException(
+                    "reading YAML needs SnakeYAML (org.yaml:snakeyaml) on the class path; or use a .properties file",
+                    e);
+        }
+        if (parsed.value() != null && !(parsed.value() instanceof Map)) {
+            throw new ConfigError(1, "the top level must be a map of settings");
+        }
+        return fromTree(ConfigNode.root(parsed.value() == null ? Map.of() : parsed.value(), parsed.lines()));
+    }
+
+    private static Map<String, Policy> policies(ConfigNode node) {
+        Map<String, Policy> policies = new LinkedHashMap<>();
+        for (Map.Entry<String, ConfigNode> entry : node.entries().entrySet()) {
+            ConfigNode policy = entry.getValue();
+            ConfigNode limitsNode = policy.get(policy.entries(POLICY), "limits");
+            if (!limitsNode.isPresent()) {
+                throw limitsNode.error("is required: a list of limits, each with capacity and refill");
+            }
+            List<Limit> limits = new ArrayList<>();
+            for (ConfigNode limit : limitsNode.elements()) {
+                Map<String, ConfigNode> settings = limit.entries(LIMIT);
+                long capacity = limit.get(settings, "capacity").requiredLong();
+                Rate refill = rate(limit.get(settings, "refill"));
+                try {
+                    limits.add(Limit.of(capacity, refill));
+                } catch (IllegalArgumentException e) {
+                    throw limit.error(e);
+                }
+            }
+            try {
+                policies.put(entry.getKey(), new Policy(entry.getKey(), limits));
+            } catch (IllegalArgumentException e) {
+                throw policy.error(e);
+            }
+        }
+        return policies;
+    }
+
+    private static Rate rate(ConfigNode refill) {
+        String text = refill.requiredString();
+        try {
+            return Rate.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw refill.error(e);
+        }
+    }
+
+    private static Rule rule(ConfigNode node, Map<String, Policy> policies) {
+        Map<String, ConfigNode> settings = node.entries(RULE);
+        ConfigNode policyNode = node.get(settings, "policy");
+        Policy policy = policies.get(policyNode.requiredString());
+        if (policy == null) {
+            throw policyNode.error("unknown policy '" + policyNode.string(null) + "'; defined: "
+                    + (policies.isEmpty() ? "none" : String.join(", ", policies.keySet())));
+        }
+        Rule.Builder rule = Rule.builder(policy);
+        ConfigNode current = node;
+        try {
+            current = node.get(settings, "path");
+            rule.path(current.string("/**"));
+            current = node.get(settings, "methods");
+            rule.methods(current.strings().toArray(String[]::new));
+            current = node.get(settings, "host");
+            if (current.isPresent()) {
+                rule.host(current.requiredString());
+            }
+            current = node.get(settings, "require-header");
+            if (current.isPresent()) {
+                rule.requireHeader(current.requiredString());
+            }
+            current = node.get(settings, "key");
+            rule.key(ClientKey.parse(current.string("ip")));
+            current = node.get(settings, "on-missing-key");
+            rule.onMissingKey(MissingKey.parse(current.string("skip")));
+            current = node.get(settings, "dry-run");
+            rule.dryRun(current.bool(false));
+            current = node.get(settings, "cost");
+            rule.cost(current.longValue(1));
+            return rule.build();
+        } catch (IllegalArgumentException e) {
+            throw current.error(e);
+        }
+    }
+
+    private static ClientIpResolver clientIps(ConfigNode node, Map<String, ConfigNode> settings) {
+        ClientIpResolver.Builder clientIps = ClientIpResolver.builder();
+        ConfigNode proxies = node.get(settings, "trusted-proxies");
+        try {
+            clientIps.trustedProxies(proxies.strings());
+        } catch (IllegalArgumentException e) {
+            throw proxies.error(e);
+        }
+        ConfigNode header = node.get(settings, "forwarding-header");
+        String headerName = header.string("x-forwarded-for").toLowerCase(Locale.ROOT);
+        switch (headerName) {
+            case "x-forwarded-for" -> clientIps.forwardingHeader(ClientIpResolver.ForwardingHeader.X_FORWARDED_FOR);
+            case "forwarded" -> clientIps.forwardingHeader(ClientIpResolver.ForwardingHeader.FORWARDED);
+            default -> throw header.error("must be x-forwarded-for or forwarded, was '" + headerName + "'");
+        }
+        clientIps.groupIpv6By64(node.get(settings, "group-ipv6-by-64").bool(false));
+        return clientIps.build();
+    }
+}

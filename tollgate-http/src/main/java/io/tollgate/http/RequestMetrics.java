@@ -1,0 +1,17 @@
+package io.tollgate.http;
+
+/**
+ * Where a {@link RequestLimiter} reports what it decides. The default records nothing; {@link
+ * MicrometerRequestMetrics} records to a Micrometer registry. An interface of Tollgate's own, so that
+ * Micrometer stays an optional dependency.
+ */
+interface RequestMetrics {
+
+    RequestMetrics NONE = new RequestMetrics() {};
+
+    /** Called for every rule that was checked for a request, dry runs included. */
+    default void decided(RuleOutcome outcome) {}
+
+    /** Called when a request lacked the source of a rule's key, with what was done about it. */
+    default void missingKey(Rule rule) {}
+}

@@ -1,0 +1,154 @@
+package io.tollgate.http;
+
+import io.tollgate.Policy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Which requests a policy applies to, and how a client is told from another: a rule matches requests by
+ * path pattern, methods, host and the presence of a header, and charges {@code cost} tokens of {@code
+ * policy} to the bucket of the client {@code key}.
+ *
+ * <p>Several rules may match one request (per IP, per API key, a global limit): all apply, and the request
+ * is refused if any refuses. A {@code dryRun} rule decides and reports in headers and metrics, but never
+ * refuses.
+ *
+ * @param path the path pattern, see {@link PathPattern}
+ * @param methods the methods matched, upper-case; empty matches every method
+ * @param host the host matched, lower-case, or null for any host
+ * @param requiredHeader a header that must be present for the rule to match, or null
+ * @param policy the policy charged
+ * @param key the client key
+ * @param cost the tokens a request costs, 1 to the policy's smallest capacity
+ * @param onMissingKey what to do with a request that lacks its key's source
+ * @param dryRun whether the rule only reports, never refuses
+ */
+public record Rule(
+        PathPattern path,
+        Set<String> methods,
+        String host,
+        String requiredHeader,
+        Policy policy,
+        ClientKey key,
+        long cost,
+        MissingKey onMissingKey,
+        boolean dryRun) {
+
+    /**
+     * Validates the rule.
+     *
+     * @throws IllegalArgumentException if the cost is out of range for the policy
+     * @throws NullPointerException if the path, methods, policy, key or onMissingKey is null
+     */
+    public Rule {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(onMissingKey, "onMissingKey");
+        Set<String> upper = new TreeSet<>();
+        for (String method : Objects.requireNonNull(methods, "methods")) {
+            upper.add(method.toUpperCase(Locale.ROOT));
+        }
+        methods = Set.copyOf(upper);
+        host = host == null ? null : host.toLowerCase(Locale.ROOT);
+        policy.checkCost(cost);
+    }
+
+    /** Returns a builder for a rule charging {@code policy}; it matches every request until narrowed. */
+    public static Builder builder(Policy policy) {
+        return new Builder(policy);
+    }
+
+    /** Returns whether this rule applies to {@code request}. */
+    public boolean matches(HttpRequestView request) {
+        if (!methods.isEmpty() && !methods.contains(request.method().toUpperCase(Locale.ROOT))) {
+            return false;
+        }
+        if (host != null && !host.equalsIgnoreCase(request.host())) {
+            return false;
+        }
+        if (requiredHeader != null && request.header(requiredHeader) == null) {
+            return false;
+        }
+        return path.matches(request.path());
+    }
+
+    /** Settings for a {@link Rule}. Not thread-safe. */
+    public static final class Builder {
+
+        private final Policy policy;
+        private PathPattern path = PathPattern.of("/**");
+        private final List<String> methods = new ArrayList<>();
+        private String host;
+        private String requiredHeader;
+        private ClientKey key = ClientKey.ip();
+        private long cost = 1;
+        private MissingKey onMissingKey = MissingKey.skip();
+        private boolean dryRun;
+
+        private Builder(Policy policy) {
+            this.policy = Objects.requireNonNull(policy, "policy");
+        }
+
+        /** Matches paths by a pattern such as {@code /api/**} (default {@code /**}). */
+        public Builder path(String pattern) {
+            this.path = PathPattern.of(pattern);
+            return this;
+        }
+
+        /** Matches only these methods (default: every method). */
+        public Builder methods(String... methods) {
+            this.methods.addAll(List.of(methods));
+            return this;
+        }
+
+        /** Matches only requests to this host (default: any host). */
+        public Builder host(String host) {
+            this.host = Objects.requireNonNull(host, "host");
+            return this;
+        }
+
+        /** Matches only requests that carry this header. */
+        public Builder requireHeader(String name) {
+            this.requiredHeader = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /** Tells clients apart by this key (default {@link ClientKey#ip()}). */
+        public Builder key(ClientKey key) {
+            this.key = Objects.requireNonNull(key, "key");
+            return this;
+        }
+
+        /** Charges this many tokens per request (default 1). */
+        public Builder cost(long cost) {
+            this.cost = cost;
+            return this;
+        }
+
+        /** Sets what to do when a request lacks the key's source (default {@link MissingKey#skip()}). */
+        public Builder onMissingKey(MissingKey onMissingKey) {
+            this.onMissingKey = Objects.requireNonNull(onMissingKey, "onMissingKey");
+            return this;
+        }
+
+        /** Only reports, never refuses (default false). */
+        public Builder dryRun(boolean dryRun) {
+            this.dryRun = dryRun;
+            return this;
+        }
+
+        /**
+         * Returns the rule.
+         *
+         * @throws IllegalArgumentException if the cost is out of range for the policy
+         */
+        public Rule build() {
+            return new Rule(path, Set.copyOf(methods), host, requiredHeader, policy, key, cost, onMissingKey, dryRun);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.tollgate.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class ClientKeyTest {
+
+    private final ClientIpResolver ips = ClientIpResolver.peerOnly();
+    private final TestRequest request = TestRequest.get("/")
+            .from("203.0.113.7")
+            .header("X-API-Key", "k-123")
+            .query("token", "t-9")
+            .principal("alice");
+
+    @Test
+    void keysNameTheirSourceSoThatSourcesNeverCollide() {
+        assertThat(ClientKey.ip().resolve(request, ips)).isEqualTo("ip:203.0.113.7");
+        assertThat(ClientKey.header("X-API-Key").resolve(request, ips)).isEqualTo("header:x-api-key:k-123");
+        assertThat(ClientKey.query("token").resolve(request, ips)).isEqualTo("query:token:t-9");
+        assertThat(ClientKey.principal().resolve(request, ips)).isEqualTo("principal:alice");
+        assertThat(ClientKey.constant("global").resolve(request, ips)).isEqualTo("constant:global");
+    }
+
+    @Test
+    void aCompositeKeyJoinsItsPartsAndIsMissingIfAnyIs() {
+        ClientKey perKeyPerIp = ClientKey.composite(ClientKey.header("X-API-Key"), ClientKey.ip());
+
+        assertThat(perKeyPerIp.resolve(request, ips)).isEqualTo("header:x-api-key:k-123|ip:203.0.113.7");
+        assertThat(perKeyPerIp.resolve(TestRequest.get("/"), ips)).isNull();
+    }
+
+    @Test
+    void aValueCannotPoseAsTwoParts() {
+        TestRequest sneaky = TestRequest.get("/").header("X-API-Key", "k|ip:203.0.113.7");
+
+        assertThat(ClientKey.header("X-API-Key").resolve(sneaky, ips)).isEqualTo("header:x-api-key:k\\|ip:203.0.113.7");
+    }
+
+    @Test
+    void aMissingOrBlankSourceIsNoKey() {
+        TestRequest bare = TestRequest.get("/").header("X-API-Key", "  ");
+
+        assertThat(ClientKey.header("X-API-Key").resolve(bare, ips)).isNull();
+        assertThat(ClientKey.query("token").resolve(bare, ips)).isNull();
+        assertThat(ClientKey.principal().resolve(bare, ips)).isNull();
+    }
+
+    @Test
+    void parsesTheWrittenForms() {
+        assertThat(ClientKey.parse("ip")).isEqualTo(ClientKey.ip());
+        assertThat(ClientKey.parse("header:X-API-Key")).isEqualTo(ClientKey.header("X-API-Key"));
+        assertThat(ClientKey.parse("query:token")).isEqualTo(ClientKey.query("token"));
+        assertThat(ClientKey.parse("principal")).isEqualTo(ClientKey.principal());
+        assertThat(ClientKey.parse("constant:all")).isEqualTo(ClientKey.constant("all"));
+        assertThat(ClientKey.parse("ip+header:X-API-Key").describe()).isEqualTo("ip+header:X-API-Key");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "address", "header", "header:", "ip:1.2.3.4", "constant:", "ip+", "cookie:sid"})
+    void rejectsTextThatIsNotAKey(String text) {
+        assertThatThrownBy(() -> ClientKey.parse(text))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("invalid key");
+    }
+}

@@ -1,0 +1,296 @@
+package io.tollgate.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.Limit;
+import io.tollgate.ManualTimeSource;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class RequestLimiterConfigTest {
+
+    private static final String YAML = """
+            policies:
+              per-ip:
+                limits:
+                  - capacity: 2
+                    refill: 1/s
+              api.v2:
+                limits:
+                  - capacity: 10
+                    refill: 10/s
+                  - capacity: 1000
+                    refill: 1000/h
+            rules:
+              - path: /api/**
+                methods: [GET, POST]
+                policy: per-ip
+              - path: /api/**
+                host: api.example.com
+                require-header: X-Tenant
+                key: header:X-API-Key
+                policy: api.v2
+                cost: 2
+                on-missing-key: reject:401
+                dry-run: true
+            client-ip:
+              trusted-proxies: [10.0.0.0/8, 192.168.0.1]
+              forwarding-header: forwarded
+              group-ipv6-by-64: true
+            responses:
+              legacy-headers: true
+              degraded-header: true
+              refusal-status: 503
+              problem-type: https://example.com/problems/rate-limited
+            """;
+
+    private static final String PROPERTIES = """
+            policies.per-ip.limits[0].capacity=2
+            policies.per-ip.limits[0].refill=1/s
+            policies.api.v2.limits[0].capacity=10
+            policies.api.v2.limits[0].refill=10/s
+            policies.api.v2.limits[1].capacity=1000
+            policies.api.v2.limits[1].refill=1000/h
+            rules[0].path=/api/**
+            rules[0].methods=GET, POST
+            rules[0].policy=per-ip
+            rules[1].path=/api/**
+            rules[1].host=api.example.com
+            rules[1].require-header=X-Tenant
+            rules[1].key=header:X-API-Key
+            rules[1].policy=api.v2
+            rules[1].cost=2
+            rules[1].on-missing-key=reject:401
+            rules[1].dry-run=true
+            client-ip.trusted-proxies=10.0.0.0/8, 192.168.0.1
+            client-ip.forwarding-header=forwarded
+            client-ip.group-ipv6-by-64=true
+            responses.legacy-headers=true
+            responses.degraded-header=true
+            responses.refusal-status=503
+            responses.problem-type=https://example.com/problems/rate-limited
+            """;
+
+    private static final Policy PER_IP = Policy.of("per-ip", Limit.of(2, Rate.perSecond(1)));
+    private static final Policy API =
+            Policy.of("api.v2", Limit.of(10, Rate.perSecond(10)), Limit.of(1000, Rate.perHour(1000)));
+
+    @Test
+    void readsPoliciesRulesAndSettingsFromYaml() {
+        RequestLimiterConfig config = RequestLimiterConfig.parse(YAML, "tollgate.yaml");
+
+        assertThat(config.policies()).containsExactly(PER_IP, API);
+        assertThat(config.rules())
+                .containsExactly(
+                        Rule.builder(PER_IP)
+                                .path("/api/**")
+                                .methods("GET", "POST")
+                                .build(),
+                        Rule.builder(API)
+                                .path("/api/**")
+                                .host("api.example.com")
+                                .requireHeader("X-Tenant")
+                                .key(ClientKey.header("X-API-Key"))
+                                .cost(2)
+                                .onMissingKey(MissingKey.reject(401))
+                                .dryRun(true)
+                                .build());
+    }
+
+    @Test
+    void aPropertiesFileSaysTheSameAsTheYamlFile() {
+        RequestLimiterConfig yaml = RequestLimiterConfig.parse(YAML, "tollgate.yaml");
+        RequestLimiterConfig properties = RequestLimiterConfig.parse(PROPERTIES, "tollgate.properties");
+
+        assertThat(properties.policies()).containsExactlyInAnyOrderElementsOf(yaml.policies());
+        assertThat(properties.rules()).isEqualTo(yaml.rules());
+        TestRequest forwarded =
+                TestRequest.get("/api").from("10.1.2.3").header("Forwarded", "for=\"[2001:db8:1:2::99]\"");
+        assertThat(properties.clientIps().clientIp(forwarded))
+                .isEqualTo(yaml.clientIps().clientIp(forwarded))
+                .isEqualTo("2001:db8:1:2::/64");
+    }
+
+    @Test
+    void theResponseSettingsReachTheRequestLimiter() {
+        RequestLimiter requests = RequestLimiterConfig.parse(YAML, "tollgate.yaml")
+                .newRequestLimiter(InMemoryRateLimiter.builder()
+                        .timeSource(new ManualTimeSource())
+                        .build());
+        TestRequest request = TestRequest.get("/api").header("X-Tenant", "t").header("X-API-Key", "k");
+
+        RequestDecision first = requests.decide(request).toCompletableFuture().join();
+        requests.decide(request).toCompletableFuture().join();
+        RequestDecision third = requests.decide(request).toCompletableFuture().join();
+
+        assertThat(first.headers()).containsKey("X-RateLimit-Limit");
+        assertThat(third.status()).isEqualTo(503);
+        assertThat(new String(third.body(), java.nio.charset.StandardCharsets.UTF_8))
+                .contains("\"type\":\"https://example.com/problems/rate-limited\"");
+    }
+
+    @Test
+    void loadsAFileByItsExtension(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("limits.yml"), YAML);
+
+        assertThat(RequestLimiterConfig.load(file).rules()).hasSize(2);
+    }
+
+    @Test
+    void defaultsMakeARuleKeyedByIpOnEveryPath() {
+        RequestLimiterConfig config = RequestLimiterConfig.parse("""
+                policies: {p: {limits: [{capacity: 5, refill: 5/s}]}}
+                rules: [{policy: p}]
+                """, "t.yaml");
+
+        Policy p = Policy.of("p", Limit.of(5, Rate.perSecond(5)));
+        assertThat(config.rules()).containsExactly(Rule.builder(p).build());
+    }
+
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "rules: [{policy: nope}] | t.yaml:2: rules[0].policy: unknown policy 'nope'; defined: p",
+                "rules: [{path: /a}] | t.yaml:2: rules[0].policy: is required",
+                "rules: [{policy: p, cost: 9}] | t.yaml:2: rules[0].cost: cost 9 exceeds the smallest capacity (5)",
+                "rules: [{policy: p, cost: ten}] | t.yaml:2: rules[0].cost: must be a whole number, was 'ten'",
+                "rules: [{policy: p, path: api}] | t.yaml:2: rules[0].path: path pattern must start with '/'",
+                "rules: [{policy: p, key: cookie:x}] | t.yaml:2: rules[0].key: invalid key 'cookie:x'",
+                "rules: [{policy: p, on-missing-key: ignore}] | t.yaml:2: rules[0].on-missing-key: invalid",
+                "rules: [{policy: p, dry-run: maybe}] | t.yaml:2: rules[0].dry-run: must be true or false",
+                "rules: [{policy: p, dry-run: yes}] | t.yaml:2: rules[0].dry-run: must be true or false, was 'yes'",
+                "rules: [{policy: p, methds: [GET]}] | t.yaml:2: rules[0]: unknown setting 'methds'; known: cost,",
+                "rule: [] | t.yaml:1: configuration: unknown setting 'rule'",
+                "client-ip: {trusted-proxies: [10.0.0.0/33]} | t.yaml:2: client-ip.trusted-proxies: invalid trusted",
+                "client-ip: {forwarding-header: x-real-ip} | t.yaml:2: client-ip.forwarding-header: must be",
+                "responses: {refusal-status: 200} | t.yaml:2: responses.refusal-status: must be a 4xx or 5xx",
+                "responses: {problem-type: ''} | t.yaml:2: responses.problem-type: must be a URI",
+            })
+    void anInvalidSettingIsNamedInTheErrorWithItsLine(String yaml, String message) {
+        String text = "policies: {p: {limits: [{capacity: 5, refill: 5/s}]}}\n" + yaml;
+
+        assertThatThrownBy(() -> RequestLimiterConfig.parse(text, "t.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith(message.strip());
+    }
+
+    @Test
+    void theLineIsThatOfTheBadValueInABlockFile() {
+        String text = """
+                policies:
+                  p:
+                    limits:
+                      - capacity: 5
+                        refill: 5/s
+                rules:
+                  - path: /api/**
+                    policy: p
+                  - path: /web/**
+                    policy: p
+                    cost: ten
+                """;
+
+        assertThatThrownBy(() -> RequestLimiterConfig.parse(text, "limits.yaml"))
+                .hasMessage("limits.yaml:11: rules[1].cost: must be a whole number, was 'ten'");
+    }
+
+    @Test
+    void aMissingSettingIsReportedAtTheLineOfWhatShouldHoldIt() {
+        String text = """
+                policies:
+                  p:
+                    limits:
+                      - capacity: 5
+                rules: []
+                """;
+
+        assertThatThrownBy(() -> RequestLimiterConfig.parse(text, "limits.yaml"))
+                .hasMessage("limits.yaml:4: policies.p.limits[0].refill: is required");
+    }
+
+    @Test
+    void anInvalidPolicyIsNamedInTheError() {
+        assertThatThrownBy(() ->
+                        RequestLimiterConfig.parse("policies: {p: {limits: [{capacity: 0, refill: 5/s}]}}", "t.yaml"))
+                .hasMessage("t.yaml:1: policies.p.limits[0]: capacity must be at least 1, was 0");
+        assertThatThrownBy(() ->
+                        RequestLimiterConfig.parse("policies: {p: {limits: [{capacity: 5, refill: fast}]}}", "t.yaml"))
+                .hasMessageStartingWith("t.yaml:1: policies.p.limits[0].refill: invalid rate 'fast'");
+        assertThatThrownBy(() -> RequestLimiterConfig.parse(
+                        "policies: {'a b': {limits: [{capacity: 5, refill: 1/s}]}}", "t.yaml"))
+                .hasMessageStartingWith("t.yaml:1: policies.a b: invalid policy name 'a b'");
+        assertThatThrownBy(() -> RequestLimiterConfig.parse("policies: {p: {capacity: 5, refill: 1/s}}", "t.yaml"))
+                .hasMessageStartingWith("t.yaml:1: policies.p: unknown setting 'capacity'; known: limits");
+        assertThatThrownBy(() -> RequestLimiterConfig.parse("policies: {p: {}}", "t.yaml"))
+                .hasMessage(
+                        "t.yaml:1: policies.p.limits: is required: a list of limits, each with capacity and refill");
+    }
+
+    @Test
+    void invalidYamlIsReportedWithItsLine() {
+        assertThatThrownBy(() -> RequestLimiterConfig.parse("rules:\n  - policy: p\n   key: [", "t.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("t.yaml:3: not valid YAML: ");
+    }
+
+    @Test
+    void aDuplicateYamlKeyIsAnErrorAtItsLine() {
+        assertThatThrownBy(() ->
+                        RequestLimiterConfig.parse("policies:\n  p:\n    limits: []\n  p:\n    limits: []\n", "t.yaml"))
+                .hasMessage("t.yaml:4: policies: duplicate key p");
+    }
+
+    @Test
+    void theTopLevelMustBeAMap() {
+        assertThatThrownBy(() -> RequestLimiterConfig.parse("- a\n- b\n", "t.yaml"))
+                .hasMessage("t.yaml:1: the top level must be a map of settings");
+    }
+
+    @Test
+    void anEmptyFileHasNoRules() {
+        assertThat(RequestLimiterConfig.parse("", "t.yaml").rules()).isEmpty();
+        assertThat(RequestLimiterConfig.parse("# nothing yet\n", "t.yaml").rules())
+                .isEmpty();
+    }
+
+    @Test
+    void aTreeFromAnotherParserIsReadTheSame() {
+        RequestLimiterConfig config = RequestLimiterConfig.fromTree(Map.of(
+                "policies", Map.of("p", Map.of("limits", List.of(Map.of("capacity", 5, "refill", "5/s")))),
+                "rules", List.of(Map.of("policy", "p", "cost", 2, "dry-run", true))));
+
+        assertThat(config.rules())
+                .containsExactly(Rule.builder(Policy.of("p", Limit.of(5, Rate.perSecond(5))))
+                        .cost(2)
+                        .dryRun(true)
+                        .build());
+        assertThatThrownBy(() -> RequestLimiterConfig.fromTree(Map.of("rules", List.of(Map.of("policy", "q")))))
+                .hasMessage("rules[0].policy: unknown policy 'q'; defined: none");
+    }
+
+    @Test
+    void aGapInPropertyListsIsAnError() {
+        assertThatThrownBy(() -> RequestLimiterConfig.parse(
+                        "policies.p.limits[0].capacity=5\npolicies.p.limits[0].refill=5/s\nrules[1].policy=p\n",
+                        "t.properties"))
+                .hasMessage("t.properties: property rules[0] is missing before rules[1]");
+    }
+
+    @Test
+    void anUnknownFormatIsAnError() {
+        assertThatThrownBy(() -> RequestLimiterConfig.parse("{}", "limits.json"))
+                .hasMessageContaining("cannot tell the format of 'limits.json'");
+    }
+}

@@ -1,0 +1,98 @@
+package io.tollgate.servlet;
+
+import io.tollgate.http.HttpRequestView;
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Locale;
+
+/** A servlet request as {@link HttpRequestView} sees it. Lives as long as one filter call. */
+final class ServletRequestView implements HttpRequestView {
+
+    private final HttpServletRequest request;
+
+    ServletRequestView(HttpServletRequest request) {
+        this.request = request;
+    }
+
+    @Override
+    public String method() {
+        return request.getMethod();
+    }
+
+    /**
+     * The servlet path and path info: the container has decoded and normalized them, relative to the
+     * context path, for its own mapping of the request to a servlet, so rules see what the application sees.
+     */
+    @Override
+    public String path() {
+        String servletPath = request.getServletPath();
+        String pathInfo = request.getPathInfo();
+        String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
+        return path.isEmpty() ? "/" : path;
+    }
+
+    @Override
+    public String host() {
+        String host = request.getServerName();
+        return host == null ? null : host.toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    public List<String> headers(String name) {
+        Enumeration<String> values = request.getHeaders(name);
+        if (values == null || !values.hasMoreElements()) {
+            return List.of();
+        }
+        List<String> list = new ArrayList<>(1);
+        while (values.hasMoreElements()) {
+            list.add(values.nextElement());
+        }
+        return list;
+    }
+
+    @Override
+    public String header(String name) {
+        return request.getHeader(name);
+    }
+
+    /**
+     * Reads the query string itself rather than {@code getParameter}, which would consume a form body that
+     * the application means to read. A pair whose encoding is malformed is skipped.
+     */
+    @Override
+    public String queryParameter(String name) {
+        String query = request.getQueryString();
+        if (query == null) {
+            return null;
+        }
+        for (String pair : query.split("&")) {
+            int equals = pair.indexOf('=');
+            String rawName = equals < 0 ? pair : pair.substring(0, equals);
+            String rawValue = equals < 0 ? "" : pair.substring(equals + 1);
+            try {
+                if (URLDecoder.decode(rawName, StandardCharsets.UTF_8).equals(name)) {
+                    return URLDecoder.decode(rawValue, StandardCharsets.UTF_8);
+                }
+            } catch (IllegalArgumentException malformed) {
+                // the client sent an invalid escape: this pair does not count
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public String remoteAddress() {
+        return request.getRemoteAddr();
+    }
+
+    @Override
+    public String principal() {
+        Principal principal = request.getUserPrincipal();
+        return principal == null ? null : principal.getName();
+    }
+}

@@ -1,0 +1,300 @@
+package io.tollgate.servlet;
+
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.RateLimiter;
+import io.tollgate.http.RequestDecision;
+import io.tollgate.http.RequestLimiter;
+import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.http.RuleOutcome;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A servlet filter that enforces rate limits: each request is decided by a {@link RequestLimiter}; an allowed
+ * request continues down the chain with the {@code RateLimit-Policy} and {@code RateLimit} header fields on its
+ * response, a refused one is answered at once with 429 (or the configured status), {@code Retry-After} and an
+ * {@code application/problem+json} body.
+ *
+ * <p><b>Registering it.</b> In code, give it a request limiter: {@code servletContext.addFilter("tollgate", new
+ * TollgateFilter(requests))}. From {@code web.xml}, use the class name and init parameters:
+ *
+ * <ul>
+ *   <li>{@code config}: the rules, a YAML or properties file (see {@link RequestLimiterConfig}), as a file
+ *       path or {@code classpath:NAME}. Required unless constructed with a request limiter.
+ *   <li>{@code limiter}: {@code memory} (default) for an in-memory limiter of this filter's own, or {@code
+ *       attribute:NAME} for a {@link RateLimiter}, such as a Redis one, that the application put in the
+ *       servlet context attribute NAME before the filter starts.
+ *   <li>{@code async}: {@code true} (default) or {@code false}, see below.
+ * </ul>
+ *
+ * <p><b>Asynchronous decisions.</b> When a decision is not ready at once (a Redis round trip), and the request
+ * supports asynchronous processing, the filter puts the request into asynchronous mode instead of blocking a
+ * container thread, and dispatches it again (dispatcher type {@code ASYNC}) once allowed; map the filter for
+ * {@code REQUEST} and {@code ASYNC} and mark it async-supported. Filters before this one finish their own work
+ * before that dispatch, so place it before any filter that keeps per-thread state around the chain, or set
+ * {@code async} to {@code false} to block instead. Requests that do not support asynchronous processing are
+ * decided by blocking, for at most the limiter's time budget.
+ *
+ * <p>A request is decided once: passing through the filter again, in a forward, an error dispatch or the
+ * asynchronous dispatch, charges nothing. If the limiter itself fails (a bug, not a Redis outage, which its
+ * failure policy answers), the request gets a 500 problem response and the failure is logged.
+ *
+ * <p>Thread-safe.
+ */
+public final class TollgateFilter implements Filter {
+
+    private static final System.Logger LOG = System.getLogger(TollgateFilter.class.getName());
+    private static final String CLASSPATH = "classpath:";
+    private static final String ATTRIBUTE = "attribute:";
+
+    private volatile RequestLimiter requests;
+    private volatile boolean async = true;
+    private volatile String decidedAttribute = TollgateFilter.class.getName();
+
+    /** Creates a filter that reads its rules from the {@code config} init parameter, for {@code web.xml}. */
+    public TollgateFilter() {}
+
+    /** Creates a filter that enforces {@code requests}. */
+    public TollgateFilter(RequestLimiter requests) {
+        this.requests = Objects.requireNonNull(requests, "requests");
+    }
+
+    /**
+     * Reads the init parameters.
+     *
+     * @throws ServletException if an init parameter is missing or invalid, or the config file cannot be read,
+     *     naming the parameter
+     */
+    @Override
+    public void init(FilterConfig filterConfig) throws ServletException {
+        decidedAttribute = TollgateFilter.class.getName() + "." + filterConfig.getFilterName();
+        String asyncParameter = filterConfig.getInitParameter("async");
+        if (asyncParameter != null) {
+            if (!asyncParameter.strip().equals("true")
+                    && !asyncParameter.strip().equals("false")) {
+                throw new ServletException(
+                        "init parameter 'async' must be true or false, was '" + asyncParameter + "'");
+            }
+            async = Boolean.parseBoolean(asyncParameter.strip());
+        }
+        String config = filterConfig.getInitParameter("config");
+        String limiter = filterConfig.getInitParameter("limiter");
+        if (requests != null) {
+            if (config != null || limiter != null) {
+                throw new ServletException(
+                        "init parameters 'config' and 'limiter' do not apply to a filter given its RequestLimiter");
+            }
+            return;
+        }
+        if (config == null || config.isBlank()) {
+            throw new ServletException(
+                    "init parameter 'config' is required: a YAML or properties file of rules, as a path or classpath:NAME");
+        }
+        RequestLimiterConfig rules = readConfig(config.strip());
+        requests = rules.newRequestLimiter(limiter(filterConfig, limiter == null ? "memory" : limiter.strip()));
+    }
+
+    @Override
+    public void doFilter(ServletRequest servletRequest, ServletResponse servletResponse, FilterChain chain)
+            throws IOException, ServletException {
+        if (!(servletRequest instanceof HttpServletRequest request)
+                || !(servletResponse instanceof HttpServletResponse response)
+                || servletRequest.getAttribute(decidedAttribute) != null) {
+            chain.doFilter(servletRequest, servletResponse);
+            return;
+        }
+        RequestLimiter limiter = requests;
+        if (limiter == null) {
+            throw new IllegalStateException("TollgateFilter used before init");
+        }
+        CompletableFuture<RequestDecision> pending;
+        try {
+            pending = limiter.decide(new ServletRequestView(request)).toCompletableFuture();
+        } catch (RuntimeException e) {
+            failed(response, e);
+            return;
+        }
+        if (pending.isDone() || !async || !request.isAsyncSupported() || request.isAsyncStarted()) {
+            RequestDecision decision;
+            try {
+                decision = pending.join();
+            } catch (CompletionException e) {
+                failed(response, e.getCause());
+                return;
+            }
+            if (apply(request, response, decision)) {
+                chain.doFilter(request, response);
+            }
+            return;
+        }
+        decideAsynchronously(request, response, pending);
+    }
+
+    private void decideAsynchronously(
+            HttpServletRequest request, HttpServletResponse response, CompletableFuture<RequestDecision> pending) {
+        AsyncContext context = request.startAsync(request, response);
+        // The decision, the container's timeout and a broken connection race to end the request; the first wins.
+        AtomicBoolean settled = new AtomicBoolean();
+        context.addListener(new AsyncListener() {
+            @Override
+            public void onTimeout(AsyncEvent event) throws IOException {
+                if (settled.compareAndSet(false, true)) {
+                    write(response, RequestDecision.problem(503, "The rate limit decision took too long."));
+                    context.complete();
+                }
+            }
+
+            @Override
+            public void onError(AsyncEvent event) {
+                if (settled.compareAndSet(false, true)) {
+                    context.complete();
+                }
+            }
+
+            @Override
+            public void onComplete(AsyncEvent event) {}
+
+            @Override
+            public void onStartAsync(AsyncEvent event) {}
+        });
+        pending.whenComplete((decision, failure) -> {
+            if (!settled.compareAndSet(false, true)) {
+                return;
+            }
+            if (failure == null && decision.allowed()) {
+                try {
+                    record(request, response, decision);
+                    context.dispatch();
+                } catch (RuntimeException e) {
+                    LOG.log(Level.DEBUG, "could not resume an allowed request", e);
+                }
+                return;
+            }
+            // Writing a body may block on a slow client: do it on a container thread, not the limiter's.
+            context.start(() -> {
+                try {
+                    if (failure == null) {
+                        record(request, response, decision);
+                        write(response, decision);
+                    } else {
+                        failed(response, failure instanceof CompletionException ? failure.getCause() : failure);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(Level.DEBUG, "could not answer a rate-limited request", e);
+                } finally {
+                    context.complete();
+                }
+            });
+        });
+    }
+
+    /** Records the decision and sets its headers; for a refusal, writes it. Returns whether the request goes on. */
+    private boolean apply(HttpServletRequest request, HttpServletResponse response, RequestDecision decision)
+            throws IOException {
+        record(request, response, decision);
+        if (decision.allowed()) {
+            return true;
+        }
+        write(response, decision);
+        return false;
+    }
+
+    /** Marks the request decided, so it is not charged again, and sets the rate-limit header fields. */
+    private void record(HttpServletRequest request, HttpServletResponse response, RequestDecision decision) {
+        request.setAttribute(decidedAttribute, decision);
+        for (Map.Entry<String, String> header : decision.headers().entrySet()) {
+            response.setHeader(header.getKey(), header.getValue());
+        }
+        logDryRuns(request, decision);
+    }
+
+    private static void write(HttpServletResponse response, RequestDecision refusal) throws IOException {
+        for (Map.Entry<String, String> header : refusal.headers().entrySet()) {
+            response.setHeader(header.getKey(), header.getValue());
+        }
+        byte[] body = refusal.body();
+        response.setStatus(refusal.status());
+        response.setContentLength(body.length);
+        response.getOutputStream().write(body);
+    }
+
+    private static void logDryRuns(HttpServletRequest request, RequestDecision decision) {
+        if (!LOG.isLoggable(Level.DEBUG)) {
+            return;
+        }
+        for (RuleOutcome outcome : decision.outcomes()) {
+            if (outcome.rule().dryRun() && !outcome.decision().allowed()) {
+                LOG.log(
+                        Level.DEBUG,
+                        "dry run: policy {0} would refuse {1} {2}",
+                        outcome.rule().policy().name(),
+                        request.getMethod(),
+                        request.getRequestURI());
+            }
+        }
+    }
+
+    private static void failed(HttpServletResponse response, Throwable failure) throws IOException {
+        LOG.log(Level.WARNING, "rate limiter failed; answering 500", failure);
+        if (!response.isCommitted()) {
+            response.reset();
+            write(response, RequestDecision.problem(500, "The rate limiter failed; the server log says why."));
+        }
+    }
+
+    private static RequestLimiterConfig readConfig(String location) throws ServletException {
+        try {
+            if (location.startsWith(CLASSPATH)) {
+                String name = location.substring(CLASSPATH.length()).replaceFirst("^/", "");
+                ClassLoader loader = Thread.currentThread().getContextClassLoader();
+                try (InputStream in =
+                        (loader == null ? TollgateFilter.class.getClassLoader() : loader).getResourceAsStream(name)) {
+                    if (in == null) {
+                        throw new ServletException("init parameter 'config': no class path resource '" + name + "'");
+                    }
+                    return RequestLimiterConfig.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), name);
+                }
+            }
+            return RequestLimiterConfig.load(Path.of(location));
+        } catch (IOException e) {
+            throw new ServletException("init parameter 'config': cannot read '" + location + "': " + e, e);
+        } catch (IllegalArgumentException e) {
+            throw new ServletException("init parameter 'config': " + e.getMessage(), e);
+        }
+    }
+
+    private static RateLimiter limiter(FilterConfig filterConfig, String limiter) throws ServletException {
+        if (limiter.equals("memory")) {
+            return InMemoryRateLimiter.create();
+        }
+        if (limiter.startsWith(ATTRIBUTE)) {
+            String name = limiter.substring(ATTRIBUTE.length()).strip();
+            Object value = filterConfig.getServletContext().getAttribute(name);
+            if (value instanceof RateLimiter rateLimiter) {
+                return rateLimiter;
+            }
+            throw new ServletException("init parameter 'limiter': servlet context attribute '" + name + "' "
+                    + (value == null ? "is not set" : "is a " + value.getClass().getName() + ", not a RateLimiter"));
+        }
+        throw new ServletException("init parameter 'limiter' must be memory or attribute:NAME, was '" + limiter + "'");
+    }
+}

@@ -1,0 +1,290 @@
+package io.tollgate.servlet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.tollgate.DocumentationExamples;
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.Limit;
+import io.tollgate.ManualTimeSource;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.RateLimiter;
+import io.tollgate.http.ClientIpResolver;
+import io.tollgate.http.ClientKey;
+import io.tollgate.http.MicrometerRequestMetrics;
+import io.tollgate.http.MissingKey;
+import io.tollgate.http.RequestLimiter;
+import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.http.Rule;
+import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.testing.RedisExtension;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.FilterRegistration;
+import java.io.ByteArrayInputStream;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
+
+/**
+ * Runs what docs/http.md shows: each Java example written out exactly as the page has it, followed by
+ * assertions; every YAML file on the page is read, the {@code web.xml} fragment is run, and the example
+ * exchanges are compared with what the filter really answers. The last test fails if the page shows Java
+ * code that is not in this file.
+ */
+class HttpDocumentationExamplesTest {
+
+    private static final String PAGE = "docs/http.md";
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private final Policy perIp = Policy.of("per-ip", Limit.of(100, Rate.perMinute(100)));
+
+    @Test
+    void theServletFilterInFiveLines() throws Exception {
+        RateLimiter limiter = InMemoryRateLimiter.create();
+        try (JettyApp app = JettyApp.startRegisteringItself(context ->
+                context.addServletContainerInitializer((classes, servletContext) -> {
+                    // --- http: five lines
+                    Policy perIp = Policy.of("per-ip", Limit.of(100, Rate.perMinute(100)));
+                    Policy perKey = Policy.of(
+                            "per-key",
+                            Limit.of(10, Rate.perSecond(5)), // bursts of 10, then 5 per second
+                            Limit.of(10_000, Rate.perDay(10_000))); // and 10 000 a day
+
+                    RequestLimiter requests = RequestLimiter.builder(limiter)
+                            .rule(Rule.builder(perIp).path("/api/**").build())
+                            .rule(Rule.builder(perKey)
+                                    .path("/api/**")
+                                    .methods("POST", "PUT", "DELETE")
+                                    .key(ClientKey.header("X-API-Key"))
+                                    .onMissingKey(MissingKey.reject(401))
+                                    .build())
+                            .clientIps(ClientIpResolver.builder()
+                                    .trustedProxies(List.of("10.0.0.0/8")) // the load balancers
+                                    .build())
+                            .build();
+
+                    FilterRegistration.Dynamic tollgate =
+                            servletContext.addFilter("tollgate", new TollgateFilter(requests));
+                    tollgate.setAsyncSupported(true);
+                    tollgate.addMappingForUrlPatterns(
+                            EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC), false, "/*");
+                    // ---
+                }))) {
+
+            HttpResponse<String> read = app.get("/api/orders");
+            HttpResponse<String> anonymousWrite = app.send("POST", "/api/orders");
+            HttpResponse<String> write = app.send("POST", "/api/orders", "X-API-Key", "k-1");
+
+            assertThat(read.statusCode()).isEqualTo(200);
+            assertThat(read.headers().firstValue("RateLimit")).hasValue("\"per-ip\";r=99;t=1");
+            assertThat(anonymousWrite.statusCode()).isEqualTo(401);
+            assertThat(write.statusCode()).isEqualTo(200);
+            assertThat(write.headers().firstValue("RateLimit-Policy"))
+                    .hasValue("\"per-ip\";q=100;w=60, \"per-key.0\";q=10;w=2, \"per-key.1\";q=10000;w=86400");
+        }
+    }
+
+    @Test
+    void aRedisLimiterBehindTheFilter() throws Exception {
+        String redisUri = redis.server().uri();
+
+        // --- http: redis
+        RateLimiter limiter = RedisRateLimiter.builder().uri(redisUri).build();
+        // ---
+
+        try (JettyApp app = JettyApp.start(new TollgateFilter(RequestLimiter.builder(limiter)
+                .rule(Rule.builder(perIp).build())
+                .build()))) {
+            assertThat(app.get("/").headers().firstValue("RateLimit")).hasValue("\"per-ip\";r=99;t=1");
+        } finally {
+            ((RedisRateLimiter) limiter).close();
+        }
+    }
+
+    @Test
+    void narrowRulesBeforeWideOnes() throws Exception {
+        RateLimiter limiter = InMemoryRateLimiter.create();
+        Policy perKey = Policy.of("per-key", Limit.of(2, Rate.perHour(2)));
+        Policy everyone = Policy.of("everyone", Limit.of(1_000, Rate.perHour(1_000)));
+
+        // --- http: several rules
+        RequestLimiter requests = RequestLimiter.builder(limiter)
+                .rule(Rule.builder(perKey).key(ClientKey.header("X-API-Key")).build()) // each client's own limit
+                .rule(Rule.builder(everyone).key(ClientKey.constant("all")).build()) // one bucket for all clients
+                .build();
+        // ---
+
+        try (JettyApp app = JettyApp.start(new TollgateFilter(requests))) {
+            for (int i = 0; i < 50; i++) {
+                app.get("/", "X-API-Key", "flooder");
+            }
+            HttpResponse<String> polite = app.get("/", "X-API-Key", "polite");
+
+            assertThat(polite.headers().firstValue("RateLimit"))
+                    .hasValue("\"per-key\";r=1;t=1800, \"everyone\";r=997;t=11");
+        }
+    }
+
+    @Test
+    void theExampleExchangesAreWhatTheFilterAnswers() throws Exception {
+        ManualTimeSource time = new ManualTimeSource();
+        RateLimiter limiter = InMemoryRateLimiter.builder().timeSource(time).build();
+        try (JettyApp app = JettyApp.start(new TollgateFilter(RequestLimiter.builder(limiter)
+                .rule(Rule.builder(perIp).build())
+                .build()))) {
+            List<HttpResponse<String>> responses = new ArrayList<>();
+            for (int i = 0; i < 101; i++) {
+                responses.add(app.get("/"));
+            }
+            List<String> exchanges = DocumentationExamples.blocks(PAGE, "http");
+
+            assertThat(exchanges).hasSize(2);
+            assertMatches(exchanges.get(0), responses.get(100));
+            assertMatches(exchanges.get(1), responses.get(57));
+        }
+    }
+
+    @Test
+    void aCustomRefusalBody() throws Exception {
+        RateLimiter limiter = InMemoryRateLimiter.create();
+
+        // --- http: refusal body
+        RequestLimiter requests = RequestLimiter.builder(limiter)
+                .rule(Rule.builder(perIp).build())
+                .refusalStatus(503)
+                .refusalBody(
+                        "application/json",
+                        refusal -> "{\"error\":\"rate_limited\",\"retry_after\":" + refusal.retryAfterSeconds() + "}")
+                .build();
+        // ---
+
+        try (JettyApp app = JettyApp.start(new TollgateFilter(requests))) {
+            for (int i = 0; i < 100; i++) {
+                app.get("/");
+            }
+            HttpResponse<String> refused = app.get("/");
+
+            assertThat(refused.statusCode()).isEqualTo(503);
+            assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/json");
+            assertThat(refused.body()).isEqualTo("{\"error\":\"rate_limited\",\"retry_after\":1}");
+        }
+    }
+
+    @Test
+    void aDryRunRuleWithMetrics() throws Exception {
+        RateLimiter limiter = InMemoryRateLimiter.create();
+        MeterRegistry meterRegistry = new SimpleMeterRegistry();
+        Policy perIp = Policy.of("per-ip", Limit.of(2, Rate.perHour(2)));
+
+        // --- http: dry run
+        Rule shadow = Rule.builder(perIp).path("/api/**").dryRun(true).build();
+        // ---
+        // --- http: metrics
+        RequestLimiter requests = RequestLimiter.builder(limiter)
+                .rule(shadow)
+                .metrics(MicrometerRequestMetrics.of(meterRegistry))
+                .build();
+        // ---
+
+        try (JettyApp app = JettyApp.start(new TollgateFilter(requests))) {
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                statuses.add(app.get("/api/x").statusCode());
+            }
+
+            assertThat(statuses).containsOnly(200);
+            assertThat(meterRegistry
+                            .get("tollgate.http.decisions")
+                            .tags("policy", "per-ip", "outcome", "refused", "dry_run", "true")
+                            .counter()
+                            .count())
+                    .isEqualTo(3);
+        }
+    }
+
+    @Test
+    void rulesFromAFile(@TempDir Path dir) throws Exception {
+        List<String> files = DocumentationExamples.blocks(PAGE, "yaml");
+        assertThat(files).hasSize(1);
+        Path configFile = Files.writeString(dir.resolve("tollgate.yaml"), files.get(0));
+        RateLimiter limiter = InMemoryRateLimiter.create();
+
+        // --- http: config file
+        RequestLimiter requests = RequestLimiterConfig.load(configFile) // a .yaml, .yml or .properties file
+                .newRequestLimiter(limiter);
+        // ---
+
+        assertThat(requests.rules()).hasSize(2);
+        assertThat(requests.rules().get(1).policy().limits()).hasSize(2);
+        assertThat(requests.rules().get(1).onMissingKey()).isEqualTo(MissingKey.reject(401));
+    }
+
+    @Test
+    void theWebXmlFragmentDeclaresAWorkingFilter() throws Exception {
+        String fragment = DocumentationExamples.blocks(PAGE, "xml").get(0);
+        Document xml = DocumentBuilderFactory.newInstance()
+                .newDocumentBuilder()
+                .parse(new ByteArrayInputStream(
+                        ("<web-app>" + fragment + "</web-app>").getBytes(StandardCharsets.UTF_8)));
+        Element filter = (Element) xml.getElementsByTagName("filter").item(0);
+        Map<String, String> initParameters = new HashMap<>();
+        NodeList params = filter.getElementsByTagName("init-param");
+        for (int i = 0; i < params.getLength(); i++) {
+            Element param = (Element) params.item(i);
+            initParameters.put(text(param, "param-name"), text(param, "param-value"));
+        }
+        InMemoryRateLimiter limiter = InMemoryRateLimiter.create();
+
+        assertThat(text(filter, "filter-class")).isEqualTo(TollgateFilter.class.getName());
+        try (JettyApp app = JettyApp.startDeclared(
+                initParameters, context -> context.setAttribute("io.tollgate.RateLimiter", limiter))) {
+            assertThat(app.get("/api/x").statusCode()).isEqualTo(401);
+            assertThat(app.get("/api/x", "X-API-Key", "k").statusCode()).isEqualTo(200);
+            assertThat(limiter.estimatedKeyCount()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void everyJavaExampleOfThisPageIsRunHere() {
+        int examples = DocumentationExamples.assertRunBy(
+                "tollgate-servlet/src/test/java/io/tollgate/servlet/HttpDocumentationExamplesTest.java", PAGE);
+
+        assertThat(examples).isEqualTo(7);
+    }
+
+    /** Asserts that the response has the status line's status, each header line, and the body if shown. */
+    private static void assertMatches(String exchange, HttpResponse<String> response) {
+        String[] parts = exchange.split("\n\n", 2);
+        String[] lines = parts[0].split("\n");
+        assertThat(response.statusCode()).isEqualTo(Integer.parseInt(lines[0].split(" ")[1]));
+        for (int i = 1; i < lines.length; i++) {
+            String name = lines[i].substring(0, lines[i].indexOf(':'));
+            String value = lines[i].substring(lines[i].indexOf(':') + 1).strip();
+            assertThat(response.headers().allValues(name)).as(name).containsExactly(value);
+        }
+        if (parts.length > 1) {
+            assertThat(response.body()).isEqualTo(parts[1].strip());
+        }
+    }
+
+    private static String text(Element parent, String tag) {
+        return parent.getElementsByTagName(tag).item(0).getTextContent().strip();
+    }
+}
