@@ -83,6 +83,16 @@ public final class ClientIpResolver {
         return groupIpv6 && client.isIpv6() ? client.prefix(64) + "/64" : client.toString();
     }
 
+    /**
+     * Returns whether {@code address} is one of the trusted proxies, whose forwarding headers are believed;
+     * false for anything that is not an IP address. A proxy in front of an upstream uses this to decide
+     * whether to pass the forwarding headers it received on, or to replace them.
+     */
+    public boolean isTrustedProxy(String address) {
+        IpAddress parsed = IpAddress.parse(address);
+        return parsed != null && isTrusted(parsed);
+    }
+
     private boolean isTrusted(IpAddress address) {
         for (IpRange range : trustedProxies) {
             if (range.contains(address)) {

@@ -1,22 +1,30 @@
 package io.tollgate.http;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
+import java.util.Objects;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * One value of a configuration tree (maps, lists and scalars, as YAML parsers and the properties reader
- * below produce them), with its path from the root, so that every error names where the bad value is:
- * {@code rules[1].cost: must be a whole number, was 'ten'}. When the tree came from a file whose lines are
- * known, errors carry the line of the value, or of the nearest enclosing value for a missing setting.
+ * One value of a configuration file (a map of settings, a list or a scalar), with its path from the root
+ * and, for a YAML file, its line, so that every error says where the bad value is: {@code limits.yaml:14:
+ * rules[1].cost: must be a whole number, was 'ten'}. For programs that read files with Tollgate's sections
+ * in them, such as the Tollgate server; {@link RequestLimiterConfig} reads the sections themselves.
+ *
+ * <p>Reading a value checks it: each accessor throws a {@link ConfigException} that names the path, and
+ * the line when it is known (of the value, or of the nearest enclosing value for a missing setting).
+ * Scalars are read from their text, so {@code yes} is not a boolean and {@code 010} is ten. Immutable.
  */
-final class ConfigNode {
+public final class ConfigNode {
+
+    private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(us|ms|s|m|h|d)");
 
     private final String path;
     private final Object value;
@@ -28,57 +36,93 @@ final class ConfigNode {
         this.lines = lines;
     }
 
-    /** Returns the root of a tree whose lines are unknown. */
-    static ConfigNode root(Object value) {
-        return new ConfigNode("", value, Map.of());
+    /**
+     * Parses a YAML document; an empty document is an empty map.
+     *
+     * @throws ConfigException if the text is not YAML, has a duplicate key, or is not a map at the top, with
+     *     the line
+     * @throws IllegalArgumentException if SnakeYAML ({@code org.yaml:snakeyaml}) is not on the class path
+     */
+    public static ConfigNode parseYaml(String text) {
+        Objects.requireNonNull(text, "text");
+        YamlTree.Parsed parsed;
+        try {
+            parsed = YamlTree.parse(text);
+        } catch (NoClassDefFoundError e) {
+            throw new IllegalArgumentException(
+                    "reading YAML needs SnakeYAML (org.yaml:snakeyaml) on the class path; or use a .properties file",
+                    e);
+        }
+        if (parsed.value() != null && !(parsed.value() instanceof Map)) {
+            throw new ConfigException(1, "the top level must be a map of settings");
+        }
+        return new ConfigNode("", parsed.value() == null ? Map.of() : parsed.value(), parsed.lines());
     }
 
-    /** Returns the root of a tree, with the 1-based line of each path in it. */
-    static ConfigNode root(Object value, Map<String, Integer> lines) {
-        return new ConfigNode("", value, lines);
+    /**
+     * Returns the root of a tree that another parser made: maps with string keys, lists, and scalars
+     * (strings, numbers, booleans). Its lines are unknown.
+     */
+    public static ConfigNode of(Map<String, ?> tree) {
+        return new ConfigNode("", Objects.requireNonNull(tree, "tree"), Map.of());
     }
 
-    String path() {
+    /** Returns the path of this value from the root, such as {@code rules[1].cost}; empty for the root. */
+    public String path() {
         return path;
     }
 
-    boolean isPresent() {
+    /** Returns whether the value is there: a setting that a file leaves out, or sets to null, is not. */
+    public boolean isPresent() {
         return value != null;
     }
 
-    /** Returns the entries of a map, in order, after checking that every key is one of {@code allowed}. */
-    Map<String, ConfigNode> entries(Set<String> allowed) {
-        Map<String, ConfigNode> entries = entries();
-        for (String key : entries.keySet()) {
+    /**
+     * Checks that this map has no settings but {@code allowed}.
+     *
+     * @throws ConfigException if this is not a map, or has another setting, naming it and the known ones, at
+     *     the line of the unknown one
+     */
+    public void checkKeys(Set<String> allowed) {
+        for (String key : entries().keySet()) {
             if (!allowed.contains(key)) {
-                throw error("unknown setting '" + key + "'; known: " + String.join(", ", new TreeSet<>(allowed)));
+                throw new ConfigException(
+                        child(key).line(),
+                        (path.isEmpty() ? "configuration" : path) + ": unknown setting '" + key + "'; known: "
+                                + String.join(", ", new TreeSet<>(allowed)));
+            }
+        }
+    }
+
+    /**
+     * Returns the setting {@code key} of this map; one that is absent is a value that is not {@linkplain
+     * #isPresent() present}, and absent values have absent children.
+     *
+     * @throws ConfigException if this is present and not a map
+     */
+    public ConfigNode child(String key) {
+        Object child = value == null ? null : asMap().get(key);
+        return new ConfigNode(path.isEmpty() ? key : path + "." + key, child, lines);
+    }
+
+    /**
+     * Returns the settings of this map in file order, such as the named policies of {@code policies}; none
+     * if it is absent.
+     *
+     * @throws ConfigException if this is present and not a map
+     */
+    public Map<String, ConfigNode> entries() {
+        Map<String, ConfigNode> entries = new LinkedHashMap<>();
+        if (value != null) {
+            for (Object key : asMap().keySet()) {
+                entries.put(String.valueOf(key), child(String.valueOf(key)));
             }
         }
         return entries;
     }
 
-    /** Returns the entries of a map, in order. */
-    Map<String, ConfigNode> entries() {
-        if (value == null) {
-            return Map.of();
-        }
-        if (!(value instanceof Map<?, ?> map)) {
-            throw error("must be a map of settings, was " + describe());
-        }
-        Map<String, ConfigNode> entries = new LinkedHashMap<>();
-        for (Map.Entry<?, ?> entry : map.entrySet()) {
-            String key = String.valueOf(entry.getKey());
-            entries.put(key, new ConfigNode(child(key), entry.getValue(), lines));
-        }
-        return entries;
-    }
-
-    ConfigNode get(Map<String, ConfigNode> entries, String key) {
-        return entries.getOrDefault(key, new ConfigNode(child(key), null, lines));
-    }
-
-    /** Returns the elements of a list; a single value counts as a list of one. */
-    List<ConfigNode> elements() {
+    /** Returns the elements of a list; a single value counts as a list of one, an absent one as none. */
+    public List<ConfigNode> elements() {
         if (value == null) {
             return List.of();
         }
@@ -90,10 +134,14 @@ final class ConfigNode {
         return elements;
     }
 
-    /** Returns a list of strings, written as a list or as one comma-separated string. */
-    List<String> strings() {
+    /**
+     * Returns a list of strings, written as a list or as one comma-separated string; empty if absent.
+     *
+     * @throws ConfigException if an element is not a single value
+     */
+    public List<String> strings() {
+        List<String> strings = new ArrayList<>();
         if (value instanceof String text) {
-            List<String> strings = new ArrayList<>();
             for (String part : text.split(",")) {
                 if (!part.isBlank()) {
                     strings.add(part.strip());
@@ -101,14 +149,18 @@ final class ConfigNode {
             }
             return strings;
         }
-        List<String> strings = new ArrayList<>();
         for (ConfigNode element : elements()) {
             strings.add(element.string(null));
         }
         return strings;
     }
 
-    String string(String defaultValue) {
+    /**
+     * Returns the value as text, trimmed, or {@code defaultValue} if it is absent.
+     *
+     * @throws ConfigException if the value is a map or a list
+     */
+    public String string(String defaultValue) {
         if (value == null) {
             return defaultValue;
         }
@@ -118,7 +170,12 @@ final class ConfigNode {
         return String.valueOf(value).strip();
     }
 
-    String requiredString() {
+    /**
+     * Returns the value as text, trimmed.
+     *
+     * @throws ConfigException if it is absent or empty, or a map or a list
+     */
+    public String requiredString() {
         String text = string(null);
         if (text == null || text.isEmpty()) {
             throw error("is required");
@@ -126,7 +183,12 @@ final class ConfigNode {
         return text;
     }
 
-    long longValue(long defaultValue) {
+    /**
+     * Returns the value as a whole number ({@code _} may group digits), or {@code defaultValue} if absent.
+     *
+     * @throws ConfigException if it is not a whole number
+     */
+    public long longValue(long defaultValue) {
         if (value == null) {
             return defaultValue;
         }
@@ -141,14 +203,24 @@ final class ConfigNode {
         }
     }
 
-    long requiredLong() {
+    /**
+     * Returns the value as a whole number.
+     *
+     * @throws ConfigException if it is absent or not a whole number
+     */
+    public long requiredLong() {
         if (value == null) {
             throw error("is required");
         }
         return longValue(0);
     }
 
-    boolean bool(boolean defaultValue) {
+    /**
+     * Returns the value as {@code true} or {@code false} (any case), or {@code defaultValue} if absent.
+     *
+     * @throws ConfigException if it is anything else
+     */
+    public boolean bool(boolean defaultValue) {
         if (value == null) {
             return defaultValue;
         }
@@ -162,26 +234,61 @@ final class ConfigNode {
         throw error("must be true or false, was '" + text + "'");
     }
 
-    /** Returns an error that names this node's path, and its line when known. */
-    ConfigError error(String problem) {
-        return new ConfigError(line(), (path.isEmpty() ? "configuration" : path) + ": " + problem);
+    /**
+     * Returns the value as a positive duration written as a whole number and a unit, {@code us}, {@code
+     * ms}, {@code s}, {@code m}, {@code h} or {@code d} (such as {@code 50ms} or {@code 30s}), or {@code
+     * defaultValue} if absent.
+     *
+     * @throws ConfigException if it is not such a duration, or is zero
+     */
+    public Duration duration(Duration defaultValue) {
+        if (value == null) {
+            return defaultValue;
+        }
+        String text = string(null);
+        Matcher matcher = DURATION.matcher(text.toLowerCase(Locale.ROOT));
+        if (!matcher.matches()) {
+            throw error("must be a duration such as 50ms, 30s or 5m, was '" + text + "'");
+        }
+        long amount;
+        try {
+            amount = Long.parseLong(matcher.group(1));
+        } catch (NumberFormatException e) {
+            throw error("duration '" + text + "' is too long");
+        }
+        if (amount == 0) {
+            throw error("must be longer than zero, was '" + text + "'");
+        }
+        return switch (matcher.group(2)) {
+            case "us" -> Duration.ofNanos(Math.multiplyExact(amount, 1_000L));
+            case "ms" -> Duration.ofMillis(amount);
+            case "s" -> Duration.ofSeconds(amount);
+            case "m" -> Duration.ofMinutes(amount);
+            case "h" -> Duration.ofHours(amount);
+            default -> Duration.ofDays(amount);
+        };
+    }
+
+    /** Returns an error that names this value's path, and its line when known. */
+    public ConfigException error(String problem) {
+        return new ConfigException(line(), (path.isEmpty() ? "configuration" : path) + ": " + problem);
     }
 
     /**
-     * Returns {@code cause} if it is already a configuration error, else its message prefixed with this
-     * node's path.
+     * Returns {@code cause} if it is already a configuration error, else an error with its message that
+     * names this value's path and line, caused by it.
      */
-    ConfigError error(IllegalArgumentException cause) {
-        if (cause instanceof ConfigError error) {
+    public ConfigException error(IllegalArgumentException cause) {
+        if (cause instanceof ConfigException error) {
             return error;
         }
-        ConfigError error = error(cause.getMessage());
+        ConfigException error = error(cause.getMessage());
         error.initCause(cause);
         return error;
     }
 
-    /** Returns the line of this node, or of its nearest ancestor that has one; 0 if none does. */
-    private int line() {
+    /** Returns the line of this value, or of its nearest enclosing value that has one; 0 if none does. */
+    public int line() {
         String at = path;
         while (true) {
             Integer line = lines.get(at);
@@ -196,8 +303,11 @@ final class ConfigNode {
         }
     }
 
-    private String child(String key) {
-        return path.isEmpty() ? key : path + "." + key;
+    private Map<?, ?> asMap() {
+        if (!(value instanceof Map<?, ?> map)) {
+            throw error("must be a map of settings, was " + describe());
+        }
+        return map;
     }
 
     private String describe() {
@@ -208,135 +318,5 @@ final class ConfigNode {
             return "a list";
         }
         return "'" + value + "'";
-    }
-
-    /**
-     * Turns flat properties into the tree a YAML file would give: {@code a.b=1} into {@code {a: {b: 1}}},
-     * {@code a[0].b=1} into {@code {a: [{b: 1}]}}. Under each key of {@code namedMaps} (such as {@code
-     * policies}) comes a name that may itself contain dots, followed by the one setting that the map's
-     * value holds (such as {@code limits}): {@code policies.api.v2.limits[0].capacity} is the capacity of
-     * the first limit of policy {@code api.v2}.
-     *
-     * @throws IllegalArgumentException if a key cannot be placed, or a list has a gap, naming the key
-     */
-    static Map<String, Object> fromProperties(Properties properties, Map<String, String> namedMaps) {
-        Map<Object, Object> root = new TreeMap<>();
-        for (String key : new TreeSet<>(properties.stringPropertyNames())) {
-            List<Object> segments = segments(key, namedMaps);
-            if (segments.isEmpty() || !(segments.get(0) instanceof String)) {
-                throw new IllegalArgumentException("property '" + key + "' must start with a setting name");
-            }
-            put(root, segments, 0, properties.getProperty(key), key);
-        }
-        return toLists(root, "");
-    }
-
-    private static List<Object> segments(String key, Map<String, String> namedMaps) {
-        List<Object> segments = new ArrayList<>();
-        String rest = key.strip();
-        for (Map.Entry<String, String> named : namedMaps.entrySet()) {
-            if (rest.startsWith(named.getKey() + ".")) {
-                segments.add(named.getKey());
-                rest = rest.substring(named.getKey().length() + 1);
-                int end = nameEnd(rest, "." + named.getValue());
-                segments.add(rest.substring(0, end));
-                rest = rest.substring(end);
-                if (rest.startsWith(".")) {
-                    rest = rest.substring(1);
-                }
-                break;
-            }
-        }
-        int i = 0;
-        while (i < rest.length()) {
-            char c = rest.charAt(i);
-            if (c == '[') {
-                int close = rest.indexOf(']', i);
-                if (close < 0) {
-                    throw new IllegalArgumentException("property '" + key + "': '[' without ']'");
-                }
-                try {
-                    segments.add(Integer.valueOf(rest.substring(i + 1, close)));
-                } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("property '" + key + "': a list index must be a number");
-                }
-                i = close + 1;
-                if (i < rest.length() && rest.charAt(i) == '.') {
-                    i++;
-                }
-                continue;
-            }
-            int end = i;
-            while (end < rest.length() && rest.charAt(end) != '.' && rest.charAt(end) != '[') {
-                end++;
-            }
-            segments.add(rest.substring(i, end));
-            i = end < rest.length() && rest.charAt(end) == '.' ? end + 1 : end;
-        }
-        return segments;
-    }
-
-    /**
-     * Returns where the name ends in {@code rest}: before the last {@code .CHILD} that is followed by
-     * {@code [}, {@code .} or the end; the whole of rest if there is none.
-     */
-    private static int nameEnd(String rest, String child) {
-        for (int at = rest.lastIndexOf(child); at > 0; at = rest.lastIndexOf(child, at - 1)) {
-            int after = at + child.length();
-            if (after == rest.length() || rest.charAt(after) == '[' || rest.charAt(after) == '.') {
-                return at;
-            }
-        }
-        return rest.length();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static void put(Map<Object, Object> node, List<Object> segments, int index, String value, String key) {
-        Object segment = segments.get(index);
-        if (index == segments.size() - 1) {
-            if (node.containsKey(segment)) {
-                throw new IllegalArgumentException("property '" + key + "' conflicts with another property");
-            }
-            node.put(segment, value);
-            return;
-        }
-        Object child = node.computeIfAbsent(segment, s -> new TreeMap<>());
-        if (!(child instanceof Map)) {
-            throw new IllegalArgumentException("property '" + key + "' conflicts with another property");
-        }
-        Map<Object, Object> childMap = (Map<Object, Object>) child;
-        if (!childMap.isEmpty()
-                && (childMap.keySet().iterator().next() instanceof Integer)
-                        != (segments.get(index + 1) instanceof Integer)) {
-            throw new IllegalArgumentException("property '" + key + "' mixes a list and a map of settings");
-        }
-        put(childMap, segments, index + 1, value, key);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> T toLists(Map<?, ?> node, String path) {
-        boolean isList = !node.isEmpty() && node.keySet().iterator().next() instanceof Integer;
-        if (isList) {
-            List<Object> list = new ArrayList<>();
-            for (Map.Entry<?, ?> entry : node.entrySet()) {
-                int index = (Integer) entry.getKey();
-                if (index != list.size()) {
-                    throw new IllegalArgumentException(
-                            "property " + path + "[" + list.size() + "] is missing before " + path + "[" + index + "]");
-                }
-                list.add(convert(entry.getValue(), path + "[" + index + "]"));
-            }
-            return (T) list;
-        }
-        Map<String, Object> map = new LinkedHashMap<>();
-        for (Map.Entry<?, ?> entry : node.entrySet()) {
-            String key = (String) entry.getKey();
-            map.put(key, convert(entry.getValue(), path.isEmpty() ? key : path + "." + key));
-        }
-        return (T) map;
-    }
-
-    private static Object convert(Object value, String path) {
-        return value instanceof Map<?, ?> map ? toLists(map, path) : value;
     }
 }

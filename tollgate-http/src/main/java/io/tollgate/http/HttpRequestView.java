@@ -1,5 +1,7 @@
 package io.tollgate.http;
 
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
@@ -36,6 +38,31 @@ public interface HttpRequestView {
 
     /** Returns the first value of a query parameter, decoded, or null. */
     String queryParameter(String name);
+
+    /**
+     * Returns the first value of parameter {@code name} in a raw query string (as in {@code a=1&b=%20x}),
+     * decoded as UTF-8; null if there is none. A pair with a malformed escape is skipped, as if absent. For
+     * implementations that read the query string themselves rather than through a framework that might
+     * consume a form body.
+     */
+    static String queryParameter(String rawQuery, String name) {
+        if (rawQuery == null) {
+            return null;
+        }
+        for (String pair : rawQuery.split("&")) {
+            int equals = pair.indexOf('=');
+            String rawName = equals < 0 ? pair : pair.substring(0, equals);
+            String rawValue = equals < 0 ? "" : pair.substring(equals + 1);
+            try {
+                if (URLDecoder.decode(rawName, StandardCharsets.UTF_8).equals(name)) {
+                    return URLDecoder.decode(rawValue, StandardCharsets.UTF_8);
+                }
+            } catch (IllegalArgumentException malformed) {
+                // the client sent an invalid escape: this pair does not count
+            }
+        }
+        return null;
+    }
 
     /** Returns the IP address of the peer that opened the connection (the socket's remote address). */
     String remoteAddress();

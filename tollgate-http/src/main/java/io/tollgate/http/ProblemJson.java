@@ -34,10 +34,26 @@ final class ProblemJson {
         return switch (status) {
             case 400 -> "Bad Request";
             case 401 -> "Unauthorized";
+            case 402 -> "Payment Required";
             case 403 -> "Forbidden";
-            case 429 -> "Too Many Requests";
+            case 404 -> "Not Found";
+            case 405 -> "Method Not Allowed";
+            case 406 -> "Not Acceptable";
+            case 408 -> "Request Timeout";
+            case 409 -> "Conflict";
+            case 410 -> "Gone";
+            case 411 -> "Length Required";
+            case 413 -> "Content Too Large";
+            case 414 -> "URI Too Long";
+            case 415 -> "Unsupported Media Type";
+            case 420, 429 -> "Too Many Requests";
+            case 422 -> "Unprocessable Content";
+            case 431 -> "Request Header Fields Too Large";
             case 500 -> "Internal Server Error";
+            case 501 -> "Not Implemented";
+            case 502 -> "Bad Gateway";
             case 503 -> "Service Unavailable";
+            case 504 -> "Gateway Timeout";
             default -> status >= 500 ? "Server Error" : "Client Error";
         };
     }

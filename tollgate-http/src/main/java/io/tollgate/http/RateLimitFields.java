@@ -37,13 +37,15 @@ public final class RateLimitFields {
     public static String policy(List<RuleOutcome> outcomes) {
         Set<String> items = new LinkedHashSet<>();
         for (RuleOutcome outcome : outcomes) {
-            Policy policy = outcome.rule().policy();
-            for (int i = 0; i < policy.limits().size(); i++) {
-                Limit limit = policy.limits().get(i);
-                items.add(string(identifier(policy, i)) + ";q=" + integer(limit.capacity()) + ";w="
-                        + integer(ceilSeconds(limit.refillTime().toNanos() / 1_000)));
-            }
+            addPolicy(items, outcome.rule().policy());
         }
+        return String.join(", ", items);
+    }
+
+    /** Returns the {@code RateLimit-Policy} value for one policy: an item per limit. */
+    public static String policy(Policy policy) {
+        Set<String> items = new LinkedHashSet<>();
+        addPolicy(items, policy);
         return String.join(", ", items);
     }
 
@@ -51,11 +53,23 @@ public final class RateLimitFields {
     public static String rateLimit(List<RuleOutcome> outcomes) {
         Set<String> items = new LinkedHashSet<>();
         for (RuleOutcome outcome : outcomes) {
-            Decision decision = outcome.decision();
-            items.add(string(identifier(outcome.rule().policy(), decision.limitIndex())) + ";r="
-                    + integer(decision.remaining()) + ";t=" + integer(ceilSeconds(decision.resetAfterMicros())));
+            items.add(rateLimit(outcome.rule().policy(), outcome.decision()));
         }
         return String.join(", ", items);
+    }
+
+    /** Returns the {@code RateLimit} value for one decision of {@code policy}. */
+    public static String rateLimit(Policy policy, Decision decision) {
+        return string(identifier(policy, decision.limitIndex())) + ";r=" + integer(decision.remaining()) + ";t="
+                + integer(ceilSeconds(decision.resetAfterMicros()));
+    }
+
+    private static void addPolicy(Set<String> items, Policy policy) {
+        for (int i = 0; i < policy.limits().size(); i++) {
+            Limit limit = policy.limits().get(i);
+            items.add(string(identifier(policy, i)) + ";q=" + integer(limit.capacity()) + ";w="
+                    + integer(ceilSeconds(limit.refillTime().toNanos() / 1_000)));
+        }
     }
 
     /** Returns the legacy {@code X-RateLimit-*} trio for the most restrictive of these outcomes. */

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 
 /**
  * The policies, rules and response settings of a {@link RequestLimiter}, read from a YAML or properties
@@ -70,26 +71,17 @@ public final class RequestLimiterConfig {
     private final List<Policy> policies;
     private final List<Rule> rules;
     private final ClientIpResolver clientIps;
-    private final boolean legacyHeaders;
-    private final boolean degradedHeader;
-    private final int refusalStatus;
-    private final String problemType;
+    private final UnaryOperator<RequestLimiter.Builder> responses;
 
     private RequestLimiterConfig(
             List<Policy> policies,
             List<Rule> rules,
             ClientIpResolver clientIps,
-            boolean legacyHeaders,
-            boolean degradedHeader,
-            int refusalStatus,
-            String problemType) {
+            UnaryOperator<RequestLimiter.Builder> responses) {
         this.policies = List.copyOf(policies);
         this.rules = List.copyOf(rules);
         this.clientIps = clientIps;
-        this.legacyHeaders = legacyHeaders;
-        this.degradedHeader = degradedHeader;
-        this.refusalStatus = refusalStatus;
-        this.problemType = problemType;
+        this.responses = responses;
     }
 
     /**
@@ -117,16 +109,15 @@ public final class RequestLimiterConfig {
         String name = fileName.toLowerCase(Locale.ROOT);
         try {
             if (name.endsWith(".yaml") || name.endsWith(".yml")) {
-                return fromYaml(text);
+                return read(ConfigNode.parseYaml(text));
             }
             if (name.endsWith(".properties")) {
                 Properties properties = new Properties();
                 properties.load(new StringReader(text));
-                return fromTree(ConfigNode.root(ConfigNode.fromProperties(properties, Map.of("policies", "limits"))));
+                return read(ConfigNode.of(PropertiesTree.fromProperties(properties, Map.of("policies", "limits"))));
             }
-        } catch (ConfigError e) {
-            throw new IllegalArgumentException(
-                    fileName + (e.line() > 0 ? ":" + e.line() : "") + ": " + e.getMessage(), e);
+        } catch (ConfigException e) {
+            throw new IllegalArgumentException(e.messageIn(fileName), e);
         } catch (IllegalArgumentException | IOException e) {
             throw new IllegalArgumentException(fileName + ": " + e.getMessage(), e);
         }
@@ -141,38 +132,46 @@ public final class RequestLimiterConfig {
      * @throws IllegalArgumentException if the configuration is invalid, naming the setting
      */
     public static RequestLimiterConfig fromTree(Map<String, ?> tree) {
-        return fromTree(ConfigNode.root(Objects.requireNonNull(tree, "tree")));
+        return read(ConfigNode.of(tree));
     }
 
-    private static RequestLimiterConfig fromTree(ConfigNode root) {
-        Map<String, ConfigNode> top = root.entries(TOP);
-        Map<String, Policy> policies = policies(root.get(top, "policies"));
+    private static RequestLimiterConfig read(ConfigNode root) {
+        root.checkKeys(TOP);
+        Map<String, Policy> policies = readPolicies(root.child("policies"));
         List<Rule> rules = new ArrayList<>();
-        for (ConfigNode rule : root.get(top, "rules").elements()) {
-            rules.add(rule(rule, policies));
+        for (ConfigNode rule : root.child("rules").elements()) {
+            rules.add(readRule(rule, policies));
         }
-        ConfigNode clientIpNode = root.get(top, "client-ip");
-        ClientIpResolver clientIps = clientIps(clientIpNode, clientIpNode.entries(CLIENT_IP));
-        ConfigNode responses = root.get(top, "responses");
-        Map<String, ConfigNode> settings = responses.entries(RESPONSES);
-        ConfigNode status = responses.get(settings, "refusal-status");
+        ClientIpResolver clientIps = clientIps(root.child("client-ip"));
+        return new RequestLimiterConfig(
+                List.copyOf(policies.values()), rules, clientIps, readResponses(root.child("responses")));
+    }
+
+    /**
+     * Reads the {@code responses} section ({@code refusal-status}, {@code problem-type}, {@code
+     * legacy-headers}, {@code degraded-header}; each optional) and returns what it does to a request limiter's
+     * builder.
+     *
+     * @throws ConfigException if a setting is invalid, naming it
+     */
+    public static UnaryOperator<RequestLimiter.Builder> readResponses(ConfigNode responses) {
+        responses.checkKeys(RESPONSES);
+        ConfigNode status = responses.child("refusal-status");
         long refusalStatus = status.longValue(429);
         if (refusalStatus < 400 || refusalStatus > 599) {
             throw status.error("must be a 4xx or 5xx status, was " + refusalStatus);
         }
-        ConfigNode problemTypeNode = responses.get(settings, "problem-type");
+        ConfigNode problemTypeNode = responses.child("problem-type");
         String problemType = problemTypeNode.string("about:blank");
         if (problemType.isEmpty()) {
             throw problemTypeNode.error("must be a URI such as about:blank, was empty");
         }
-        return new RequestLimiterConfig(
-                List.copyOf(policies.values()),
-                rules,
-                clientIps,
-                responses.get(settings, "legacy-headers").bool(false),
-                responses.get(settings, "degraded-header").bool(false),
-                (int) refusalStatus,
-                problemType);
+        boolean legacyHeaders = responses.child("legacy-headers").bool(false);
+        boolean degradedHeader = responses.child("degraded-header").bool(false);
+        return builder -> builder.legacyHeaders(legacyHeaders)
+                .degradedHeader(degradedHeader)
+                .refusalStatus((int) refusalStatus)
+                .problemType(problemType);
     }
 
     /** Returns the policies: in the order a YAML file defines them, by name from a properties file. */
@@ -195,13 +194,7 @@ public final class RequestLimiterConfig {
      * limiter}; more rules may be added to it.
      */
     public RequestLimiter.Builder toBuilder(RateLimiter limiter) {
-        return RequestLimiter.builder(limiter)
-                .rules(rules)
-                .clientIps(clientIps)
-                .legacyHeaders(legacyHeaders)
-                .degradedHeader(degradedHeader)
-                .refusalStatus(refusalStatus)
-                .problemType(problemType);
+        return responses.apply(RequestLimiter.builder(limiter).rules(rules).clientIps(clientIps));
     }
 
     /** Returns a request limiter with these rules and settings, enforcing with {@code limiter}. */
@@ -209,34 +202,26 @@ public final class RequestLimiterConfig {
         return toBuilder(limiter).build();
     }
 
-    private static RequestLimiterConfig fromYaml(String text) {
-        YamlTree.Parsed parsed;
-        try {
-            parsed = YamlTree.parse(text);
-        } catch (NoClassDefFoundError e) {
-            throw new IllegalArgumentException(
-                    "reading YAML needs SnakeYAML (org.yaml:snakeyaml) on the class path; or use a .properties file",
-                    e);
-        }
-        if (parsed.value() != null && !(parsed.value() instanceof Map)) {
-            throw new ConfigError(1, "the top level must be a map of settings");
-        }
-        return fromTree(ConfigNode.root(parsed.value() == null ? Map.of() : parsed.value(), parsed.lines()));
-    }
-
-    private static Map<String, Policy> policies(ConfigNode node) {
+    /**
+     * Reads a map of named policies, each with a list of {@code limits} of {@code capacity} and {@code
+     * refill}, as the {@code policies} section of a file has them; an absent node has none.
+     *
+     * @throws ConfigException if a policy or limit is invalid, naming it
+     */
+    public static Map<String, Policy> readPolicies(ConfigNode policiesNode) {
         Map<String, Policy> policies = new LinkedHashMap<>();
-        for (Map.Entry<String, ConfigNode> entry : node.entries().entrySet()) {
+        for (Map.Entry<String, ConfigNode> entry : policiesNode.entries().entrySet()) {
             ConfigNode policy = entry.getValue();
-            ConfigNode limitsNode = policy.get(policy.entries(POLICY), "limits");
+            policy.checkKeys(POLICY);
+            ConfigNode limitsNode = policy.child("limits");
             if (!limitsNode.isPresent()) {
                 throw limitsNode.error("is required: a list of limits, each with capacity and refill");
             }
             List<Limit> limits = new ArrayList<>();
             for (ConfigNode limit : limitsNode.elements()) {
-                Map<String, ConfigNode> settings = limit.entries(LIMIT);
-                long capacity = limit.get(settings, "capacity").requiredLong();
-                Rate refill = rate(limit.get(settings, "refill"));
+                limit.checkKeys(LIMIT);
+                long capacity = limit.child("capacity").requiredLong();
+                Rate refill = rate(limit.child("refill"));
                 try {
                     limits.add(Limit.of(capacity, refill));
                 } catch (IllegalArgumentException e) {
@@ -261,9 +246,16 @@ public final class RequestLimiterConfig {
         }
     }
 
-    private static Rule rule(ConfigNode node, Map<String, Policy> policies) {
-        Map<String, ConfigNode> settings = node.entries(RULE);
-        ConfigNode policyNode = node.get(settings, "policy");
+    /**
+     * Reads one rule as an element of the {@code rules} section has it: {@code policy} (one of {@code
+     * policies}, required), {@code path}, {@code methods}, {@code host}, {@code require-header}, {@code key},
+     * {@code cost}, {@code on-missing-key} and {@code dry-run}.
+     *
+     * @throws ConfigException if the rule is invalid, naming the setting
+     */
+    public static Rule readRule(ConfigNode node, Map<String, Policy> policies) {
+        node.checkKeys(RULE);
+        ConfigNode policyNode = node.child("policy");
         Policy policy = policies.get(policyNode.requiredString());
         if (policy == null) {
             throw policyNode.error("unknown policy '" + policyNode.string(null) + "'; defined: "
@@ -272,25 +264,25 @@ public final class RequestLimiterConfig {
         Rule.Builder rule = Rule.builder(policy);
         ConfigNode current = node;
         try {
-            current = node.get(settings, "path");
+            current = node.child("path");
             rule.path(current.string("/**"));
-            current = node.get(settings, "methods");
+            current = node.child("methods");
             rule.methods(current.strings().toArray(String[]::new));
-            current = node.get(settings, "host");
+            current = node.child("host");
             if (current.isPresent()) {
                 rule.host(current.requiredString());
             }
-            current = node.get(settings, "require-header");
+            current = node.child("require-header");
             if (current.isPresent()) {
                 rule.requireHeader(current.requiredString());
             }
-            current = node.get(settings, "key");
+            current = node.child("key");
             rule.key(ClientKey.parse(current.string("ip")));
-            current = node.get(settings, "on-missing-key");
+            current = node.child("on-missing-key");
             rule.onMissingKey(MissingKey.parse(current.string("skip")));
-            current = node.get(settings, "dry-run");
+            current = node.child("dry-run");
             rule.dryRun(current.bool(false));
-            current = node.get(settings, "cost");
+            current = node.child("cost");
             rule.cost(current.longValue(1));
             return rule.build();
         } catch (IllegalArgumentException e) {
@@ -298,22 +290,23 @@ public final class RequestLimiterConfig {
         }
     }
 
-    private static ClientIpResolver clientIps(ConfigNode node, Map<String, ConfigNode> settings) {
+    private static ClientIpResolver clientIps(ConfigNode node) {
+        node.checkKeys(CLIENT_IP);
         ClientIpResolver.Builder clientIps = ClientIpResolver.builder();
-        ConfigNode proxies = node.get(settings, "trusted-proxies");
+        ConfigNode proxies = node.child("trusted-proxies");
         try {
             clientIps.trustedProxies(proxies.strings());
         } catch (IllegalArgumentException e) {
             throw proxies.error(e);
         }
-        ConfigNode header = node.get(settings, "forwarding-header");
+        ConfigNode header = node.child("forwarding-header");
         String headerName = header.string("x-forwarded-for").toLowerCase(Locale.ROOT);
         switch (headerName) {
             case "x-forwarded-for" -> clientIps.forwardingHeader(ClientIpResolver.ForwardingHeader.X_FORWARDED_FOR);
             case "forwarded" -> clientIps.forwardingHeader(ClientIpResolver.ForwardingHeader.FORWARDED);
             default -> throw header.error("must be x-forwarded-for or forwarded, was '" + headerName + "'");
         }
-        clientIps.groupIpv6By64(node.get(settings, "group-ipv6-by-64").bool(false));
+        clientIps.groupIpv6By64(node.child("group-ipv6-by-64").bool(false));
         return clientIps.build();
     }
 }

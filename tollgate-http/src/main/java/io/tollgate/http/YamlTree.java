@@ -34,7 +34,7 @@ final class YamlTree {
     private YamlTree() {}
 
     /**
-     * @throws ConfigError if the text is not YAML or has a duplicate key, with its line
+     * @throws ConfigException if the text is not YAML or has a duplicate key, with its line
      */
     static Parsed parse(String text) {
         LoaderOptions options = new LoaderOptions();
@@ -45,10 +45,10 @@ final class YamlTree {
             root = new Yaml(options).compose(new StringReader(text));
         } catch (MarkedYAMLException e) {
             Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
-            throw new ConfigError(
+            throw new ConfigException(
                     mark == null ? 0 : mark.getLine() + 1, "not valid YAML: " + oneLine(e.getProblem()), e);
         } catch (YAMLException e) {
-            throw new ConfigError(0, "not valid YAML: " + oneLine(e.getMessage()), e);
+            throw new ConfigException(0, "not valid YAML: " + oneLine(e.getMessage()), e);
         }
         Map<String, Integer> lines = new HashMap<>();
         return new Parsed(root == null ? null : convert(root, "", lines), lines);
@@ -60,13 +60,13 @@ final class YamlTree {
             Map<String, Object> map = new LinkedHashMap<>();
             for (NodeTuple tuple : mapping.getValue()) {
                 if (!(tuple.getKeyNode() instanceof ScalarNode keyNode)) {
-                    throw new ConfigError(
+                    throw new ConfigException(
                             tuple.getKeyNode().getStartMark().getLine() + 1, "a setting name must be text");
                 }
                 String key = keyNode.getValue();
                 String childPath = path.isEmpty() ? key : path + "." + key;
                 if (map.containsKey(key)) {
-                    throw new ConfigError(
+                    throw new ConfigException(
                             keyNode.getStartMark().getLine() + 1,
                             (path.isEmpty() ? "configuration" : path) + ": duplicate key " + key);
                 }

@@ -134,6 +134,15 @@ class ClientIpResolverTest {
     }
 
     @Test
+    void saysWhichAddressesAreTrustedProxies() {
+        assertThat(behindProxies.isTrustedProxy("10.1.2.3")).isTrue();
+        assertThat(behindProxies.isTrustedProxy("fd00::1")).isTrue();
+        assertThat(behindProxies.isTrustedProxy("203.0.113.7")).isFalse();
+        assertThat(behindProxies.isTrustedProxy("proxy.internal")).isFalse();
+        assertThat(ClientIpResolver.peerOnly().isTrustedProxy("10.1.2.3")).isFalse();
+    }
+
+    @Test
     void neverResolvesAHostName() {
         TestRequest request = TestRequest.get("/").from("10.0.0.5").header("X-Forwarded-For", "localhost");
 

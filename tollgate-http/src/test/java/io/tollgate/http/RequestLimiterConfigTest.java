@@ -172,7 +172,7 @@ class RequestLimiterConfigTest {
                 "rules: [{policy: p, dry-run: maybe}] | t.yaml:2: rules[0].dry-run: must be true or false",
                 "rules: [{policy: p, dry-run: yes}] | t.yaml:2: rules[0].dry-run: must be true or false, was 'yes'",
                 "rules: [{policy: p, methds: [GET]}] | t.yaml:2: rules[0]: unknown setting 'methds'; known: cost,",
-                "rule: [] | t.yaml:1: configuration: unknown setting 'rule'",
+                "rule: [] | t.yaml:2: configuration: unknown setting 'rule'",
                 "client-ip: {trusted-proxies: [10.0.0.0/33]} | t.yaml:2: client-ip.trusted-proxies: invalid trusted",
                 "client-ip: {forwarding-header: x-real-ip} | t.yaml:2: client-ip.forwarding-header: must be",
                 "responses: {refusal-status: 200} | t.yaml:2: responses.refusal-status: must be a 4xx or 5xx",

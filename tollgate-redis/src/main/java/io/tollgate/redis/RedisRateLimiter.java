@@ -6,10 +6,12 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
@@ -30,6 +32,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -240,6 +243,36 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         }
         timeSource.sleepMicros(answer.reply.waitMicros());
         return true;
+    }
+
+    /**
+     * Asks Redis whether it answers, for readiness probes: {@code PING}, to every master on Redis Cluster,
+     * within the time budget. The stage completes with an empty optional when Redis answered, or with why
+     * it did not, such as {@code not connected to Redis at 127.0.0.1:6379} or {@code Redis did not
+     * answer within 50 ms}; never exceptionally. Pings are not counted by the circuit breaker, and decisions
+     * never need them.
+     */
+    public CompletionStage<Optional<String>> ping() {
+        var redis = connector.commands();
+        if (redis == null) {
+            return CompletableFuture.completedFuture(Optional.of("not connected to Redis at " + connector.target()));
+        }
+        CompletionStage<?> pong;
+        try {
+            if (redis instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
+                pong = cluster.upstream().commands().ping();
+            } else {
+                pong = ((BaseRedisAsyncCommands<?, ?>) redis).ping();
+            }
+        } catch (RuntimeException e) {
+            pong = CompletableFuture.failedFuture(e);
+        }
+        return pong.toCompletableFuture()
+                .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .handle((answer, failure) -> failure == null
+                        ? Optional.<String>empty()
+                        : Optional.of(
+                                StoreFailure.classify(failure, timeout, "").detail()));
     }
 
     /** Closes the connections and clients this limiter created; those given to it stay open. */

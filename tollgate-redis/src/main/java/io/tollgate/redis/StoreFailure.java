@@ -19,8 +19,13 @@ import java.util.concurrent.TimeoutException;
 record StoreFailure(Degradation.Cause cause, String detail, boolean redisFault) {
 
     static StoreFailure classify(Throwable failure, Duration timeout, byte[] bucketKey) {
+        return classify(failure, timeout, " (deciding for key '" + BucketKeys.describe(bucketKey) + "')");
+    }
+
+    /** Classifies a failure of a call that {@code context} describes, such as the key it was for. */
+    static StoreFailure classify(Throwable failure, Duration timeout, String context) {
         Throwable error = TokenBucketScript.unwrap(failure);
-        String key = " (deciding for key '" + BucketKeys.describe(bucketKey) + "')";
+        String key = context;
         if (error instanceof TimeoutException || error instanceof RedisCommandTimeoutException) {
             return new StoreFailure(
                     Degradation.Cause.TIMEOUT, "Redis did not answer within " + timeout.toMillis() + " ms" + key, true);

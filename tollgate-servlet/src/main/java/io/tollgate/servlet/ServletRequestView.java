@@ -2,8 +2,6 @@ package io.tollgate.servlet;
 
 import io.tollgate.http.HttpRequestView;
 import jakarta.servlet.http.HttpServletRequest;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.util.ArrayList;
 import java.util.Enumeration;
@@ -62,27 +60,11 @@ final class ServletRequestView implements HttpRequestView {
 
     /**
      * Reads the query string itself rather than {@code getParameter}, which would consume a form body that
-     * the application means to read. A pair whose encoding is malformed is skipped.
+     * the application means to read.
      */
     @Override
     public String queryParameter(String name) {
-        String query = request.getQueryString();
-        if (query == null) {
-            return null;
-        }
-        for (String pair : query.split("&")) {
-            int equals = pair.indexOf('=');
-            String rawName = equals < 0 ? pair : pair.substring(0, equals);
-            String rawValue = equals < 0 ? "" : pair.substring(equals + 1);
-            try {
-                if (URLDecoder.decode(rawName, StandardCharsets.UTF_8).equals(name)) {
-                    return URLDecoder.decode(rawValue, StandardCharsets.UTF_8);
-                }
-            } catch (IllegalArgumentException malformed) {
-                // the client sent an invalid escape: this pair does not count
-            }
-        }
-        return null;
+        return HttpRequestView.queryParameter(request.getQueryString(), name);
     }
 
     @Override

@@ -1,0 +1,152 @@
+package io.tollgate.server;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The command line: {@code java -jar tollgate-server.jar --config FILE [--port N]}. Prints {@code tollgate
+ * listening on http://HOST:PORT} once the server accepts connections, and runs until it is stopped (SIGTERM,
+ * Ctrl-C), when it shuts down gracefully. Bad flags or a bad configuration exit with status 2 and a message
+ * that names the problem (for the configuration: the file, the line and the setting); a server that cannot
+ * start (the port is taken) exits with status 1.
+ */
+public final class Main {
+
+    static final String USAGE = """
+            Usage: java -jar tollgate-server.jar --config FILE [--port N]
+
+            Runs the Tollgate rate-limiting server: the decision API (POST /v1/check), /healthz, /readyz,
+            /metrics and, when the configuration names an upstream, a rate-limiting reverse proxy to it.
+
+              --config FILE   the YAML configuration (see docs/server.md)
+              --port N        listen on port N instead of the configuration's server.port; 0 picks a free one
+              --help          print this and exit
+            """;
+
+    private Main() {}
+
+    /** Runs the server until the JVM is told to stop; exits with 2 for bad arguments, 1 if it cannot start. */
+    public static void main(String[] args) {
+        int status = run(args, System.out, System.err);
+        if (status != 0) {
+            System.exit(status);
+        }
+    }
+
+    /**
+     * Parses the arguments and starts the server; returns the exit status for arguments that do not start
+     * one (0 for {@code --help}), or blocks until the server stops and returns 0.
+     */
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        Arguments arguments;
+        try {
+            arguments = Arguments.parse(args);
+        } catch (IllegalArgumentException e) {
+            err.println("tollgate: " + e.getMessage());
+            err.println("Try --help for usage.");
+            return 2;
+        }
+        if (arguments.help()) {
+            out.print(USAGE);
+            return 0;
+        }
+        ServerConfig config;
+        try {
+            config = ServerConfig.load(arguments.config());
+            if (arguments.port() != null) {
+                config = config.withPort(arguments.port());
+            }
+        } catch (IllegalArgumentException e) {
+            err.println("tollgate: " + e.getMessage());
+            return 2;
+        }
+        TollgateServer server;
+        try {
+            server = TollgateServer.start(config);
+        } catch (Exception e) {
+            err.println("tollgate: cannot start on " + config.host() + ":" + config.port() + ": " + describe(e));
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            stopped.countDown();
+                        },
+                        "tollgate-shutdown"));
+        out.println("tollgate listening on " + server.uri());
+        out.flush();
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            server.close();
+        }
+        return 0;
+    }
+
+    private static String describe(Throwable failure) {
+        Throwable cause = failure;
+        while (cause.getCause() != null && cause.getCause() != cause) {
+            cause = cause.getCause();
+        }
+        return cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+    }
+
+    /** What the command line asked for. */
+    record Arguments(Path config, Integer port, boolean help) {
+
+        static Arguments parse(String[] args) {
+            Path config = null;
+            Integer port = null;
+            for (int i = 0; i < args.length; i++) {
+                String arg = args[i];
+                switch (arg) {
+                    case "--help", "-h" -> {
+                        return new Arguments(null, null, true);
+                    }
+                    case "--config" -> {
+                        if (config != null) {
+                            throw new IllegalArgumentException("--config given twice");
+                        }
+                        config = Path.of(value(args, ++i, arg));
+                    }
+                    case "--port" -> {
+                        if (port != null) {
+                            throw new IllegalArgumentException("--port given twice");
+                        }
+                        port = port(value(args, ++i, arg));
+                    }
+                    default ->
+                        throw new IllegalArgumentException(
+                                arg.startsWith("-") ? "unknown flag " + arg : "unexpected argument '" + arg + "'");
+                }
+            }
+            if (config == null) {
+                throw new IllegalArgumentException("--config FILE is required");
+            }
+            return new Arguments(config, port, false);
+        }
+
+        private static String value(String[] args, int at, String flag) {
+            if (at >= args.length || args[at].startsWith("--")) {
+                throw new IllegalArgumentException(flag + " needs a value");
+            }
+            return args[at];
+        }
+
+        private static int port(String text) {
+            try {
+                int port = Integer.parseInt(text);
+                if (port >= 0 && port <= 65_535) {
+                    return port;
+                }
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+            throw new IllegalArgumentException("--port must be 0 to 65535, was '" + text + "'");
+        }
+    }
+}

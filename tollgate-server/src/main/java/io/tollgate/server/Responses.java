@@ -1,0 +1,47 @@
+package io.tollgate.server;
+
+import io.tollgate.http.RequestDecision;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/** Writes whole responses, small and known in advance, on Jetty's core API. */
+final class Responses {
+
+    static final String JSON = "application/json";
+
+    private Responses() {}
+
+    /** Writes {@code status}, the headers and the body, completing {@code callback} when it is sent. */
+    static void write(Response response, Callback callback, int status, Map<String, String> headers, byte[] body) {
+        response.setStatus(status);
+        headers.forEach((name, value) -> response.getHeaders().put(name, value));
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+        response.write(true, ByteBuffer.wrap(body), callback);
+    }
+
+    /** Writes what a request decision says: the refusal's status, headers and body. */
+    static void write(Response response, Callback callback, RequestDecision decision) {
+        write(response, callback, decision.status(), decision.headers(), decision.body());
+    }
+
+    /** Writes an RFC 9457 problem of {@code status} saying {@code detail}. */
+    static void problem(Response response, Callback callback, int status, String detail) {
+        write(response, callback, RequestDecision.problem(status, detail));
+    }
+
+    /** Writes a JSON body with the given status and headers. */
+    static void json(Response response, Callback callback, int status, Map<String, String> headers, String json) {
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON);
+        write(response, callback, status, headers, json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Writes plain text. */
+    static void text(Response response, Callback callback, int status, String contentType, String text) {
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
+        write(response, callback, status, Map.of(), text.getBytes(StandardCharsets.UTF_8));
+    }
+}

@@ -1,0 +1,359 @@
+package io.tollgate.server;
+
+import io.tollgate.FailurePolicy;
+import io.tollgate.Policy;
+import io.tollgate.http.ClientIpResolver;
+import io.tollgate.http.ConfigException;
+import io.tollgate.http.ConfigNode;
+import io.tollgate.http.RequestLimiter;
+import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.http.Rule;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+
+/**
+ * What one Tollgate server runs, as its YAML file says: where it listens, where buckets live, the policies,
+ * the routes that limit proxied requests, the trusted proxies and the upstream. See {@code docs/server.md}
+ * for every key. Immutable.
+ */
+public final class ServerConfig {
+
+    /** The port the server listens on when the file does not say. */
+    public static final int DEFAULT_PORT = 8080;
+
+    private static final Set<String> TOP = Set.of(
+            "server", "store", "policies", "routes", "trusted-proxies", "upstream", "upstream-timeout", "responses");
+    private static final Set<String> SERVER = Set.of("host", "port", "shutdown-timeout");
+    private static final Set<String> STORE = Set.of("redis", "memory", "on-failure", "expected-instances");
+    private static final Set<String> REDIS = Set.of("uri", "uris", "cluster", "timeout", "key-prefix");
+    private static final Set<String> MEMORY = Set.of("maximum-keys");
+
+    private final String host;
+    private final int port;
+    private final Duration shutdownTimeout;
+    private final Store store;
+    private final Map<String, Policy> policies;
+    private final List<Rule> routes;
+    private final ClientIpResolver clientIps;
+    private final URI upstream;
+    private final Duration upstreamTimeout;
+    private final UnaryOperator<RequestLimiter.Builder> responses;
+
+    /** Where buckets live: in this process, or in Redis. */
+    sealed interface Store {}
+
+    /** Buckets in this process's memory, at most {@code maximumKeys} of them. */
+    record MemoryStore(long maximumKeys) implements Store {}
+
+    /**
+     * Buckets in Redis: {@code uris} holds one URI, or the seed nodes of a cluster.
+     *
+     * @param expectedInstances how many servers share the load, for the {@code local} failure policy; 0 if
+     *     not said
+     */
+    record RedisStore(
+            List<String> uris,
+            boolean cluster,
+            Duration timeout,
+            String keyPrefix,
+            FailurePolicy onFailure,
+            int expectedInstances)
+            implements Store {
+
+        /** Returns the URIs as one string, for messages. */
+        String target() {
+            return String.join(", ", uris);
+        }
+    }
+
+    private ServerConfig(
+            String host,
+            int port,
+            Duration shutdownTimeout,
+            Store store,
+            Map<String, Policy> policies,
+            List<Rule> routes,
+            ClientIpResolver clientIps,
+            URI upstream,
+            Duration upstreamTimeout,
+            UnaryOperator<RequestLimiter.Builder> responses) {
+        this.host = host;
+        this.port = port;
+        this.shutdownTimeout = shutdownTimeout;
+        this.store = store;
+        this.policies = Map.copyOf(policies);
+        this.routes = List.copyOf(routes);
+        this.clientIps = clientIps;
+        this.upstream = upstream;
+        this.upstreamTimeout = upstreamTimeout;
+        this.responses = responses;
+    }
+
+    /**
+     * Reads a YAML configuration file.
+     *
+     * @throws IllegalArgumentException if the file cannot be read or is invalid, with a message that names
+     *     the file, the line and the problem, such as {@code tollgate.yaml:12: routes[0].policy: unknown
+     *     policy 'per-clent'; defined: per-client}
+     */
+    public static ServerConfig load(Path file) {
+        Objects.requireNonNull(file, "file");
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("cannot read config file '" + file + "': no such file", e);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read config file '" + file + "': " + e.getMessage(), e);
+        }
+        return parse(text, file.toString());
+    }
+
+    /**
+     * Parses the text of a YAML configuration file named {@code fileName} (for messages).
+     *
+     * @throws IllegalArgumentException if the configuration is invalid, naming the file, the line and the
+     *     problem
+     */
+    public static ServerConfig parse(String text, String fileName) {
+        Objects.requireNonNull(text, "text");
+        Objects.requireNonNull(fileName, "fileName");
+        try {
+            return read(ConfigNode.parseYaml(text));
+        } catch (ConfigException e) {
+            throw new IllegalArgumentException(e.messageIn(fileName), e);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(fileName + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Returns this configuration listening on {@code port} instead; 0 picks a free port.
+     *
+     * @throws IllegalArgumentException if port is not 0 to 65535
+     */
+    public ServerConfig withPort(int port) {
+        return new ServerConfig(
+                host,
+                checkPort(port),
+                shutdownTimeout,
+                store,
+                policies,
+                routes,
+                clientIps,
+                upstream,
+                upstreamTimeout,
+                responses);
+    }
+
+    /** Returns the address the server binds, {@code 0.0.0.0} (every interface) unless the file says. */
+    public String host() {
+        return host;
+    }
+
+    /** Returns the port, 0 for a free one. */
+    public int port() {
+        return port;
+    }
+
+    /** Returns how long a stopping server lets requests in flight finish. */
+    public Duration shutdownTimeout() {
+        return shutdownTimeout;
+    }
+
+    /** Returns the policies by name. */
+    public Map<String, Policy> policies() {
+        return policies;
+    }
+
+    /** Returns the routes that limit proxied requests, in the order they are checked. */
+    public List<Rule> routes() {
+        return routes;
+    }
+
+    /** Returns the upstream that requests are proxied to, or null for a decision API only. */
+    public URI upstream() {
+        return upstream;
+    }
+
+    Store store() {
+        return store;
+    }
+
+    ClientIpResolver clientIps() {
+        return clientIps;
+    }
+
+    Duration upstreamTimeout() {
+        return upstreamTimeout;
+    }
+
+    /** Returns a builder for the request limiter that enforces the routes with {@code limiter}. */
+    RequestLimiter.Builder requestLimiter(io.tollgate.RateLimiter limiter) {
+        return responses.apply(RequestLimiter.builder(limiter).rules(routes).clientIps(clientIps));
+    }
+
+    private static ServerConfig read(ConfigNode root) {
+        root.checkKeys(TOP);
+        ConfigNode server = root.child("server");
+        server.checkKeys(SERVER);
+        String host = server.child("host").string("0.0.0.0");
+        ConfigNode portNode = server.child("port");
+        int port;
+        try {
+            port = checkPort(portNode.longValue(DEFAULT_PORT));
+        } catch (IllegalArgumentException e) {
+            throw portNode.error(e);
+        }
+        Duration shutdownTimeout = server.child("shutdown-timeout").duration(Duration.ofSeconds(10));
+
+        Store store = store(root.child("store"));
+        Map<String, Policy> policies = RequestLimiterConfig.readPolicies(root.child("policies"));
+        List<Rule> routes = new ArrayList<>();
+        for (ConfigNode route : root.child("routes").elements()) {
+            routes.add(RequestLimiterConfig.readRule(route, policies));
+        }
+        ConfigNode proxies = root.child("trusted-proxies");
+        ClientIpResolver clientIps;
+        try {
+            clientIps =
+                    ClientIpResolver.builder().trustedProxies(proxies.strings()).build();
+        } catch (IllegalArgumentException e) {
+            throw proxies.error(e);
+        }
+        ConfigNode upstreamNode = root.child("upstream");
+        URI upstream = upstreamNode.isPresent() ? upstream(upstreamNode) : null;
+        ConfigNode timeoutNode = root.child("upstream-timeout");
+        if (upstream == null && timeoutNode.isPresent()) {
+            throw timeoutNode.error("applies only with an upstream");
+        }
+        if (upstream == null && !routes.isEmpty()) {
+            throw root.child("routes").error("limit proxied requests, so they need an upstream");
+        }
+        return new ServerConfig(
+                host,
+                port,
+                shutdownTimeout,
+                store,
+                policies,
+                routes,
+                clientIps,
+                upstream,
+                timeoutNode.duration(Duration.ofSeconds(30)),
+                RequestLimiterConfig.readResponses(root.child("responses")));
+    }
+
+    private static Store store(ConfigNode node) {
+        node.checkKeys(STORE);
+        ConfigNode redis = node.child("redis");
+        ConfigNode memory = node.child("memory");
+        ConfigNode onFailure = node.child("on-failure");
+        ConfigNode instances = node.child("expected-instances");
+        if (redis.isPresent() && memory.isPresent()) {
+            throw node.error("has both redis and memory; choose one");
+        }
+        if (!redis.isPresent()) {
+            if (onFailure.isPresent() || instances.isPresent()) {
+                throw (onFailure.isPresent() ? onFailure : instances).error("applies only to store.redis");
+            }
+            memory.checkKeys(MEMORY);
+            ConfigNode maximumKeys = memory.child("maximum-keys");
+            long keys = maximumKeys.longValue(100_000);
+            if (keys < 1) {
+                throw maximumKeys.error("must be at least 1, was " + keys);
+            }
+            return new MemoryStore(keys);
+        }
+        redis.checkKeys(REDIS);
+        ConfigNode uri = redis.child("uri");
+        ConfigNode uris = redis.child("uris");
+        boolean cluster = redis.child("cluster").bool(false);
+        List<String> targets;
+        if (uri.isPresent() == uris.isPresent()) {
+            throw redis.error("needs uri (one server, Sentinel or TLS) or uris (the seed nodes of a cluster)");
+        } else if (uri.isPresent()) {
+            targets = List.of(redisUri(uri, uri.requiredString()));
+        } else {
+            if (!cluster) {
+                throw uris.error("are the seed nodes of a cluster: add cluster: true, or give one uri");
+            }
+            targets = new ArrayList<>();
+            for (ConfigNode element : uris.elements()) {
+                targets.add(redisUri(element, element.requiredString()));
+            }
+            if (targets.isEmpty()) {
+                throw uris.error("must list at least one node");
+            }
+        }
+        long expected = instances.longValue(0);
+        if (instances.isPresent() && (expected < 1 || expected > 10_000)) {
+            throw instances.error("must be 1 to 10000, was " + expected);
+        }
+        String keyPrefix = redis.child("key-prefix").string("tollgate:");
+        return new RedisStore(
+                targets,
+                cluster,
+                redis.child("timeout").duration(Duration.ofMillis(50)),
+                keyPrefix,
+                failurePolicy(onFailure),
+                (int) expected);
+    }
+
+    private static String redisUri(ConfigNode node, String text) {
+        String scheme = text.contains("://") ? text.substring(0, text.indexOf("://")) : "";
+        if (!Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel").contains(scheme.toLowerCase(Locale.ROOT))) {
+            throw node.error("must be a redis://, rediss:// or redis-sentinel:// URI, was '" + text + "'");
+        }
+        return text;
+    }
+
+    private static FailurePolicy failurePolicy(ConfigNode node) {
+        String text = node.string("local").toLowerCase(Locale.ROOT);
+        return switch (text) {
+            case "allow" -> FailurePolicy.ALLOW;
+            case "deny" -> FailurePolicy.DENY;
+            case "local" -> FailurePolicy.LOCAL;
+            default -> throw node.error("must be allow, deny or local, was '" + text + "'");
+        };
+    }
+
+    private static URI upstream(ConfigNode node) {
+        String text = node.requiredString();
+        URI uri = null;
+        try {
+            uri = new URI(text);
+        } catch (URISyntaxException e) {
+            // reported below, as any other text that is not an upstream URI
+        }
+        String scheme =
+                uri == null || uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null) {
+            throw node.error("must be an http:// or https:// URI with a host, such as http://127.0.0.1:9000; was '"
+                    + text + "'");
+        }
+        if (uri.getRawQuery() != null || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
+            throw node.error("must not have a query, fragment or user info, was '" + text + "'");
+        }
+        return uri;
+    }
+
+    private static int checkPort(long port) {
+        if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException("port must be 0 to 65535, was " + port);
+        }
+        return (int) port;
+    }
+}

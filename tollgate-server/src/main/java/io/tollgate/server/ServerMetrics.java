@@ -1,0 +1,79 @@
+package io.tollgate.server;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tollgate.Decision;
+import io.tollgate.Policy;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.DoubleStream;
+
+/**
+ * The server's meters, scraped as Prometheus text at {@code /metrics}. Besides those of the request limiter
+ * ({@code tollgate.http.*}) and of a Redis store ({@code tollgate.decisions}, {@code tollgate.redis.*}):
+ *
+ * <ul>
+ *   <li>{@code tollgate.api.decisions} (counter): decisions of the decision API, tags {@code policy}, {@code
+ *       outcome} = {@code allowed} or {@code refused}, {@code degraded};
+ *   <li>{@code tollgate.server.requests} (timer, as a histogram): every request the server answered, tags
+ *       {@code handler} = {@code check}, {@code proxy}, {@code health}, {@code metrics} or {@code none}, and
+ *       {@code status};
+ *   <li>{@code tollgate.proxy.upstream} (counter): answers of the upstream, tag {@code status} = its status
+ *       code, or {@code unreachable} or {@code timeout} when there was none.
+ * </ul>
+ *
+ * <p>Thread-safe.
+ */
+final class ServerMetrics {
+
+    /** The histogram's buckets: from a quarter of a millisecond to ten seconds. */
+    private static final Duration[] BUCKETS = DoubleStream.of(
+                    0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 10_000)
+            .mapToObj(millis -> Duration.ofNanos((long) (millis * 1_000_000)))
+            .toArray(Duration[]::new);
+
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+    ServerMetrics() {
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+    }
+
+    MeterRegistry registry() {
+        return registry;
+    }
+
+    /** Returns every meter in the Prometheus text format. */
+    String scrape() {
+        return registry.scrape();
+    }
+
+    void checked(Policy policy, Decision decision) {
+        registry.counter(
+                        "tollgate.api.decisions",
+                        "policy",
+                        policy.name(),
+                        "outcome",
+                        decision.allowed() ? "allowed" : "refused",
+                        "degraded",
+                        Boolean.toString(decision.degraded()))
+                .increment();
+    }
+
+    void answered(String handler, int status, long nanos) {
+        Timer.builder("tollgate.server.requests")
+                .description("Requests the server answered, from arrival to the last byte sent")
+                .tags("handler", handler, "status", Integer.toString(status))
+                .serviceLevelObjectives(BUCKETS)
+                .register(registry)
+                .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    void upstream(String status) {
+        registry.counter("tollgate.proxy.upstream", "status", status).increment();
+    }
+}

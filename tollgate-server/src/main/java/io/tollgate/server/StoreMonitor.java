@@ -1,0 +1,79 @@
+package io.tollgate.server;
+
+import io.tollgate.redis.RedisRateLimiter;
+import java.lang.System.Logger.Level;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Knows whether the store answers: asks it every second and on every readiness probe, and logs one line
+ * whenever that changes. The in-memory store always answers. Thread-safe.
+ */
+final class StoreMonitor implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+
+    private final RedisRateLimiter redis;
+    private final String description;
+    private final ScheduledExecutorService probes;
+    private Optional<String> last = Optional.empty();
+
+    private StoreMonitor(RedisRateLimiter redis, String description) {
+        this.redis = redis;
+        this.description = description;
+        this.probes = redis == null
+                ? null
+                : Executors.newSingleThreadScheduledExecutor(runnable -> {
+                    Thread thread = new Thread(runnable, "tollgate-store-monitor");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+    }
+
+    /** Returns a monitor of a store that always answers. */
+    static StoreMonitor memory() {
+        return new StoreMonitor(null, "memory");
+    }
+
+    /** Returns a monitor of a Redis store, already asking it every second. */
+    static StoreMonitor redis(RedisRateLimiter redis, String description) {
+        StoreMonitor monitor = new StoreMonitor(redis, description);
+        monitor.probes.scheduleWithFixedDelay(monitor::check, 1, 1, TimeUnit.SECONDS);
+        return monitor;
+    }
+
+    /** Asks the store now: empty when it answers, or why it does not. Never completes exceptionally. */
+    CompletionStage<Optional<String>> check() {
+        if (redis == null) {
+            return CompletableFuture.completedFuture(Optional.empty());
+        }
+        return redis.ping().thenApply(result -> {
+            changed(result);
+            return result;
+        });
+    }
+
+    private synchronized void changed(Optional<String> now) {
+        if (now.isPresent() && last.isEmpty()) {
+            LOG.log(
+                    Level.WARNING,
+                    "store {0} is unavailable: {1}; deciding by the failure policy until it answers",
+                    description,
+                    now.get());
+        } else if (now.isEmpty() && last.isPresent()) {
+            LOG.log(Level.INFO, "store {0} answers again", description);
+        }
+        last = now;
+    }
+
+    @Override
+    public void close() {
+        if (probes != null) {
+            probes.shutdownNow();
+        }
+    }
+}

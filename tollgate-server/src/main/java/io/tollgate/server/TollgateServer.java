@@ -1,0 +1,163 @@
+package io.tollgate.server;
+
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.RateLimiter;
+import io.tollgate.TimeSource;
+import io.tollgate.http.MicrometerRequestMetrics;
+import io.tollgate.http.RequestLimiter;
+import io.tollgate.redis.MicrometerMetrics;
+import io.tollgate.redis.RedisRateLimiter;
+import java.lang.System.Logger.Level;
+import java.net.URI;
+import java.util.Objects;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * A running Tollgate server: the decision API, the health and metrics endpoints, and, with an upstream, the
+ * rate-limiting reverse proxy, on one port. {@link #start(ServerConfig)} returns once it accepts
+ * connections; {@link #close()} stops it gracefully: it stops accepting, lets requests in flight finish for
+ * up to the configured shutdown timeout, then closes the store.
+ *
+ * <p>Thread-safe.
+ */
+public final class TollgateServer implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+
+    private final Server jetty;
+    private final ServerConnector connector;
+    private final RateLimiter limiter;
+    private final StoreMonitor store;
+    private final String storeDescription;
+
+    private TollgateServer(ServerConfig config, TimeSource clock) throws Exception {
+        ServerMetrics metrics = new ServerMetrics();
+        ServerConfig.Store storeConfig = config.store();
+        if (storeConfig instanceof ServerConfig.RedisStore redis) {
+            RedisRateLimiter redisLimiter = redis(redis, clock, metrics);
+            limiter = redisLimiter;
+            storeDescription = "redis at " + redis.target();
+            store = StoreMonitor.redis(redisLimiter, storeDescription);
+        } else {
+            long maximumKeys = ((ServerConfig.MemoryStore) storeConfig).maximumKeys();
+            InMemoryRateLimiter.Builder memory = InMemoryRateLimiter.builder().maximumKeys(maximumKeys);
+            limiter = (clock == null ? memory : memory.timeSource(clock)).build();
+            storeDescription = "memory";
+            store = StoreMonitor.memory();
+        }
+        LimitingProxy proxy = null;
+        if (config.upstream() != null) {
+            RequestLimiter requests = config.requestLimiter(limiter)
+                    .metrics(MicrometerRequestMetrics.of(metrics.registry()))
+                    .build();
+            proxy = new LimitingProxy(
+                    config.upstream(), requests, config.clientIps(), config.upstreamTimeout(), metrics);
+        }
+        CheckApi checks = new CheckApi(config.policies(), limiter, metrics);
+
+        QueuedThreadPool threads = new QueuedThreadPool();
+        threads.setName("tollgate");
+        jetty = new Server(threads);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        connector = new ServerConnector(jetty, new HttpConnectionFactory(http));
+        connector.setHost(config.host());
+        connector.setPort(config.port());
+        jetty.addConnector(connector);
+        jetty.setHandler(new GracefulHandler(new TollgateHandler(checks, proxy, store, metrics)));
+        jetty.setErrorHandler(new ProblemErrorHandler());
+        jetty.setStopTimeout(config.shutdownTimeout().toMillis());
+        jetty.setStopAtShutdown(false);
+        try {
+            jetty.start();
+        } catch (Exception e) {
+            closeQuietly();
+            throw e;
+        }
+        LOG.log(
+                Level.INFO,
+                "tollgate started on {0}, store {1}{2}",
+                uri(),
+                storeDescription,
+                config.upstream() == null ? ", decision API only" : ", proxying to " + config.upstream());
+    }
+
+    /**
+     * Starts a server as {@code config} says and returns once it accepts connections.
+     *
+     * @throws Exception if it cannot listen (the port is taken) or Jetty fails to start
+     */
+    public static TollgateServer start(ServerConfig config) throws Exception {
+        return new TollgateServer(Objects.requireNonNull(config, "config"), null);
+    }
+
+    /** Starts a server whose limiter reads time from {@code clock}, for tests. */
+    static TollgateServer start(ServerConfig config, TimeSource clock) throws Exception {
+        return new TollgateServer(config, Objects.requireNonNull(clock, "clock"));
+    }
+
+    /** Returns the port the server listens on: the configured one, or the one picked for port 0. */
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    /** Returns {@code http://HOST:PORT} with the configured host and the real port. */
+    public URI uri() {
+        String host = connector.getHost() == null ? "0.0.0.0" : connector.getHost();
+        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port());
+    }
+
+    /**
+     * Stops gracefully: stops accepting connections, lets requests in flight finish for up to the shutdown
+     * timeout, then closes the store. Safe to call more than once.
+     */
+    @Override
+    public void close() {
+        if (!jetty.isStopped()) {
+            try {
+                jetty.stop();
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "tollgate did not stop cleanly", e);
+            }
+            closeQuietly();
+            LOG.log(Level.INFO, "tollgate stopped");
+        }
+    }
+
+    private void closeQuietly() {
+        store.close();
+        if (limiter instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "closing the store failed", e);
+            }
+        }
+    }
+
+    private static RedisRateLimiter redis(ServerConfig.RedisStore redis, TimeSource clock, ServerMetrics metrics) {
+        RedisRateLimiter.Builder builder = RedisRateLimiter.builder()
+                .timeout(redis.timeout())
+                .keyPrefix(redis.keyPrefix())
+                .failurePolicy(redis.onFailure())
+                .metrics(MicrometerMetrics.of(metrics.registry()));
+        if (redis.cluster()) {
+            builder.clusterUris(redis.uris());
+        } else {
+            builder.uri(redis.uris().get(0));
+        }
+        if (redis.expectedInstances() > 0) {
+            builder.expectedInstances(redis.expectedInstances());
+        }
+        if (clock != null) {
+            builder.clientClock(clock);
+        }
+        return builder.build();
+    }
+}

@@ -1,0 +1,171 @@
+package io.tollgate.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tollgate.FailurePolicy;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.http.ClientKey;
+import io.tollgate.http.Rule;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class ServerConfigTest {
+
+    private static final String FULL = """
+            server:
+              host: 127.0.0.1
+              port: 9090
+              shutdown-timeout: 5s
+            store:
+              redis:
+                uri: redis://127.0.0.1:6379
+                timeout: 80ms
+                key-prefix: "myapp:"
+              on-failure: deny
+              expected-instances: 3
+            policies:
+              per-client:
+                limits:
+                  - capacity: 10
+                    refill: 5/s
+              daily:
+                limits:
+                  - capacity: 1000
+                    refill: 1000/d
+            routes:
+              - path: /api/**
+                methods: [GET, POST]
+                key: header:X-API-Key
+                policy: per-client
+                cost: 1
+            trusted-proxies: [10.0.0.0/8]
+            upstream: http://127.0.0.1:9000
+            upstream-timeout: 10s
+            """;
+
+    @Test
+    void readsEverySection() {
+        ServerConfig config = ServerConfig.parse(FULL, "tollgate.yaml");
+
+        Policy perClient = Policy.of("per-client", Limit.of(10, Rate.perSecond(5)));
+        assertThat(config.host()).isEqualTo("127.0.0.1");
+        assertThat(config.port()).isEqualTo(9090);
+        assertThat(config.shutdownTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(config.store())
+                .isEqualTo(new ServerConfig.RedisStore(
+                        List.of("redis://127.0.0.1:6379"),
+                        false,
+                        Duration.ofMillis(80),
+                        "myapp:",
+                        FailurePolicy.DENY,
+                        3));
+        assertThat(config.policies()).containsOnlyKeys("per-client", "daily").containsEntry("per-client", perClient);
+        assertThat(config.routes())
+                .containsExactly(Rule.builder(perClient)
+                        .path("/api/**")
+                        .methods("GET", "POST")
+                        .key(ClientKey.header("X-API-Key"))
+                        .build());
+        assertThat(config.clientIps().isTrustedProxy("10.1.1.1")).isTrue();
+        assertThat(config.upstream()).isEqualTo(URI.create("http://127.0.0.1:9000"));
+        assertThat(config.upstreamTimeout()).isEqualTo(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void withoutAStoreTheBucketsLiveInMemoryAndTheDefaultsApply() {
+        ServerConfig config = ServerConfig.parse("policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}", "t.yaml");
+
+        assertThat(config.store()).isEqualTo(new ServerConfig.MemoryStore(100_000));
+        assertThat(config.host()).isEqualTo("0.0.0.0");
+        assertThat(config.port()).isEqualTo(ServerConfig.DEFAULT_PORT);
+        assertThat(config.upstream()).isNull();
+        assertThat(config.withPort(0).port()).isZero();
+    }
+
+    @Test
+    void aClusterIsGivenBySeedNodes() {
+        ServerConfig config = ServerConfig.parse(
+                "store: {redis: {uris: [redis://10.0.0.1:7000, redis://10.0.0.2:7000], cluster: true}, on-failure: allow}",
+                "t.yaml");
+
+        assertThat(config.store())
+                .isEqualTo(new ServerConfig.RedisStore(
+                        List.of("redis://10.0.0.1:7000", "redis://10.0.0.2:7000"),
+                        true,
+                        Duration.ofMillis(50),
+                        "tollgate:",
+                        FailurePolicy.ALLOW,
+                        0));
+    }
+
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: policies,",
+                "server: {port: 70000} | t.yaml:1: server.port: port must be 0 to 65535, was 70000",
+                "server: {port: http} | t.yaml:1: server.port: must be a whole number, was 'http'",
+                "server: {shutdown-timeout: 10} | t.yaml:1: server.shutdown-timeout: must be a duration such as 50ms",
+                "store: {redis: {uri: redis://h:1, timeout: fast}} | t.yaml:1: store.redis.timeout: must be a duration",
+                "store: {redis: {uri: http://h:1}} | t.yaml:1: store.redis.uri: must be a redis://, rediss:// or",
+                "store: {redis: {}} | t.yaml:1: store.redis: needs uri (one server, Sentinel or TLS) or uris",
+                "store: {redis: {uris: [redis://h:1]}} | t.yaml:1: store.redis.uris: are the seed nodes of a cluster",
+                "store: {redis: {uri: redis://h:1}, on-failure: maybe} | t.yaml:1: store.on-failure: must be allow, deny or local",
+                "store: {on-failure: allow} | t.yaml:1: store.on-failure: applies only to store.redis",
+                "store: {redis: {uri: redis://h:1}, memory: {}} | t.yaml:1: store: has both redis and memory",
+                "upstream: 127.0.0.1:9000 | t.yaml:1: upstream: must be an http:// or https:// URI with a host",
+                "upstream: http://h:9/?q=1 | t.yaml:1: upstream: must not have a query",
+                "upstream-timeout: 5s | t.yaml:1: upstream-timeout: applies only with an upstream",
+                "trusted-proxies: [10.0.0.0/99] | t.yaml:1: trusted-proxies: invalid trusted proxy '10.0.0.0/99'",
+                "{policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}, routes: [{policy: p}]} | t.yaml:1: routes: limit proxied requests, so they need an upstream",
+            })
+    void anInvalidSettingIsNamedWithTheFileAndLine(String yaml, String message) {
+        assertThatThrownBy(() -> ServerConfig.parse(yaml, "t.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith(message.strip());
+    }
+
+    @Test
+    void theIssuesOwnExamplesOfBadConfigurationNameTheLine() {
+        String unknownPolicy = FULL.replace("policy: per-client", "policy: per-clent");
+        String zeroCapacity = FULL.replace("capacity: 10", "capacity: 0");
+        String badDuration = FULL.replace("timeout: 80ms", "timeout: 80");
+        String unknownKey = FULL.replace("    cost: 1", "    costs: 1");
+
+        assertThatThrownBy(() -> ServerConfig.parse(unknownPolicy, "tollgate.yaml"))
+                .hasMessage(
+                        "tollgate.yaml:25: routes[0].policy: unknown policy 'per-clent'; defined: per-client, daily");
+        assertThatThrownBy(() -> ServerConfig.parse(zeroCapacity, "tollgate.yaml"))
+                .hasMessage("tollgate.yaml:15: policies.per-client.limits[0]: capacity must be at least 1, was 0");
+        assertThatThrownBy(() -> ServerConfig.parse(badDuration, "tollgate.yaml"))
+                .hasMessage(
+                        "tollgate.yaml:8: store.redis.timeout: must be a duration such as 50ms, 30s or 5m, was '80'");
+        assertThatThrownBy(() -> ServerConfig.parse(unknownKey, "tollgate.yaml"))
+                .hasMessageStartingWith("tollgate.yaml:26: routes[0]: unknown setting 'costs'");
+    }
+
+    @Test
+    void aMissingFileIsNamed(@TempDir Path dir) {
+        Path missing = dir.resolve("nope.yaml");
+
+        assertThatThrownBy(() -> ServerConfig.load(missing))
+                .hasMessage("cannot read config file '" + missing + "': no such file");
+    }
+
+    @Test
+    void loadsAFile(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("tollgate.yaml"), FULL);
+
+        assertThat(ServerConfig.load(file).port()).isEqualTo(9090);
+    }
+}

@@ -1,0 +1,129 @@
+package io.tollgate.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.DocumentationExamples;
+import io.tollgate.ManualTimeSource;
+import io.tollgate.testing.RedisExtension;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Keeps docs/server.md, the README's quick start and examples/quickstart.yaml true: every configuration
+ * they show is read, the usage is what the server prints, and the example exchanges are replayed against
+ * a running server, which must answer exactly as shown.
+ */
+class ServerDocumentationTest {
+
+    private static final String PAGE = "docs/server.md";
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    @Test
+    void everyConfigurationShownIsValid() throws Exception {
+        List<String> files = DocumentationExamples.blocks(PAGE, "yaml");
+        String quickstart = Files.readString(DocumentationExamples.PROJECT.resolve("examples/quickstart.yaml"));
+
+        assertThat(files).isNotEmpty();
+        for (String file : files) {
+            assertThat(ServerConfig.parse(file, PAGE).policies()).isNotEmpty();
+        }
+        assertThat(ServerConfig.parse(quickstart, "quickstart.yaml").routes()).hasSize(1);
+    }
+
+    @Test
+    void theUsageShownIsWhatTheServerPrints() {
+        String usage = DocumentationExamples.blocks(PAGE, "text").stream()
+                .filter(block -> block.startsWith("Usage:"))
+                .findFirst()
+                .orElseThrow();
+
+        assertThat(usage).isEqualTo(Main.USAGE);
+    }
+
+    @Test
+    void theExampleExchangesAreWhatTheServerAnswers() throws Exception {
+        String config = DocumentationExamples.blocks(PAGE, "yaml")
+                .get(0)
+                .replace("redis://127.0.0.1:6379", redis.server().uri());
+        List<String> exchanges = DocumentationExamples.blocks(PAGE, "http");
+        assertThat(exchanges).hasSize(6);
+        try (Upstream upstream = Upstream.start();
+                RunningServer server = RunningServer.start(
+                        config.replace("http://127.0.0.1:9000", upstream.uri().toString()), new ManualTimeSource())) {
+
+            assertAnswers(server.send(request(server, exchanges.get(0))), exchanges.get(1));
+            HttpResponse<String> last = null;
+            for (int i = 0; i < 10; i++) {
+                last = server.send(request(server, exchanges.get(0)));
+            }
+            assertAnswers(last, exchanges.get(2));
+            assertAnswers(server.send(request(server, exchanges.get(3))), exchanges.get(4));
+            assertAnswers(server.post("/v1/check", "{\"policy\": \"per-user\", \"key\": \"alice\"}"), exchanges.get(5));
+        }
+    }
+
+    @Test
+    void theReadmeQuickStartReachesA429() throws Exception {
+        String quickstart = Files.readString(DocumentationExamples.PROJECT.resolve("examples/quickstart.yaml"));
+        try (Upstream upstream = Upstream.start();
+                RunningServer server = RunningServer.start(quickstart.replace(
+                        "http://127.0.0.1:9000", upstream.uri().toString()))) {
+            StringBuilder checks = new StringBuilder();
+            StringBuilder proxied = new StringBuilder();
+            for (int i = 0; i < 6; i++) {
+                // curl -s -o /dev/null -w '%{http_code} ' -d '{"policy":"per-client","key":"alice"}' .../v1/check
+                checks.append(server.post("/v1/check", "{\"policy\":\"per-client\",\"key\":\"alice\"}")
+                                .statusCode())
+                        .append(' ');
+                // curl -s -o /dev/null -w '%{http_code} ' -H 'X-API-Key: k1' .../api/hello
+                proxied.append(server.get("/api/hello", "X-API-Key", "k1").statusCode())
+                        .append(' ');
+            }
+
+            String readme = Files.readString(DocumentationExamples.PROJECT.resolve("README.md"));
+            assertThat(checks.toString()).isEqualTo("200 200 200 200 200 429 ");
+            assertThat(proxied.toString()).isEqualTo("200 200 200 200 200 429 ");
+            assertThat(readme)
+                    .contains("-d '{\"policy\":\"per-client\",\"key\":\"alice\"}' http://localhost:8080/v1/check")
+                    .contains("-H 'X-API-Key: k1' http://localhost:8080/api/hello")
+                    .contains("200 200 200 200 200 429");
+        }
+    }
+
+    /** Builds the request an exchange shows: method, path, headers and body. */
+    private static HttpRequest request(RunningServer server, String exchange) {
+        String[] parts = exchange.split("\n\n", 2);
+        String[] lines = parts[0].split("\n");
+        String[] requestLine = lines[0].split(" ");
+        HttpRequest.Builder request = server.request(requestLine[1]);
+        for (int i = 1; i < lines.length; i++) {
+            int colon = lines[i].indexOf(':');
+            request.header(
+                    lines[i].substring(0, colon), lines[i].substring(colon + 1).strip());
+        }
+        String body = parts.length > 1 ? parts[1].strip() : "";
+        return request.method(requestLine[0], HttpRequest.BodyPublishers.ofString(body))
+                .build();
+    }
+
+    /** Asserts the status of the status line, every header shown, and the body. */
+    private static void assertAnswers(HttpResponse<String> response, String exchange) {
+        String[] parts = exchange.split("\n\n", 2);
+        String[] lines = parts[0].split("\n");
+        assertThat(response.statusCode()).isEqualTo(Integer.parseInt(lines[0].split(" ")[1]));
+        for (int i = 1; i < lines.length; i++) {
+            int colon = lines[i].indexOf(':');
+            String name = lines[i].substring(0, colon);
+            assertThat(response.headers().allValues(name))
+                    .as(name)
+                    .containsExactly(lines[i].substring(colon + 1).strip());
+        }
+        assertThat(response.body()).isEqualTo(parts[1].strip());
+    }
+}

@@ -1,0 +1,214 @@
+package io.tollgate.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.testing.RedisExtension;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The built jar, run as a user runs it: {@code java -jar tollgate-server.jar --config FILE --port 0}. */
+@Timeout(180)
+class ServerJarIT {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private static Upstream upstream;
+    private final HttpClient client = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startUpstream() throws Exception {
+        upstream = Upstream.start();
+    }
+
+    @AfterAll
+    static void stopUpstream() {
+        upstream.close();
+    }
+
+    private Path config(String store) throws Exception {
+        return Files.writeString(dir.resolve("tollgate.yaml"), """
+                %s
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 3
+                        refill: 1/h
+                routes:
+                  - path: /api/**
+                    key: header:X-API-Key
+                    policy: per-client
+                upstream: %s
+                """.formatted(store, upstream.uri()));
+    }
+
+    @Test
+    void theJarServesTheDecisionApiAndTheProxyOnTheInMemoryStore() throws Exception {
+        try (ServerProcess server = ServerProcess.start(config(""))) {
+            int port = server.awaitPort();
+
+            List<Integer> checks = new ArrayList<>();
+            List<Integer> proxied = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                checks.add(post(port, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"alice\"}")
+                        .statusCode());
+                proxied.add(get(port, "/api/x", "X-API-Key", "alice").statusCode());
+            }
+
+            assertThat(checks).containsExactly(200, 200, 200, 429);
+            assertThat(proxied).containsExactly(200, 200, 200, 429);
+            assertThat(get(port, "/healthz").statusCode()).isEqualTo(200);
+            assertThat(get(port, "/readyz").statusCode()).isEqualTo(200);
+            assertThat(get(port, "/metrics").body()).contains("tollgate_api_decisions_total");
+            assertThat(server.out()).containsExactly("tollgate listening on http://0.0.0.0:" + port);
+        }
+    }
+
+    @Test
+    void bodiesFarLargerThanTheHeapAreStreamedThroughIt() throws Exception {
+        long size = 256L * 1024 * 1024;
+        try (ServerProcess server = ServerProcess.start(config(""), "-Xmx48m")) {
+            int port = server.awaitPort();
+            MessageDigest sent = MessageDigest.getInstance("SHA-256");
+
+            HttpResponse<String> upload = client.send(
+                    request(port, "/files/upload")
+                            .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ProxyTest.RandomBytes(size, sent)))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<InputStream> download =
+                    client.send(request(port, "/bytes/" + size).build(), HttpResponse.BodyHandlers.ofInputStream());
+            long downloaded;
+            try (InputStream in = download.body()) {
+                downloaded = in.transferTo(OutputStream.nullOutputStream());
+            }
+
+            assertThat(upload.statusCode()).isEqualTo(200);
+            assertThat(upload.headers().firstValue("X-Body-Bytes")).hasValue(Long.toString(size));
+            assertThat(upload.headers().firstValue("X-Body-Sha256"))
+                    .hasValue(HexFormat.of().formatHex(sent.digest()));
+            assertThat(downloaded).isEqualTo(size);
+            assertThat(server.err()).doesNotContain("OutOfMemoryError");
+        }
+    }
+
+    @Test
+    void sigtermLetsARequestInFlightFinishThenStops() throws Exception {
+        try (ServerProcess server = ServerProcess.start(config(""))) {
+            int port = server.awaitPort();
+            CompletableFuture<HttpResponse<String>> inFlight =
+                    client.sendAsync(request(port, "/slow").build(), HttpResponse.BodyHandlers.ofString());
+            awaitUpstreamSaw("/slow");
+
+            server.terminate();
+            TimeUnit.MILLISECONDS.sleep(500);
+            upstream.release();
+            HttpResponse<String> finished = inFlight.get(20, TimeUnit.SECONDS);
+            int status = server.awaitExit();
+
+            assertThat(finished.statusCode()).isEqualTo(200);
+            assertThat(status).as("the JVM's status after SIGTERM").isIn(0, 143);
+            assertThat(server.err()).contains("tollgate stopped").doesNotContain("did not stop cleanly");
+        }
+    }
+
+    @Test
+    void twoJarsOnOneRedisShareOneLimitAndReadyzFollowsRedis() throws Exception {
+        Path config = config("store: {redis: {uri: " + redis.server().uri() + "}, on-failure: deny}");
+        try (ServerProcess one = ServerProcess.start(config);
+                ServerProcess two = ServerProcess.start(config)) {
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                int port = (i % 2 == 0 ? one : two).awaitPort();
+                statuses.add(get(port, "/api/shared", "X-API-Key", "carol").statusCode());
+            }
+            HttpResponse<String> readyBefore = get(one.awaitPort(), "/readyz");
+            redis.server().kill();
+            HttpResponse<String> readyDuring = get(one.awaitPort(), "/readyz");
+            int refusedWhileDown =
+                    get(two.awaitPort(), "/api/other", "X-API-Key", "dave").statusCode();
+            redis.server().restart();
+
+            assertThat(statuses).containsExactly(200, 200, 200, 429, 429, 429);
+            assertThat(readyBefore.statusCode()).isEqualTo(200);
+            assertThat(readyDuring.statusCode()).isEqualTo(503);
+            assertThat(refusedWhileDown).as("on-failure: deny").isEqualTo(429);
+        }
+    }
+
+    @Test
+    void aBadConfigurationExitsTwoWithTheFileAndLine() throws Exception {
+        Path bad = Files.writeString(dir.resolve("bad.yaml"), "server:\n  port: 8080\n  prot: 1\n");
+
+        ServerProcess server = ServerProcess.run(List.of(), "--config", bad.toString());
+        int status = server.awaitExit();
+
+        assertThat(status).isEqualTo(2);
+        assertThat(server.err())
+                .isEqualTo(
+                        "tollgate: " + bad + ":3: server: unknown setting 'prot'; known: host, port, shutdown-timeout");
+    }
+
+    @Test
+    void helpPrintsUsage() throws Exception {
+        ServerProcess server = ServerProcess.run(List.of(), "--help");
+
+        assertThat(server.awaitExit()).isZero();
+        assertThat(String.join("\n", server.out()))
+                .startsWith("Usage: java -jar tollgate-server.jar --config FILE [--port N]");
+    }
+
+    private void awaitUpstreamSaw(String path) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (upstream.received().stream().noneMatch(r -> r.path().equals(path))) {
+            assertThat(System.nanoTime()).as("the upstream saw %s", path).isLessThan(deadline);
+            TimeUnit.MILLISECONDS.sleep(10);
+        }
+    }
+
+    private HttpRequest.Builder request(int port, String path, String... headers) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(60));
+        if (headers.length > 0) {
+            request.headers(headers);
+        }
+        return request;
+    }
+
+    private HttpResponse<String> get(int port, String path, String... headers) throws Exception {
+        return client.send(request(port, path, headers).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpResponse<String> post(int port, String path, String body) throws Exception {
+        return client.send(
+                request(port, path)
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}

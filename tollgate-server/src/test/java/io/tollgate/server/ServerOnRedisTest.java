@@ -1,0 +1,204 @@
+package io.tollgate.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.testing.RedisExtension;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Servers whose buckets live in a real Redis, which the tests kill and restart. */
+@Timeout(120)
+class ServerOnRedisTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private static Upstream upstream;
+    private final List<RunningServer> servers = new ArrayList<>();
+
+    @BeforeAll
+    static void startUpstream() throws Exception {
+        upstream = Upstream.start();
+    }
+
+    @AfterAll
+    static void stopUpstream() {
+        upstream.close();
+    }
+
+    @BeforeEach
+    void emptyRedis() {
+        redis.server().command("FLUSHALL");
+    }
+
+    @AfterEach
+    void stopServers() {
+        servers.forEach(RunningServer::close);
+        if (!redis.server().isRunning()) {
+            redis.server().restart();
+        }
+    }
+
+    private RunningServer start(String onFailure) throws Exception {
+        RunningServer server = RunningServer.start("""
+                store:
+                  redis:
+                    uri: %s
+                    timeout: 50ms
+                  on-failure: %s
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 5
+                        refill: 1/h
+                routes:
+                  - path: /api/**
+                    key: header:X-API-Key
+                    policy: per-client
+                upstream: %s
+                """.formatted(redis.server().uri(), onFailure, upstream.uri()));
+        servers.add(server);
+        return server;
+    }
+
+    @Test
+    void twoServersOnOneRedisShareOneLimit() throws Exception {
+        List<RunningServer> pair = List.of(start("local"), start("local"));
+
+        List<Integer> proxied = new ArrayList<>();
+        List<Integer> checked = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            RunningServer server = pair.get(i % 2);
+            proxied.add(server.get("/api/orders", "X-API-Key", "alice").statusCode());
+            checked.add(server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"bob\"}")
+                    .statusCode());
+        }
+
+        assertThat(proxied).containsExactly(200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429);
+        assertThat(checked).containsExactly(200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429);
+    }
+
+    @Test
+    void failingOpenAllowsEveryCheckWhileRedisIsDownAndReadyzSaysSo() throws Exception {
+        RunningServer server = start("allow");
+
+        Outage outage = outage(server);
+
+        assertThat(outage.readyBefore.statusCode()).isEqualTo(200);
+        assertThat(outage.readyDuring.statusCode()).isEqualTo(503);
+        assertThat(outage.readyDuring.body()).contains("The store is unavailable: Redis");
+        assertThat(outage.readyAfter.statusCode()).isEqualTo(200);
+        assertThat(outage.during).isNotEmpty().allSatisfy(response -> {
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.body()).contains("\"allowed\":true").contains("\"degraded\":true");
+        });
+        assertThat(outage.failures).isEmpty();
+    }
+
+    @Test
+    void failingClosedRefusesEveryCheckWhileRedisIsDown() throws Exception {
+        RunningServer server = start("deny");
+
+        Outage outage = outage(server);
+
+        assertThat(outage.during).isNotEmpty().allSatisfy(response -> {
+            assertThat(response.statusCode()).isEqualTo(429);
+            assertThat(response.headers().firstValue("Retry-After")).hasValue("1");
+            assertThat(response.body()).contains("\"allowed\":false").contains("\"degraded\":true");
+        });
+        assertThat(outage.failures).isEmpty();
+    }
+
+    @Test
+    void decidingLocallyKeepsEachClientInsideItsLimitWhileRedisIsDown() throws Exception {
+        RunningServer server = start("local");
+
+        Outage outage = outage(server);
+
+        long allowed = outage.during.stream().filter(r -> r.statusCode() == 200).count();
+        assertThat(outage.during)
+                .allSatisfy(response -> assertThat(response.body()).contains("\"degraded\":true"));
+        assertThat(allowed)
+                .as("one key, capacity 5, decided by this server alone")
+                .isLessThanOrEqualTo(5);
+        assertThat(outage.during.size()).isGreaterThan(5);
+        assertThat(outage.failures).isEmpty();
+    }
+
+    /** What the server answered before, while and after Redis was down, under a load of checks. */
+    private record Outage(
+            HttpResponse<String> readyBefore,
+            HttpResponse<String> readyDuring,
+            HttpResponse<String> readyAfter,
+            List<HttpResponse<String>> during,
+            List<Throwable> failures) {}
+
+    private Outage outage(RunningServer server) throws Exception {
+        HttpResponse<String> readyBefore = server.get("/readyz");
+        ConcurrentLinkedQueue<HttpResponse<String>> during = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        AtomicBoolean down = new AtomicBoolean();
+        AtomicBoolean running = new AtomicBoolean(true);
+        ExecutorService load = Executors.newFixedThreadPool(4);
+        List<Future<?>> clients = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            clients.add(load.submit(() -> {
+                while (running.get()) {
+                    try {
+                        boolean wasDown = down.get();
+                        // a key of its own for the outage: one that Redis refused before would be refused
+                        // from the deny cache, rightly, without a degraded decision
+                        String key = wasDown ? "during" : "before";
+                        HttpResponse<String> response =
+                                server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"" + key + "\"}");
+                        if (wasDown && down.get()) {
+                            during.add(response);
+                        }
+                    } catch (RuntimeException e) {
+                        failures.add(e);
+                    }
+                }
+            }));
+        }
+        TimeUnit.MILLISECONDS.sleep(300);
+        redis.server().kill();
+        down.set(true);
+        TimeUnit.MILLISECONDS.sleep(1_000);
+        HttpResponse<String> readyDuring = server.get("/readyz");
+        down.set(false);
+        redis.server().restart();
+        HttpResponse<String> readyAfter = awaitReady(server);
+        running.set(false);
+        for (Future<?> client : clients) {
+            client.get(30, TimeUnit.SECONDS);
+        }
+        load.shutdown();
+        return new Outage(readyBefore, readyDuring, readyAfter, List.copyOf(during), List.copyOf(failures));
+    }
+
+    private static HttpResponse<String> awaitReady(RunningServer server) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (true) {
+            HttpResponse<String> ready = server.get("/readyz");
+            if (ready.statusCode() == 200 || System.nanoTime() > deadline) {
+                return ready;
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package io.tollgate.server;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The built jar, {@code target/tollgate-server.jar}, run as its own process with {@code java -jar}, as a
+ * user runs it. Its standard output and error are collected line by line.
+ */
+final class ServerProcess implements AutoCloseable {
+
+    static final Path JAR = Path.of("target", "tollgate-server.jar");
+    private static final Pattern LISTENING = Pattern.compile("tollgate listening on http://([^:]+):(\\d+)");
+
+    private final Process process;
+    private final List<String> out = new CopyOnWriteArrayList<>();
+    private final List<String> err = new CopyOnWriteArrayList<>();
+    private final CompletableFuture<Integer> port = new CompletableFuture<>();
+    private final List<Thread> readers = new ArrayList<>();
+
+    private ServerProcess(List<String> command) throws IOException {
+        process = new ProcessBuilder(command).start();
+        collect(process.getInputStream(), out, true);
+        collect(process.getErrorStream(), err, false);
+    }
+
+    /** Runs {@code java [jvmOptions] -jar tollgate-server.jar ARGS} and returns without waiting. */
+    static ServerProcess run(List<String> jvmOptions, String... args) throws IOException {
+        if (!Files.isRegularFile(JAR)) {
+            throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: it is built by mvn package");
+        }
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvmOptions);
+        command.add("-jar");
+        command.add(JAR.toString());
+        command.addAll(List.of(args));
+        return new ServerProcess(command);
+    }
+
+    /** Starts a server with the given configuration file on a free port and waits until it listens. */
+    static ServerProcess start(Path config, String... jvmOptions) throws Exception {
+        ServerProcess server = run(List.of(jvmOptions), "--config", config.toString(), "--port", "0");
+        server.awaitPort();
+        return server;
+    }
+
+    /** Returns the port from the {@code tollgate listening on} line, waiting up to 30 s for it. */
+    int awaitPort() throws Exception {
+        try {
+            return port.get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("no 'tollgate listening on' line; out " + out + ", err " + err, e);
+        }
+    }
+
+    /** Waits for the process to end and returns its exit status. */
+    int awaitExit() throws InterruptedException {
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new IllegalStateException("still running after 30 s; err " + err);
+        }
+        for (Thread reader : readers) {
+            reader.join(5_000); // the last lines may still be on their way
+        }
+        return process.exitValue();
+    }
+
+    /**
+     * Sends SIGTERM, as a service manager stops a service. Not with {@link Process#destroy()}, which also
+     * closes this side of the pipes, so that what the server logs while it stops would be lost.
+     */
+    void terminate() throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-TERM", Long.toString(process.pid())).start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IllegalStateException("kill -TERM " + process.pid() + " failed");
+        }
+    }
+
+    List<String> out() {
+        return out;
+    }
+
+    /** Returns the standard error so far: the log. */
+    String err() {
+        return String.join("\n", err);
+    }
+
+    private void collect(InputStream stream, List<String> lines, boolean watchForPort) {
+        Thread reader = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8))) {
+                for (String line; (line = in.readLine()) != null; ) {
+                    lines.add(line);
+                    Matcher listening = LISTENING.matcher(line);
+                    if (watchForPort && listening.matches()) {
+                        port.complete(Integer.parseInt(listening.group(2)));
+                    }
+                }
+            } catch (IOException e) {
+                // the process is gone
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
+        readers.add(reader);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+}
