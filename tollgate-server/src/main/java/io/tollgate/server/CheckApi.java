@@ -22,7 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -85,12 +84,7 @@ final class CheckApi {
 
     void handle(Request request, Response response, Callback callback) {
         if (!request.getMethod().equals("POST")) {
-            response.getHeaders().put(HttpHeader.ALLOW, "POST");
-            Responses.problem(
-                    response,
-                    callback,
-                    405,
-                    "Use POST for " + Request.getPathInContext(request) + ", not " + request.getMethod() + ".");
+            Responses.methodNotAllowed(request, response, callback, "POST");
             return;
         }
         if (request.getLength() > MAX_BODY_BYTES) {

@@ -10,12 +10,15 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.proxy.ProxyHandler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * The reverse proxy: each request is first decided by the routes that match it; an allowed one goes to the
@@ -87,7 +90,12 @@ final class LimitingProxy extends ProxyHandler.Reverse {
 
     @Override
     protected HttpClient newHttpClient() {
-        HttpClient client = super.newHttpClient();
+        // HTTP/1.1 only: the dynamic transport's protocol negotiation costs on every request
+        ClientConnector connector = new ClientConnector();
+        QueuedThreadPool threads = new QueuedThreadPool();
+        threads.setName("tollgate-upstream");
+        connector.setExecutor(threads);
+        HttpClient client = new HttpClient(new HttpClientTransportOverHTTP(connector));
         client.setConnectTimeout(Math.min(timeout.toMillis(), 5_000));
         client.setIdleTimeout(Math.max(timeout.toMillis(), 30_000));
         client.setMaxConnectionsPerDestination(1_024);

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
@@ -31,6 +32,17 @@ final class Responses {
     /** Writes an RFC 9457 problem of {@code status} saying {@code detail}. */
     static void problem(Response response, Callback callback, int status, String detail) {
         write(response, callback, RequestDecision.problem(status, detail));
+    }
+
+    /** Writes 405 with {@code Allow} listing the methods, for the first of which the problem asks. */
+    static void methodNotAllowed(Request request, Response response, Callback callback, String... allowed) {
+        response.getHeaders().put(HttpHeader.ALLOW, String.join(", ", allowed));
+        problem(
+                response,
+                callback,
+                405,
+                "Use " + allowed[0] + " for " + Request.getPathInContext(request) + ", not " + request.getMethod()
+                        + ".");
     }
 
     /** Writes a JSON body with the given status and headers. */

@@ -1,7 +1,6 @@
 package io.tollgate.server;
 
 import java.util.Map;
-import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -91,12 +90,7 @@ final class TollgateHandler extends Handler.Abstract {
         if (request.getMethod().equals("GET") || request.getMethod().equals("HEAD")) {
             return true;
         }
-        response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
-        Responses.problem(
-                response,
-                callback,
-                405,
-                "Use GET for " + Request.getPathInContext(request) + ", not " + request.getMethod() + ".");
+        Responses.methodNotAllowed(request, response, callback, "GET", "HEAD");
         return false;
     }
 

@@ -103,6 +103,10 @@ class ServerOnRedisTest {
         assertThat(outage.readyDuring.statusCode()).isEqualTo(503);
         assertThat(outage.readyDuring.body()).contains("The store is unavailable: Redis");
         assertThat(outage.readyAfter.statusCode()).isEqualTo(200);
+        assertThat(server.get("/metrics").body())
+                .containsPattern("tollgate_redis_failures_total\\{cause=\"(unreachable|circuit_open)\"} [1-9]")
+                .containsPattern(
+                        "tollgate_api_decisions_total\\{degraded=\"true\",outcome=\"allowed\",policy=\"per-client\"} [1-9]");
         assertThat(outage.during).isNotEmpty().allSatisfy(response -> {
             assertThat(response.statusCode()).isEqualTo(200);
             assertThat(response.body()).contains("\"allowed\":true").contains("\"degraded\":true");

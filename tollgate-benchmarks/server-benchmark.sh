@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# The Tollgate server under load on loopback, beside nginx with limit_req proxying the same upstream, in one
+# run on one machine. Prints a Markdown table for docs/benchmarks.md.
+#
+# Needs: the built jar (./mvnw -B -q -DskipTests package -pl tollgate-server -am), wrk, nginx and
+# redis-server, curl and python3 on PATH (Debian: apt-get install wrk nginx-light redis-server curl). Every process it starts
+# listens on 127.0.0.1 only and is stopped at the end; nothing outside this machine is touched.
+#
+# Usage: tollgate-benchmarks/server-benchmark.sh [SECONDS] [CONNECTIONS]   (default 10 s, 64 connections)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_PER_RUN=${1:-10}
+CONNECTIONS=${2:-64}
+JAR=tollgate-server/target/tollgate-server.jar
+for tool in wrk nginx redis-server java curl python3; do
+  command -v "$tool" >/dev/null || { echo "server-benchmark: $tool is not on PATH" >&2; exit 2; }
+done
+[ -f "$JAR" ] || { echo "server-benchmark: $JAR is missing; build it first" >&2; exit 2; }
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  [ -f "$WORK/nginx-upstream.pid" ] && kill "$(cat "$WORK/nginx-upstream.pid")" 2>/dev/null || true
+  [ -f "$WORK/nginx-limit.pid" ] && kill "$(cat "$WORK/nginx-limit.pid")" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+await_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+
+UPSTREAM=$(free_port); NGINX=$(free_port); REDIS=$(free_port); MEMORY=$(free_port); ONREDIS=$(free_port)
+
+# The upstream: nginx answering 200 with a small body, one worker, so that it is never the bottleneck.
+nginx_conf() { # name port body
+  cat > "$WORK/$1.conf" <<EOF
+worker_processes 1;
+pid $WORK/$1.pid;
+error_log $WORK/$1-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/$1-body; proxy_temp_path $WORK/$1-proxy;
+  fastcgi_temp_path $WORK/$1-fcgi; uwsgi_temp_path $WORK/$1-uwsgi; scgi_temp_path $WORK/$1-scgi;
+  $3
+  server { listen 127.0.0.1:$2; $4 }
+}
+EOF
+  nginx -c "$WORK/$1.conf" -p "$WORK"
+}
+nginx_conf nginx-upstream "$UPSTREAM" "" "location / { return 200 'ok'; }"
+# nginx as the limiting proxy: one zone keyed by client address, as Tollgate's route is keyed by IP.
+nginx_conf nginx-limit "$NGINX" "
+  upstream backend { server 127.0.0.1:$UPSTREAM; keepalive 64; }
+  limit_req_zone \$binary_remote_addr zone=open:10m rate=1000000r/s;
+  limit_req_zone \$binary_remote_addr zone=shut:10m rate=1r/m;
+  limit_req_status 429;" "
+  location /open/ { limit_req zone=open burst=1000000 nodelay; proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\"; }
+  location /shut/ { limit_req zone=shut; proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\"; }"
+
+redis-server --port "$REDIS" --bind 127.0.0.1 --save '' --appendonly no --daemonize no > "$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+
+tollgate_conf() { # file store
+  cat > "$1" <<EOF
+server: {host: 127.0.0.1}
+$2
+policies:
+  open:       # never refuses during a run
+    limits: [{capacity: 100000000, refill: 1000000/s}]
+  shut:       # refuses all but the first request
+    limits: [{capacity: 1, refill: 1/h}]
+  per-key:    # for the decision API: 10 000 keys, each far from its limit
+    limits: [{capacity: 100000000, refill: 1000000/s}]
+routes:
+  - {path: /open/**, key: ip, policy: open}
+  - {path: /shut/**, key: ip, policy: shut}
+upstream: http://127.0.0.1:$UPSTREAM
+EOF
+}
+tollgate_conf "$WORK/memory.yaml" ""
+tollgate_conf "$WORK/redis.yaml" "store: {redis: {uri: 'redis://127.0.0.1:$REDIS'}, on-failure: allow}"
+await_port "$REDIS"
+JAVA_OPTS=(-Xms512m -Xmx512m -XX:+UseParallelGC)
+start_tollgate() { # config port: one Tollgate JVM at a time, so that two never share the cores
+  java "${JAVA_OPTS[@]}" -jar "$JAR" --config "$1" --port "$2" > "$WORK/tollgate.out" 2> "$WORK/tollgate.err" &
+  TOLLGATE=$!
+  PIDS+=($TOLLGATE)
+  await_port "$2"
+  # The JIT needs tens of seconds on two shared cores: measured throughput still climbs for ~30 s
+  wrk -t1 -c"$CONNECTIONS" -d25s "http://127.0.0.1:$2/open/x" > /dev/null
+  wrk -t1 -c"$CONNECTIONS" -d10s -s "$WORK/check.lua" "http://127.0.0.1:$2/v1/check" > /dev/null
+  wrk -t1 -c"$CONNECTIONS" -d5s "http://127.0.0.1:$2/shut/x" > /dev/null
+}
+stop_tollgate() {
+  if grep -q 'degraded="true"' <(curl -s "http://127.0.0.1:$1/metrics" 2>/dev/null || true); then
+    echo "warning: some decisions on port $1 were degraded (Redis did not answer within the budget)" >&2
+  fi
+  kill "$TOLLGATE"
+  wait "$TOLLGATE" 2>/dev/null || true
+}
+for port in "$UPSTREAM" "$NGINX"; do await_port "$port"; done
+
+cat > "$WORK/check.lua" <<'EOF'
+-- POST /v1/check for one of 10 000 keys, picked at random
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  return wrk.format(nil, nil, nil, '{"policy":"per-key","key":"k' .. math.random(10000) .. '"}')
+end
+EOF
+
+# wrk's report: requests/s, p50 and p99 latency, non-2xx count
+measure() { # name url [lua]
+  local script=()
+  [ -n "${3:-}" ] && script=(-s "$3")
+  wrk -t1 -c"$CONNECTIONS" -d10s "${script[@]}" "$2" > /dev/null  # warm-up: JIT, pools, keep-alive
+  wrk -t1 -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --latency "${script[@]}" "$2" > "$WORK/wrk.txt"
+  local rps p50 p99 errors
+  rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.txt")
+  p50=$(awk '$1=="50%" {print $2}' "$WORK/wrk.txt")
+  p99=$(awk '$1=="99%" {print $2}' "$WORK/wrk.txt")
+  errors=$(awk '/Non-2xx/ {print $NF}' "$WORK/wrk.txt")
+  printf '| %s | %s | %s | %s | %s |\n' "$1" "$(printf '%.0f' "$rps")" "$p50" "$p99" "${errors:-0}"
+}
+
+echo "wrk -t1 -c$CONNECTIONS, ${SECONDS_PER_RUN} s per row after a 10 s warm-up; $(nproc) cores; $(java -version 2>&1 | head -1)"
+echo "nginx $(nginx -v 2>&1 | sed 's/.*\///'), redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}')"
+echo
+echo "| path | requests/s | p50 | p99 | non-2xx |"
+echo "| --- | --- | --- | --- | --- |"
+measure "upstream alone (nginx return 200)" "http://127.0.0.1:$UPSTREAM/open/x"
+measure "nginx limit_req proxy, allowing" "http://127.0.0.1:$NGINX/open/x"
+measure "nginx limit_req proxy, refusing (429)" "http://127.0.0.1:$NGINX/shut/x"
+start_tollgate "$WORK/memory.yaml" "$MEMORY"
+measure "Tollgate proxy, in memory, allowing" "http://127.0.0.1:$MEMORY/open/x"
+measure "Tollgate proxy, in memory, refusing (429)" "http://127.0.0.1:$MEMORY/shut/x"
+measure "Tollgate decision API, in memory, 10 000 keys" "http://127.0.0.1:$MEMORY/v1/check" "$WORK/check.lua"
+stop_tollgate "$MEMORY"
+start_tollgate "$WORK/redis.yaml" "$ONREDIS"
+measure "Tollgate proxy, Redis, allowing" "http://127.0.0.1:$ONREDIS/open/x"
+measure "Tollgate proxy, Redis, refusing (429)" "http://127.0.0.1:$ONREDIS/shut/x"
+measure "Tollgate decision API, Redis, 10 000 keys" "http://127.0.0.1:$ONREDIS/v1/check" "$WORK/check.lua"
+stop_tollgate "$ONREDIS"
