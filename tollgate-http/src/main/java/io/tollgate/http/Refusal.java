@@ -8,7 +8,7 @@ import java.util.Objects;
  *
  * @param status the status the refusal is answered with, 429 unless configured otherwise
  * @param retryAfterSeconds the {@code Retry-After} value: whole seconds, at least 1
- * @param policies the names of the policies that refused: the one whose rule ended the check
+ * @param policies the names of the policies that refused, each once, in rule order
  * @param outcomes what every rule that was checked decided, including those that allowed
  */
 public record Refusal(int status, long retryAfterSeconds, List<String> policies, List<RuleOutcome> outcomes) {

@@ -113,19 +113,19 @@ public final class RequestLimiter {
                 }
             }
             applied.add(rule);
-            keys.add(bounded(key));
+            keys.add(boundedKey(key));
         }
         if (applied.isEmpty()) {
             return CompletableFuture.completedFuture(RequestDecision.unlimited());
         }
-        return check(applied, keys, 0, new ArrayList<>(applied.size()));
+        return checkFrom(applied, keys, 0, new ArrayList<>(applied.size()));
     }
 
     /**
      * Checks the rules from {@code next} on, in order, until one refuses. Decisions that are ready at once
      * are taken in this loop, so the in-memory limiter costs no future per rule.
      */
-    private CompletionStage<RequestDecision> check(
+    private CompletionStage<RequestDecision> checkFrom(
             List<Rule> applied, List<String> keys, int next, List<RuleOutcome> outcomes) {
         for (int i = next; i < applied.size(); i++) {
             Rule rule = applied.get(i);
@@ -135,14 +135,14 @@ public final class RequestLimiter {
             if (!pending.isDone() || pending.isCompletedExceptionally()) {
                 int following = i + 1;
                 return pending.thenCompose(decision -> record(outcomes, rule, key, decision)
-                        ? CompletableFuture.completedFuture(combine(outcomes))
-                        : check(applied, keys, following, outcomes));
+                        ? CompletableFuture.completedFuture(respond(outcomes))
+                        : checkFrom(applied, keys, following, outcomes));
             }
             if (record(outcomes, rule, key, pending.join())) {
                 break;
             }
         }
-        return CompletableFuture.completedFuture(combine(outcomes));
+        return CompletableFuture.completedFuture(respond(outcomes));
     }
 
     /** Adds an outcome; returns whether it refuses the request, which ends the check. */
@@ -153,7 +153,34 @@ public final class RequestLimiter {
         return outcome.refuses();
     }
 
-    private RequestDecision combine(List<RuleOutcome> outcomes) {
+    /**
+     * Decides one rule for a client key that the caller found itself (such as from a method's arguments),
+     * waiting for the limiter, and records it in the metrics. The key is used as it is, bounded as {@link
+     * #boundedKey} says. With {@link #respond}, this lets other enforcement points, such as an annotation on
+     * a controller method, answer exactly as the rules do.
+     *
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    public RuleOutcome check(Rule rule, String key) {
+        Objects.requireNonNull(rule, "rule");
+        String bounded = boundedKey(Objects.requireNonNull(key, "key"));
+        RuleOutcome outcome = new RuleOutcome(rule, bounded, limiter.tryAcquire(bounded, rule.policy(), rule.cost()));
+        metrics.decided(outcome);
+        return outcome;
+    }
+
+    /**
+     * Returns what to answer for outcomes decided elsewhere: the rate-limit header fields for all of them
+     * and, if any refuses, the refusal (status, {@code Retry-After} for the one that keeps the client waiting
+     * longest, body) as this request limiter writes it.
+     *
+     * @throws IllegalArgumentException if there are no outcomes
+     */
+    public RequestDecision respond(List<RuleOutcome> outcomes) {
+        if (outcomes.isEmpty()) {
+            throw new IllegalArgumentException("no outcomes to respond to");
+        }
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("RateLimit-Policy", RateLimitFields.policy(outcomes));
         headers.put("RateLimit", RateLimitFields.rateLimit(outcomes));
@@ -166,15 +193,20 @@ public final class RequestLimiter {
                 headers.put("Tollgate-Degraded", degraded);
             }
         }
-        RuleOutcome last = outcomes.get(outcomes.size() - 1);
-        if (!last.refuses()) { // a refusal ends the check, so it can only be the last outcome
+        List<RuleOutcome> refusals =
+                outcomes.stream().filter(RuleOutcome::refuses).toList();
+        if (refusals.isEmpty()) {
             return new RequestDecision(true, 200, headers, new byte[0], outcomes);
         }
-        long retryAfter = RateLimitFields.retryAfterSeconds(last.decision());
+        long retryAfter = RateLimitFields.retryAfterSeconds(
+                RateLimitFields.mostRestrictive(refusals).decision());
         headers.put("Retry-After", Long.toString(retryAfter));
         headers.put("Cache-Control", "no-store");
         headers.put("Content-Type", refusalContentType);
-        List<String> policies = List.of(last.rule().policy().name());
+        List<String> policies = refusals.stream()
+                .map(outcome -> outcome.rule().policy().name())
+                .distinct()
+                .toList();
         byte[] body = refusalBody
                 .apply(new Refusal(refusalStatus, retryAfter, policies, outcomes))
                 .getBytes(StandardCharsets.UTF_8);
@@ -186,8 +218,11 @@ public final class RequestLimiter {
                 status, "This request must carry " + rule.key().describe() + ".");
     }
 
-    /** Returns {@code key}, or its digest if it is longer than {@link #MAX_KEY_LENGTH}. */
-    static String bounded(String key) {
+    /**
+     * Returns {@code key}, or {@code sha256:} and its digest if it is longer than {@value #MAX_KEY_LENGTH}
+     * characters.
+     */
+    public static String boundedKey(String key) {
         if (key.length() <= MAX_KEY_LENGTH) {
             return key;
         }

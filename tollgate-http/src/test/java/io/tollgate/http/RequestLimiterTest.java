@@ -12,6 +12,7 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
@@ -203,7 +204,7 @@ class RequestLimiterTest {
         assertThat(first.outcomes().get(0).key()).startsWith("sha256:").hasSize(50);
         assertThat(again.allowed()).isFalse();
         assertThat(other.allowed()).isTrue();
-        assertThat(RequestLimiter.bounded("k".repeat(RequestLimiter.MAX_KEY_LENGTH)))
+        assertThat(RequestLimiter.boundedKey("k".repeat(RequestLimiter.MAX_KEY_LENGTH)))
                 .isEqualTo("k".repeat(RequestLimiter.MAX_KEY_LENGTH));
     }
 
@@ -345,6 +346,33 @@ class RequestLimiterTest {
         assertThat(decide(silent, TestRequest.get("/")).headers()).doesNotContainKey("Tollgate-Degraded");
         assertThat(decide(telling, TestRequest.get("/")).headers())
                 .containsEntry("Tollgate-Degraded", "\"per-ip\";cause=timeout;fallback=allow");
+    }
+
+    @Test
+    void outcomesDecidedElsewhereAreAnsweredAsTheRulesAnswer() {
+        RequestLimiter requests =
+                RequestLimiter.builder(limiter).legacyHeaders(true).build();
+        Rule perUser = Rule.builder(THREE).build();
+        Rule global = Rule.builder(GLOBAL).build();
+
+        RuleOutcome first = requests.check(perUser, "user:42");
+        requests.check(perUser, "user:42");
+        requests.check(perUser, "user:42");
+        RuleOutcome refused = requests.check(perUser, "user:42");
+        RequestDecision allowed = requests.respond(List.of(first));
+        RequestDecision answer = requests.respond(List.of(requests.check(global, "all"), refused));
+
+        assertThat(allowed.allowed()).isTrue();
+        assertThat(allowed.headers())
+                .containsEntry("RateLimit", "\"per-ip\";r=2;t=1")
+                .containsKey("X-RateLimit-Limit");
+        assertThat(answer.allowed()).isFalse();
+        assertThat(answer.status()).isEqualTo(429);
+        assertThat(answer.headers())
+                .containsEntry("Retry-After", "1")
+                .containsEntry("RateLimit", "\"global\";r=999;t=1, \"per-ip\";r=0;t=3");
+        assertThat(new String(answer.body(), StandardCharsets.UTF_8)).contains("\"policies\":[\"per-ip\"]");
+        assertThatThrownBy(() -> requests.respond(List.of())).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -8,12 +8,16 @@ import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
 
-/** A servlet request as {@link HttpRequestView} sees it. Lives as long as one filter call. */
-final class ServletRequestView implements HttpRequestView {
+/**
+ * A servlet request as {@link HttpRequestView} sees it, for code that finds client keys outside the filter,
+ * such as an annotation on a controller method. Lives as long as the request; not thread-safe.
+ */
+public final class ServletRequestView implements HttpRequestView {
 
     private final HttpServletRequest request;
 
-    ServletRequestView(HttpServletRequest request) {
+    /** Views {@code request}. */
+    public ServletRequestView(HttpServletRequest request) {
         this.request = request;
     }
 

@@ -1,0 +1,52 @@
+package io.tollgate.spring;
+
+import io.tollgate.http.RequestDecision;
+import io.tollgate.http.RequestLimiter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.springframework.core.Ordered;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.ModelAndView;
+
+/**
+ * Answers a {@link RateLimitExceededException} from a controller as the filter answers a refused request:
+ * the configured status, {@code Retry-After}, the rate-limit header fields and the problem body. Runs before
+ * Spring MVC's own resolvers. Thread-safe.
+ */
+public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
+
+    private final RequestLimiter requests;
+
+    /** Answers refusals as {@code requests} writes them. */
+    public RateLimitExceptionResolver(RequestLimiter requests) {
+        this.requests = requests;
+    }
+
+    /** Writes the refusal for a {@link RateLimitExceededException}; leaves every other exception alone. */
+    @Override
+    public ModelAndView resolveException(
+            HttpServletRequest request, HttpServletResponse response, Object handler, Exception exception) {
+        if (!(exception instanceof RateLimitExceededException refused) || response.isCommitted()) {
+            return null;
+        }
+        RequestDecision decision = requests.respond(refused.outcomes());
+        response.setStatus(decision.status());
+        RateLimitInterceptor.addHeaders(response, decision);
+        byte[] body = decision.body();
+        response.setContentLength(body.length);
+        try {
+            response.getOutputStream().write(body);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not answer a rate-limited request", e);
+        }
+        return new ModelAndView();
+    }
+
+    /** Returns the highest precedence, so that a refusal is never answered by another resolver first. */
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE;
+    }
+}

@@ -1,0 +1,282 @@
+package io.tollgate.spring;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.Policy;
+import io.tollgate.RateLimiter;
+import io.tollgate.http.MicrometerRequestMetrics;
+import io.tollgate.http.RequestLimiter;
+import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.redis.MicrometerMetrics;
+import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.servlet.TollgateFilter;
+import jakarta.servlet.DispatcherType;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.ComposablePointcut;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.stereotype.Controller;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+
+/**
+ * Rate limiting for a Spring Boot application, from {@code tollgate.*} ({@link TollgateProperties}):
+ *
+ * <ul>
+ *   <li>a {@link RateLimiter}: on Redis when {@code tollgate.redis.uri} or {@code cluster-uris} is set, or
+ *       when the application has a Lettuce {@code RedisConnectionFactory} (spring.data.redis.*), whose client
+ *       it shares; in memory otherwise. An application's own {@code RateLimiter} bean replaces it;
+ *   <li>a {@link RequestLimiter} with the policies and rules, shared by the filter and {@link RateLimit};
+ *   <li>the {@link TollgateFilter}, when there are rules, at {@code tollgate.filter.order};
+ *   <li>{@link RateLimit @RateLimit} on Spring MVC controllers, and the answer to a {@link
+ *       RateLimitExceededException};
+ *   <li>metrics on the application's {@code MeterRegistry} when Micrometer is there.
+ * </ul>
+ *
+ * <p>Every property is checked at startup; a bad one fails the start with an {@link
+ * InvalidTollgatePropertiesException} that names it.
+ */
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration"
+        })
+@ConditionalOnBooleanProperty(name = "tollgate.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(TollgateProperties.class)
+@Import({
+    TollgateAutoConfiguration.Metrics.class,
+    TollgateAutoConfiguration.ApplicationRedis.class,
+    TollgateAutoConfiguration.Web.class,
+    TollgateAutoConfiguration.Annotations.class
+})
+public final class TollgateAutoConfiguration {
+
+    /** The policies and rules of {@code tollgate.*}, checked. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    RequestLimiterConfig tollgateRequestLimiterConfig(TollgateProperties properties) {
+        return PropertiesReader.read(properties);
+    }
+
+    /** The request limiter that the filter and @RateLimit share. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    RequestLimiter tollgateRequestLimiter(
+            RequestLimiterConfig config,
+            RateLimiter limiter,
+            ObjectProvider<TollgateRequestLimiterCustomizer> customizers) {
+        RequestLimiter.Builder builder = config.toBuilder(limiter);
+        customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
+        return builder.build();
+    }
+
+    /**
+     * Records decisions to the application's meter registry, if it has one. Looked up when the limiters are
+     * built rather than by a condition, so that the order of the metrics auto-configurations does not matter.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    static class Metrics {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        TollgateRequestLimiterCustomizer tollgateRequestMetrics(ObjectProvider<MeterRegistry> registry) {
+            return builder -> registry.ifUnique(meters -> builder.metrics(MicrometerRequestMetrics.of(meters)));
+        }
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        TollgateRedisCustomizer tollgateRedisMetrics(ObjectProvider<MeterRegistry> registry) {
+            return builder -> registry.ifUnique(meters -> builder.metrics(MicrometerMetrics.of(meters)));
+        }
+    }
+
+    /**
+     * The limiter: on Redis of Tollgate's own ({@code tollgate.redis.uri} or {@code cluster-uris}), else on
+     * the application's Redis, else in memory. One method, so that the choice does not hang on the order in
+     * which configuration classes are read.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean(RateLimiter.class)
+    RateLimiter tollgateRateLimiter(
+            TollgateProperties properties,
+            ObjectProvider<ApplicationRedisClient> applicationRedis,
+            ObjectProvider<TollgateRedisCustomizer> customizers) {
+        TollgateProperties.Redis redis = properties.getRedis();
+        boolean own = redis.getUri() != null || !redis.getClusterUris().isEmpty();
+        if (redis.getUri() != null && !redis.getClusterUris().isEmpty()) {
+            throw new InvalidTollgatePropertiesException("tollgate.redis: give uri or cluster-uris, not both", null);
+        }
+        if (own) {
+            return build(properties, customizers, builder -> {
+                if (redis.getUri() != null) {
+                    builder.uri(redis.getUri());
+                } else {
+                    builder.clusterUris(redis.getClusterUris());
+                }
+            });
+        }
+        ApplicationRedisClient shared = redis.isUseApplicationRedis() ? applicationRedis.getIfAvailable() : null;
+        if (shared != null) {
+            AbstractRedisClient client = shared.client().get();
+            return build(properties, customizers, builder -> {
+                if (client instanceof RedisClusterClient cluster) {
+                    builder.clusterClient(cluster);
+                } else if (client instanceof RedisClient standalone) {
+                    builder.client(standalone);
+                } else {
+                    throw new InvalidTollgatePropertiesException(
+                            "the application's Redis connection factory has no Lettuce client Tollgate can share ("
+                                    + client + "); set tollgate.redis.uri",
+                            null);
+                }
+            });
+        }
+        long maximumKeys = properties.getMemory().getMaximumKeys();
+        if (maximumKeys < 1) {
+            throw new InvalidTollgatePropertiesException(
+                    "tollgate.memory.maximum-keys: must be at least 1, was " + maximumKeys, null);
+        }
+        return InMemoryRateLimiter.builder().maximumKeys(maximumKeys).build();
+    }
+
+    /** The Lettuce client behind the application's own Redis connection factory, which the limiter shares. */
+    record ApplicationRedisClient(Supplier<AbstractRedisClient> client) {}
+
+    /** The application's own Redis (spring.data.redis.*), when it is on Lettuce. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(LettuceConnectionFactory.class)
+    static class ApplicationRedis {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnBean(LettuceConnectionFactory.class)
+        ApplicationRedisClient tollgateApplicationRedisClient(ObjectProvider<LettuceConnectionFactory> connections) {
+            return new ApplicationRedisClient(() -> {
+                LettuceConnectionFactory factory = connections.getObject();
+                if (!factory.isRunning()) {
+                    factory.start(); // its client exists once started; starting twice does nothing
+                }
+                return factory.getNativeClient();
+            });
+        }
+    }
+
+    /** The servlet filter, when there are rules. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+    @ConditionalOnClass(FilterRegistrationBean.class)
+    static class Web {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "tollgateFilter")
+        FilterRegistrationBean<TollgateFilter> tollgateFilter(
+                TollgateProperties properties, RequestLimiterConfig config, RequestLimiter requests) {
+            FilterRegistrationBean<TollgateFilter> registration =
+                    new FilterRegistrationBean<>(new TollgateFilter(requests));
+            registration.setName("tollgate");
+            registration.setOrder(properties.getFilter().getOrder());
+            registration.setUrlPatterns(properties.getFilter().getUrlPatterns());
+            registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
+            registration.setAsyncSupported(true);
+            registration.setEnabled(!config.rules().isEmpty()); // no rules: nothing to filter
+            return registration;
+        }
+    }
+
+    /** {@link RateLimit @RateLimit} on Spring MVC controllers. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+    @ConditionalOnClass(HandlerExceptionResolver.class)
+    static class Annotations {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static Advisor tollgateRateLimitAdvisor(ObjectProvider<RateLimitInterceptor> interceptor) {
+            ComposablePointcut pointcut = new ComposablePointcut(
+                            AnnotationMatchingPointcut.forMethodAnnotation(RateLimit.class))
+                    .union(AnnotationMatchingPointcut.forMethodAnnotation(RateLimits.class));
+            // The interceptor is looked up on first use: its dependencies need not exist when advisors do.
+            return new DefaultPointcutAdvisor(pointcut, (org.aopalliance.intercept.MethodInterceptor)
+                    invocation -> interceptor.getObject().invoke(invocation));
+        }
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        RateLimitInterceptor tollgateRateLimitInterceptor(RequestLimiterConfig config, RequestLimiter requests) {
+            Map<String, Policy> policies = new LinkedHashMap<>();
+            config.policies().forEach(policy -> policies.put(policy.name(), policy));
+            return new RateLimitInterceptor(requests, policies, config.clientIps());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        RateLimitExceptionResolver tollgateRateLimitExceptionResolver(RequestLimiter requests) {
+            return new RateLimitExceptionResolver(requests);
+        }
+
+        /** Checks every controller's annotations once the beans exist, so that a bad one fails the start. */
+        @Bean
+        static SmartInitializingSingleton tollgateRateLimitValidation(ApplicationContext context) {
+            return () -> {
+                RateLimitInterceptor interceptor = context.getBean(RateLimitInterceptor.class);
+                for (String name : context.getBeanNamesForAnnotation(Controller.class)) {
+                    Class<?> target = ClassUtils.getUserClass(AopUtils.getTargetClass(context.getBean(name)));
+                    ReflectionUtils.doWithMethods(
+                            target,
+                            interceptor::validate,
+                            method -> AnnotatedElementUtils.hasAnnotation(method, RateLimit.class)
+                                    || AnnotatedElementUtils.hasAnnotation(method, RateLimits.class));
+                }
+            };
+        }
+    }
+
+    private static RedisRateLimiter build(
+            TollgateProperties properties,
+            ObjectProvider<TollgateRedisCustomizer> customizers,
+            java.util.function.Consumer<RedisRateLimiter.Builder> connection) {
+        TollgateProperties.Redis redis = properties.getRedis();
+        RedisRateLimiter.Builder builder = RedisRateLimiter.builder();
+        try {
+            connection.accept(builder);
+            builder.timeout(redis.getTimeout()).keyPrefix(redis.getKeyPrefix()).failurePolicy(redis.getFailurePolicy());
+            if (redis.getExpectedInstances() != null) {
+                builder.expectedInstances(redis.getExpectedInstances());
+            }
+        } catch (IllegalArgumentException e) {
+            throw new InvalidTollgatePropertiesException("tollgate.redis: " + e.getMessage(), e);
+        }
+        customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
+        return builder.build();
+    }
+}

@@ -1,0 +1,464 @@
+package io.tollgate.spring;
+
+import io.tollgate.FailurePolicy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code tollgate.*} properties: policies, the rules the servlet filter enforces, how client IPs are
+ * found, what refusals look like, and where buckets live. The policies and rules have the same shape as the
+ * Tollgate server's {@code policies} and {@code routes}; see {@code docs/spring-boot.md}.
+ *
+ * <p>A plain mutable bean, as Spring Boot binds it: each getter and setter reads and writes the property
+ * that its field describes. The auto-configuration checks every value at startup and fails with a message
+ * naming the property.
+ */
+@ConfigurationProperties("tollgate")
+public class TollgateProperties {
+
+    /** Whether Tollgate limits anything; false turns the filter and @RateLimit off. */
+    private boolean enabled = true;
+
+    /** The policies by name: each a list of limits, all checked together. */
+    private Map<String, Policy> policies = new LinkedHashMap<>();
+
+    /** The rules the servlet filter enforces, checked in order; a refusal ends the check. */
+    private List<Rule> rules = new ArrayList<>();
+
+    /** How the client IP of the ip key is found. */
+    private ClientIp clientIp = new ClientIp();
+
+    /** What responses carry and what a refusal looks like. */
+    private Responses responses = new Responses();
+
+    /** Redis, for limits shared by every instance of the application. */
+    private Redis redis = new Redis();
+
+    /** The in-memory store, used when there is no Redis. */
+    private Memory memory = new Memory();
+
+    /** Where the servlet filter sits. */
+    private Filter filter = new Filter();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public Map<String, Policy> getPolicies() {
+        return policies;
+    }
+
+    public void setPolicies(Map<String, Policy> policies) {
+        this.policies = policies;
+    }
+
+    public List<Rule> getRules() {
+        return rules;
+    }
+
+    public void setRules(List<Rule> rules) {
+        this.rules = rules;
+    }
+
+    public ClientIp getClientIp() {
+        return clientIp;
+    }
+
+    public void setClientIp(ClientIp clientIp) {
+        this.clientIp = clientIp;
+    }
+
+    public Responses getResponses() {
+        return responses;
+    }
+
+    public void setResponses(Responses responses) {
+        this.responses = responses;
+    }
+
+    public Redis getRedis() {
+        return redis;
+    }
+
+    public void setRedis(Redis redis) {
+        this.redis = redis;
+    }
+
+    public Memory getMemory() {
+        return memory;
+    }
+
+    public void setMemory(Memory memory) {
+        this.memory = memory;
+    }
+
+    public Filter getFilter() {
+        return filter;
+    }
+
+    public void setFilter(Filter filter) {
+        this.filter = filter;
+    }
+
+    /** A named policy. */
+    public static class Policy {
+
+        /** The limits, 1 to 8, all checked together: a request passes only if every one has tokens. */
+        private List<Limit> limits = new ArrayList<>();
+
+        public List<Limit> getLimits() {
+            return limits;
+        }
+
+        public void setLimits(List<Limit> limits) {
+            this.limits = limits;
+        }
+    }
+
+    /** One token bucket. */
+    public static class Limit {
+
+        /** The most tokens the bucket holds: the burst a client may send at once. */
+        private Long capacity;
+
+        /** How fast the bucket regains tokens: N/s, N/m, N/h, N/d, or "N per 10s". */
+        private String refill;
+
+        public Long getCapacity() {
+            return capacity;
+        }
+
+        public void setCapacity(Long capacity) {
+            this.capacity = capacity;
+        }
+
+        public String getRefill() {
+            return refill;
+        }
+
+        public void setRefill(String refill) {
+            this.refill = refill;
+        }
+    }
+
+    /** Which requests a policy applies to, and how clients are told apart. */
+    public static class Rule {
+
+        /** The path pattern: * is one path segment or part of one, ** any number of whole segments. */
+        private String path = "/**";
+
+        /** The methods matched; empty matches every method. */
+        private List<String> methods = new ArrayList<>();
+
+        /** The host matched, or any host if unset. */
+        private String host;
+
+        /** A header that must be present for the rule to apply. */
+        private String requireHeader;
+
+        /** The policy charged: one of tollgate.policies. */
+        private String policy;
+
+        /** The client key: ip, header:NAME, query:NAME, principal, constant:VALUE, or several joined by +. */
+        private String key = "ip";
+
+        /** The tokens a request costs. */
+        private long cost = 1;
+
+        /** What to do when a request lacks the key's source: skip, fallback:KEY or reject:STATUS. */
+        private String onMissingKey = "skip";
+
+        /** Whether the rule only reports, in headers and metrics, and never refuses. */
+        private boolean dryRun;
+
+        public String getPath() {
+            return path;
+        }
+
+        public void setPath(String path) {
+            this.path = path;
+        }
+
+        public List<String> getMethods() {
+            return methods;
+        }
+
+        public void setMethods(List<String> methods) {
+            this.methods = methods;
+        }
+
+        public String getHost() {
+            return host;
+        }
+
+        public void setHost(String host) {
+            this.host = host;
+        }
+
+        public String getRequireHeader() {
+            return requireHeader;
+        }
+
+        public void setRequireHeader(String requireHeader) {
+            this.requireHeader = requireHeader;
+        }
+
+        public String getPolicy() {
+            return policy;
+        }
+
+        public void setPolicy(String policy) {
+            this.policy = policy;
+        }
+
+        public String getKey() {
+            return key;
+        }
+
+        public void setKey(String key) {
+            this.key = key;
+        }
+
+        public long getCost() {
+            return cost;
+        }
+
+        public void setCost(long cost) {
+            this.cost = cost;
+        }
+
+        public String getOnMissingKey() {
+            return onMissingKey;
+        }
+
+        public void setOnMissingKey(String onMissingKey) {
+            this.onMissingKey = onMissingKey;
+        }
+
+        public boolean isDryRun() {
+            return dryRun;
+        }
+
+        public void setDryRun(boolean dryRun) {
+            this.dryRun = dryRun;
+        }
+    }
+
+    /** How the client IP is found. */
+    public static class ClientIp {
+
+        /** Proxies (addresses or CIDR blocks) whose forwarding header is believed. */
+        private List<String> trustedProxies = new ArrayList<>();
+
+        /** The header the trusted proxies write: x-forwarded-for or forwarded (RFC 7239). */
+        private String forwardingHeader = "x-forwarded-for";
+
+        /** Whether every IPv6 client is its /64 network, since one client often owns a whole /64. */
+        private boolean groupIpv6;
+
+        public List<String> getTrustedProxies() {
+            return trustedProxies;
+        }
+
+        public void setTrustedProxies(List<String> trustedProxies) {
+            this.trustedProxies = trustedProxies;
+        }
+
+        public String getForwardingHeader() {
+            return forwardingHeader;
+        }
+
+        public void setForwardingHeader(String forwardingHeader) {
+            this.forwardingHeader = forwardingHeader;
+        }
+
+        public boolean isGroupIpv6() {
+            return groupIpv6;
+        }
+
+        public void setGroupIpv6(boolean groupIpv6) {
+            this.groupIpv6 = groupIpv6;
+        }
+    }
+
+    /** What responses carry. */
+    public static class Responses {
+
+        /** The status of a refusal, 4xx or 5xx. */
+        private int refusalStatus = 429;
+
+        /** The type URI of the refusal's problem body. */
+        private String problemType = "about:blank";
+
+        /** Whether responses also carry X-RateLimit-Limit, -Remaining and -Reset. */
+        private boolean legacyHeaders;
+
+        /** Whether a decision that a failure policy made is shown in a Tollgate-Degraded header. */
+        private boolean degradedHeader;
+
+        public int getRefusalStatus() {
+            return refusalStatus;
+        }
+
+        public void setRefusalStatus(int refusalStatus) {
+            this.refusalStatus = refusalStatus;
+        }
+
+        public String getProblemType() {
+            return problemType;
+        }
+
+        public void setProblemType(String problemType) {
+            this.problemType = problemType;
+        }
+
+        public boolean isLegacyHeaders() {
+            return legacyHeaders;
+        }
+
+        public void setLegacyHeaders(boolean legacyHeaders) {
+            this.legacyHeaders = legacyHeaders;
+        }
+
+        public boolean isDegradedHeader() {
+            return degradedHeader;
+        }
+
+        public void setDegradedHeader(boolean degradedHeader) {
+            this.degradedHeader = degradedHeader;
+        }
+    }
+
+    /** Redis: given here, or the application's own from spring.data.redis.*. */
+    public static class Redis {
+
+        /** A Redis URI of Tollgate's own (redis://, rediss://, redis-sentinel://); unset: the application's. */
+        private String uri;
+
+        /** The seed nodes of a Redis Cluster of Tollgate's own. */
+        private List<String> clusterUris = new ArrayList<>();
+
+        /** Whether to share the application's Redis (spring.data.redis.*) when no uri is given here. */
+        private boolean useApplicationRedis = true;
+
+        /** The time budget of a decision; when Redis has not answered by then, the failure policy decides. */
+        private Duration timeout = Duration.ofMillis(50);
+
+        /** The prefix of every key Tollgate writes. */
+        private String keyPrefix = "tollgate:";
+
+        /** What decides while Redis cannot: allow, deny or local. */
+        private FailurePolicy failurePolicy = FailurePolicy.LOCAL;
+
+        /** For the local failure policy: how many instances share the load, so each enforces its share. */
+        private Integer expectedInstances;
+
+        public String getUri() {
+            return uri;
+        }
+
+        public void setUri(String uri) {
+            this.uri = uri;
+        }
+
+        public List<String> getClusterUris() {
+            return clusterUris;
+        }
+
+        public void setClusterUris(List<String> clusterUris) {
+            this.clusterUris = clusterUris;
+        }
+
+        public boolean isUseApplicationRedis() {
+            return useApplicationRedis;
+        }
+
+        public void setUseApplicationRedis(boolean useApplicationRedis) {
+            this.useApplicationRedis = useApplicationRedis;
+        }
+
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
+
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+
+        public FailurePolicy getFailurePolicy() {
+            return failurePolicy;
+        }
+
+        public void setFailurePolicy(FailurePolicy failurePolicy) {
+            this.failurePolicy = failurePolicy;
+        }
+
+        public Integer getExpectedInstances() {
+            return expectedInstances;
+        }
+
+        public void setExpectedInstances(Integer expectedInstances) {
+            this.expectedInstances = expectedInstances;
+        }
+    }
+
+    /** The in-memory store. */
+    public static class Memory {
+
+        /** The most client keys held at once. */
+        private long maximumKeys = 100_000;
+
+        public long getMaximumKeys() {
+            return maximumKeys;
+        }
+
+        public void setMaximumKeys(long maximumKeys) {
+            this.maximumKeys = maximumKeys;
+        }
+    }
+
+    /** Where the servlet filter sits. */
+    public static class Filter {
+
+        /**
+         * The filter's order. The default, -90, runs just after Spring Security (-100), so that the principal
+         * can be a key; below -100 it runs before Spring Security.
+         */
+        private int order = -90;
+
+        /** The URL patterns the filter is mapped to. */
+        private List<String> urlPatterns = new ArrayList<>(List.of("/*"));
+
+        public int getOrder() {
+            return order;
+        }
+
+        public void setOrder(int order) {
+            this.order = order;
+        }
+
+        public List<String> getUrlPatterns() {
+            return urlPatterns;
+        }
+
+        public void setUrlPatterns(List<String> urlPatterns) {
+            this.urlPatterns = urlPatterns;
+        }
+    }
+}

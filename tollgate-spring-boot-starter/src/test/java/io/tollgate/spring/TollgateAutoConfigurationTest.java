@@ -1,0 +1,261 @@
+package io.tollgate.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.RateLimiter;
+import io.tollgate.http.RequestLimiter;
+import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.servlet.TollgateFilter;
+import io.tollgate.testing.RedisExtension;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/** What the auto-configuration creates for which properties, and how it fails on bad ones. */
+class TollgateAutoConfigurationTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private static final String[] POLICY = {
+        "tollgate.policies.per-user.limits[0].capacity=10", "tollgate.policies.per-user.limits[0].refill=5/s"
+    };
+
+    private final WebApplicationContextRunner runner =
+            new WebApplicationContextRunner().withConfiguration(AutoConfigurations.of(TollgateAutoConfiguration.class));
+
+    @Test
+    void withNothingSetTheLimiterIsInMemoryAndTheFilterIsOff() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(RateLimiter.class).hasSingleBean(RequestLimiter.class);
+            assertThat(context.getBean(RateLimiter.class)).isInstanceOf(InMemoryRateLimiter.class);
+            assertThat(filter(context.getBean("tollgateFilter")).isEnabled()).isFalse();
+        });
+    }
+
+    @Test
+    void withRulesTheFilterIsOnAtTheConfiguredOrder() {
+        runner.withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.rules[0].policy=per-user", "tollgate.filter.order=-110")
+                .run(context -> {
+                    FilterRegistrationBean<?> filter = filter(context.getBean("tollgateFilter"));
+                    assertThat(filter.isEnabled()).isTrue();
+                    assertThat(filter.getOrder()).isEqualTo(-110);
+                    assertThat(filter.getFilter()).isInstanceOf(TollgateFilter.class);
+                    assertThat(context.getBean(RequestLimiter.class).rules()).hasSize(1);
+                });
+    }
+
+    @Test
+    void aUriOfItsOwnPutsTheBucketsInRedis() {
+        runner.withPropertyValues("tollgate.redis.uri=" + redis.server().uri(), "tollgate.redis.timeout=200ms")
+                .run(context -> assertThat(context.getBean(RateLimiter.class)).isInstanceOf(RedisRateLimiter.class));
+    }
+
+    @Test
+    void theApplicationsRedisIsSharedWhenSpringDataRedisIsThere() {
+        runner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+                .withPropertyValues(
+                        "spring.data.redis.host=127.0.0.1",
+                        "spring.data.redis.port=" + redis.server().port())
+                .run(context -> {
+                    RateLimiter limiter = context.getBean(RateLimiter.class);
+                    assertThat(limiter).isInstanceOf(RedisRateLimiter.class);
+                    assertThat(((RedisRateLimiter) limiter)
+                                    .ping()
+                                    .toCompletableFuture()
+                                    .join())
+                            .isEmpty();
+                });
+    }
+
+    @Test
+    void theApplicationsRedisIsLeftAloneWhenAsked() {
+        runner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+                .withPropertyValues("tollgate.redis.use-application-redis=false")
+                .run(context -> assertThat(context.getBean(RateLimiter.class)).isInstanceOf(InMemoryRateLimiter.class));
+    }
+
+    @Test
+    void anApplicationsOwnLimiterWins() {
+        runner.withUserConfiguration(OwnLimiter.class)
+                .run(context -> assertThat(context.getBean(RateLimiter.class)).isSameAs(OwnLimiter.LIMITER));
+    }
+
+    @Test
+    void customizersAdjustTheLimitersBeforeTheyAreBuilt() {
+        runner.withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.redis.uri=" + redis.server().uri())
+                .withUserConfiguration(Customizers.class)
+                .run(context -> {
+                    assertThat(context.getBean(RequestLimiter.class).rules())
+                            .extracting(rule -> rule.path().toString())
+                            .containsExactly("/added/in/code");
+                    assertThat(Customizers.redisCustomized).isTrue();
+                });
+    }
+
+    @Test
+    void disabledItCreatesNothing() {
+        runner.withPropertyValues("tollgate.enabled=false")
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean(RateLimiter.class)
+                        .doesNotHaveBean(RequestLimiter.class)
+                        .doesNotHaveBean("tollgateFilter"));
+    }
+
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "tollgate.rules[0].policy=per-usr | tollgate.rules[0].policy: unknown policy 'per-usr'; defined: per-user",
+                "tollgate.rules[0].key=cookie:sid | tollgate.rules[0].key: invalid key 'cookie:sid'",
+                "tollgate.rules[0].on-missing-key=ignore | tollgate.rules[0].on-missing-key: invalid on-missing-key 'ignore'",
+                "tollgate.rules[0].path=api/** | tollgate.rules[0].path: path pattern must start with '/'",
+                "tollgate.policies.per-user.limits[0].refill=fast | tollgate.policies.per-user.limits[0].refill: invalid rate 'fast'",
+                "tollgate.policies.per-user.limits[0].capacity=0 | tollgate.policies.per-user.limits[0]: capacity must be at least 1, was 0",
+                "tollgate.client-ip.trusted-proxies=10.0.0.0/40 | tollgate.client-ip.trusted-proxies: invalid trusted proxy '10.0.0.0/40'",
+                "tollgate.responses.refusal-status=200 | tollgate.responses.refusal-status: must be a 4xx or 5xx status, was 200",
+                "tollgate.memory.maximum-keys=0 | tollgate.memory.maximum-keys: must be at least 1, was 0",
+                "tollgate.policies.other.limits[0].refill=1/s | tollgate.policies.other.limits[0].capacity: is required",
+            })
+    void anInvalidPropertyFailsTheStartNamingIt(String property, String message) {
+        runner.withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.rules[0].policy=per-user")
+                .withPropertyValues(property)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    InvalidTollgatePropertiesException cause = cause(context.getStartupFailure());
+                    assertThat(cause).hasMessageStartingWith(message);
+                    FailureAnalysis analysis = new TollgateFailureAnalyzer().analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).startsWith("Tollgate cannot start: " + message);
+                });
+    }
+
+    @Test
+    void aCostAboveTheCapacityFailsTheStart() {
+        runner.withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.rules[0].policy=per-user", "tollgate.rules[0].cost=11")
+                .run(context -> assertThat(cause(context.getStartupFailure()))
+                        .hasMessageStartingWith("tollgate.rules[0].cost: cost 11 exceeds the smallest capacity (10)"));
+    }
+
+    @Test
+    void aValueOfTheWrongTypeFailsTheStartNamingTheProperty() {
+        runner.withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.rules[0].policy=per-user", "tollgate.rules[0].cost=ten")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).hasStackTraceContaining("tollgate.rules[0].cost");
+                });
+    }
+
+    @Test
+    void aRateLimitAnnotationOnAnUnknownPolicyFailsTheStart() {
+        runner.withPropertyValues(POLICY)
+                .withUserConfiguration(BadAnnotation.class)
+                .run(context -> assertThat(cause(context.getStartupFailure()))
+                        .hasMessage("@RateLimit(policy = \"per-tenant\") on Misconfigured.list(): unknown policy"
+                                + " 'per-tenant'; defined in tollgate.policies: per-user"));
+    }
+
+    @Test
+    void aRateLimitAnnotationWithACostAboveTheCapacityFailsTheStart() {
+        runner.withPropertyValues(POLICY)
+                .withUserConfiguration(CostlyAnnotation.class)
+                .run(context -> assertThat(cause(context.getStartupFailure()))
+                        .hasMessageStartingWith(
+                                "@RateLimit(policy = \"per-user\") on Costly.export(): cost 50 exceeds"));
+    }
+
+    private static InvalidTollgatePropertiesException cause(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof InvalidTollgatePropertiesException invalid) {
+                return invalid;
+            }
+        }
+        throw new AssertionError("no InvalidTollgatePropertiesException in " + failure, failure);
+    }
+
+    private static FilterRegistrationBean<?> filter(Object bean) {
+        return (FilterRegistrationBean<?>) bean;
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnLimiter {
+        static final RateLimiter LIMITER = InMemoryRateLimiter.create();
+
+        @Bean
+        RateLimiter myLimiter() {
+            return LIMITER;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Customizers {
+        static volatile boolean redisCustomized;
+
+        @Bean
+        TollgateRequestLimiterCustomizer addRule(RequestLimiterConfig config) {
+            return builder ->
+                    builder.rule(io.tollgate.http.Rule.builder(config.policies().get(0))
+                            .path("/added/in/code")
+                            .build());
+        }
+
+        @Bean
+        TollgateRedisCustomizer perPolicyFailure() {
+            return builder -> {
+                builder.failurePolicy("per-user", io.tollgate.FailurePolicy.DENY);
+                redisCustomized = true;
+            };
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class BadAnnotation {
+        @Bean
+        Misconfigured misconfigured() {
+            return new Misconfigured();
+        }
+    }
+
+    @RestController
+    static class Misconfigured {
+        @RateLimit(policy = "per-tenant")
+        @GetMapping("/list")
+        Map<String, String> list() {
+            return Map.of();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class CostlyAnnotation {
+        @Bean
+        Costly costly() {
+            return new Costly();
+        }
+    }
+
+    @RestController
+    static class Costly {
+        @RateLimit(policy = "per-user", cost = 50)
+        @GetMapping("/export")
+        Map<String, String> export() {
+            return Map.of();
+        }
+    }
+}

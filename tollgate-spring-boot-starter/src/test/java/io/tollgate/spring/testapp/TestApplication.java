@@ -1,0 +1,74 @@
+package io.tollgate.spring.testapp;
+
+import io.tollgate.Decision;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.RateLimiter;
+import io.tollgate.spring.RateLimit;
+import io.tollgate.spring.RateLimitExceededException;
+import java.util.Map;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * A small Boot application with rules in application-ratelimited.yml and annotated controllers, in a package
+ * of its own as applications are: component scanning must not find the starter's configuration classes.
+ */
+@SpringBootApplication
+public class TestApplication {
+
+    /** The endpoints the tests call. */
+    @RestController
+    static class Endpoints {
+
+        private static final Policy EXPORTS = Policy.of("exports", Limit.of(1, Rate.perHour(1)));
+
+        private final RateLimiter limiter;
+
+        Endpoints(RateLimiter limiter) {
+            this.limiter = limiter;
+        }
+
+        /** Limited by the YAML rule on /api/**. */
+        @GetMapping("/api/hello")
+        Map<String, String> hello() {
+            return Map.of("hello", "world");
+        }
+
+        /** Limited per user by the annotation. */
+        @RateLimit(policy = "per-user", key = "#id")
+        @GetMapping("/users/{id}/orders")
+        Map<String, String> orders(@PathVariable("id") String id) {
+            return Map.of("user", id);
+        }
+
+        /** Limited per tenant header and globally, in that order. */
+        @RateLimit(policy = "per-user", key = "#request.getHeader('X-Tenant')")
+        @RateLimit(policy = "global", key = "'all'")
+        @GetMapping("/reports")
+        Map<String, String> reports(@RequestHeader("X-Tenant") String tenant) {
+            return Map.of("tenant", tenant);
+        }
+
+        /** Limited by the client IP, the annotation's default key. */
+        @RateLimit(policy = "per-user", cost = 2)
+        @GetMapping("/search")
+        Map<String, String> search() {
+            return Map.of("results", "none");
+        }
+
+        /** Limited in code, refusing with the exception. */
+        @GetMapping("/exports/{tenant}")
+        Map<String, String> export(@PathVariable("tenant") String tenant) {
+            Decision decision = limiter.tryAcquire("export:" + tenant, EXPORTS);
+            if (!decision.allowed()) {
+                throw new RateLimitExceededException(EXPORTS, decision);
+            }
+            return Map.of("export", tenant);
+        }
+    }
+}
