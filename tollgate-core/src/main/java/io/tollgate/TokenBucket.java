@@ -142,9 +142,14 @@ final class TokenBucket {
 
     /**
      * Returns the debt a bucket of limit {@code to} starts with when its policy changes from limit {@code
-     * from}, under which its debt was {@code debt}: it keeps its whole tokens, up to the new capacity.
+     * from}, under which its debt was {@code debt}: it keeps its whole tokens, up to the new capacity. A
+     * full bucket stays full: it is the same as no bucket, which starts full under any limit, so whether a
+     * full bucket was still held (or its Redis key not yet expired) never changes a decision.
      */
     static long convert(long debt, Limit from, Limit to) {
+        if (debt == 0) {
+            return 0;
+        }
         long tokens = Math.min(remaining(debt, from), to.capacity());
         return (to.capacity() - tokens) * to.refill().ticksPerToken();
     }

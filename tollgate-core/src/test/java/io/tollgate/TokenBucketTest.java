@@ -124,6 +124,17 @@ class TokenBucketTest {
     }
 
     @Test
+    void aFullBucketStaysFullUnderTheNewLimitAsNoBucketWould() {
+        Limit from = Limit.of(1, Rate.perSecond(1));
+        Limit bigger = Limit.of(2, Rate.perSecond(1));
+
+        assertThat(TokenBucket.convert(0, from, bigger)).isZero();
+        assertThat(TokenBucket.remaining(TokenBucket.convert(1, from, bigger), bigger))
+                .as("a tick short of full has no whole token to keep")
+                .isZero();
+    }
+
+    @Test
     void aRefusalReportsTheLimitThatKeepsTheRequestWaitingLongest() {
         List<Limit> limits = List.of(Limit.of(10, Rate.perSecond(10)), Limit.of(100, Rate.perHour(100)));
         long[] debts = {1_000_000, 3_600_000_000L}; // both empty; the hourly one waits 36 s per token

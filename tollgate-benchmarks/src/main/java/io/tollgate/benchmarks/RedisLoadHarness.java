@@ -138,7 +138,7 @@ public final class RedisLoadHarness {
     }
 
     /** Keeps {@code inFlight} requests outstanding for a 3 s warm-up and then {@code seconds}. */
-    private static Result load(Function<String, CompletionStage<?>> decide, int keys, int inFlight, int seconds)
+    static Result load(Function<String, CompletionStage<?>> decide, int keys, int inFlight, int seconds)
             throws InterruptedException {
         String[] names = new String[keys];
         for (int i = 0; i < keys; i++) {
@@ -170,9 +170,12 @@ public final class RedisLoadHarness {
                 permits.release();
             });
         }
-        permits.acquire(inFlight);
+        double perSecond = (completed.get() - completedBefore) / (double) seconds;
+        // A limiter that livelocks (compare-and-swap on one hot key) is reported, not waited for forever.
+        long unanswered =
+                permits.tryAcquire(inFlight, 30, TimeUnit.SECONDS) ? 0 : inFlight - permits.availablePermits();
         Histogram histogram = latencies.getIntervalHistogram();
-        return new Result((completed.get() - completedBefore) / (double) seconds, histogram, failures.get());
+        return new Result(perSecond, histogram, failures.get() + unanswered);
     }
 
     record Result(double perSecond, Histogram micros, long failures) {
@@ -187,12 +190,12 @@ public final class RedisLoadHarness {
                     micros.getValueAtPercentile(50) / 1000.0,
                     micros.getValueAtPercentile(99) / 1000.0,
                     micros.getValueAtPercentile(99.9) / 1000.0,
-                    failures > 0 ? " (" + failures + " failed)" : "");
+                    failures > 0 ? " (" + failures + " failed or unanswered)" : "");
         }
     }
 
     /** The script alone, driven by redis-benchmark with 16 commands pipelined per connection. */
-    private static void ceiling(RedisServer redis) throws IOException, InterruptedException {
+    static void ceiling(RedisServer redis) throws IOException, InterruptedException {
         String digest = scriptDigest();
         try (RedisRateLimiter limiter =
                 RedisRateLimiter.builder().uri(redis.uri()).build()) {
@@ -220,7 +223,10 @@ public final class RedisLoadHarness {
             System.out.println("| EVALSHA token_bucket.lua, " + (key.contains("rand") ? "10 000 keys" : "one hot key")
                     + " | " + requestsPerSecond + " |");
         }
-        for (String[] plain : new String[][] {{"SET", "k", "v"}, {"SET", "k:__rand_int__", "v"}}) {
+        // The last: one write with an expiry per request, the least a bucket that expires costs Redis.
+        for (String[] plain : new String[][] {
+            {"SET", "k", "v"}, {"SET", "k:__rand_int__", "v"}, {"SET", "k:__rand_int__", "v", "PX", "3600000"}
+        }) {
             System.out.println("| " + String.join(" ", plain) + " | " + redisBenchmark(redis, 4_000_000, plain) + " |");
         }
     }

@@ -104,6 +104,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final long breakerFirstPauseMicros;
     private final long breakerLongestPauseMicros;
     private final DenyCache denyCache;
+    private final DecisionBatcher batcher;
     private final InMemoryRateLimiter local;
     private final MetricsRecorder metrics;
     private final Map<Policy, byte[][]> policyArguments = new ConcurrentHashMap<>();
@@ -122,6 +123,13 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         this.breakerFirstPauseMicros = micros(builder.breakerFirstPause);
         this.breakerLongestPauseMicros = micros(builder.breakerLongestPause);
         this.denyCache = builder.denyCacheKeys > 0 ? new DenyCache(builder.denyCacheKeys, timeSource) : null;
+        this.batcher = builder.batching
+                ? new DecisionBatcher(
+                        new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE),
+                        connector::commands,
+                        policy -> policyArguments(policy)[0],
+                        builder.clientClock == null ? null : builder.clientClock::nowMicros)
+                : null;
         this.local = InMemoryRateLimiter.builder().timeSource(timeSource).build();
         this.metrics = builder.metrics;
         metrics.watch(this::breakerState);
@@ -283,7 +291,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
     @Override
     public String toString() {
-        return "RedisRateLimiter[" + connector.target() + ", on failure " + failurePolicy + "]";
+        return "RedisRateLimiter[" + connector.target() + ", on failure " + failurePolicy
+                + (batcher != null ? ", batching" : "") + "]";
     }
 
     /** Returns the SHA-1 digest under which Redis caches the token bucket script. */
@@ -337,30 +346,37 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                     new StoreFailure(
                             Degradation.Cause.UNREACHABLE, "not connected to Redis at " + connector.target(), true)));
         }
+        CompletableFuture<ScriptReply> reply;
+        try {
+            reply = batcher != null && maxWaitMicros == 0
+                    ? batcher.submit(bucketKey, policy, cost)
+                    : script.run(redis, bucketKey, arguments(policy, cost, maxWaitMicros))
+                            .thenApply(ScriptReply::of);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((scriptReply, failure) -> {
+            if (failure != null) {
+                return failed(breaker, policy, StoreFailure.classify(failure, timeout, bucketKey));
+            }
+            breaker.onSuccess();
+            metrics.answered(Math.max(0, timeSource.nowMicros() - now));
+            if (denyCache != null) {
+                denyCache.update(policy, key, cost, now, scriptReply.decision(policy));
+            }
+            return new Answer(scriptReply, null);
+        });
+    }
+
+    /** Returns the arguments of token_bucket.lua for one request. */
+    private byte[][] arguments(Policy policy, long cost, long maxWaitMicros) {
         byte[][] fixed = policyArguments(policy);
         byte[][] args = new byte[fixed.length + 3][];
         args[0] = clientClock == null ? REDIS_TIME : ascii(clientClock.nowMicros());
         args[1] = ascii(cost);
         args[2] = ascii(maxWaitMicros);
         System.arraycopy(fixed, 0, args, 3, fixed.length);
-        CompletableFuture<List<Object>> reply;
-        try {
-            reply = script.run(redis, bucketKey, args);
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        return reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((answer, failure) -> {
-            if (failure != null) {
-                return failed(breaker, policy, StoreFailure.classify(failure, timeout, bucketKey));
-            }
-            breaker.onSuccess();
-            metrics.answered(Math.max(0, timeSource.nowMicros() - now));
-            ScriptReply scriptReply = ScriptReply.of(answer);
-            if (denyCache != null) {
-                denyCache.update(policy, key, cost, now, scriptReply.decision(policy));
-            }
-            return new Answer(scriptReply, null);
-        });
+        return args;
     }
 
     private Answer failed(CircuitBreaker breaker, Policy policy, StoreFailure failure) {
@@ -479,6 +495,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         private Duration breakerLongestPause = Duration.ofMillis(500);
         private long denyCacheKeys = DEFAULT_DENY_CACHE_KEYS;
         private MetricsRecorder metrics = MetricsRecorder.NONE;
+        private boolean batching;
 
         private Builder() {}
 
@@ -631,6 +648,20 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 throw new IllegalArgumentException("deny cache size must not be negative, was " + keys);
             }
             this.denyCacheKeys = keys;
+            return this;
+        }
+
+        /**
+         * Sends decisions in batches (default off): requests that arrive while earlier ones are on their way
+         * to Redis go together as one script call, which decides each of them in arrival order exactly as
+         * separate calls would. A quiet limiter sends each request at once; under load one script call carries
+         * up to 256 decisions, for one hot key or for many keys (on Redis Cluster, of one hash slot). The time
+         * budget, failure policy, circuit breaker, deny cache and metrics apply to every request as without
+         * batching; a key that holds something else fails only its own requests. {@link RateLimiter#acquire},
+         * which may reserve ahead, is never batched.
+         */
+        public Builder batching(boolean batching) {
+            this.batching = batching;
             return this;
         }
 

@@ -15,25 +15,33 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The token bucket Lua script ({@code token_bucket.lua}), run by its SHA-1 digest with EVALSHA. When the
- * server does not know the script (it restarted, its script cache was flushed, or a replica was promoted)
- * the call is repeated once as EVAL with the script's text, which also caches it there again.
+ * A token bucket Lua script ({@code token_bucket.lua} for one decision, {@code token_bucket_batch.lua} for
+ * many), run by its SHA-1 digest with EVALSHA. When the server does not know the script (it restarted, its
+ * script cache was flushed, or a replica was promoted) the call is repeated once as EVAL with the script's
+ * text, which also caches it there again.
  */
 final class TokenBucketScript {
 
     static final String RESOURCE = "token_bucket.lua";
+    static final String BATCH_RESOURCE = "token_bucket_batch.lua";
 
     private final byte[] source;
     private final String digest;
 
+    /** The script for one decision. */
     TokenBucketScript() {
-        try (InputStream in = TokenBucketScript.class.getResourceAsStream(RESOURCE)) {
+        this(RESOURCE);
+    }
+
+    /** The script in {@code resource}, beside this class. */
+    TokenBucketScript(String resource) {
+        try (InputStream in = TokenBucketScript.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new IllegalStateException(RESOURCE + " is missing from the tollgate-redis jar");
+                throw new IllegalStateException(resource + " is missing from the tollgate-redis jar");
             }
             source = in.readAllBytes();
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + RESOURCE, e);
+            throw new UncheckedIOException("cannot read " + resource, e);
         }
         try {
             digest = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source));
@@ -52,7 +60,12 @@ final class TokenBucketScript {
 
     /** Runs the script on {@code key}; the stage completes with the script's reply, a list of longs. */
     CompletableFuture<List<Object>> run(RedisScriptingAsyncCommands<byte[], byte[]> redis, byte[] key, byte[][] args) {
-        byte[][] keys = {key};
+        return run(redis, new byte[][] {key}, args);
+    }
+
+    /** Runs the script on {@code keys}; the stage completes with the script's reply, a list. */
+    CompletableFuture<List<Object>> run(
+            RedisScriptingAsyncCommands<byte[], byte[]> redis, byte[][] keys, byte[][] args) {
         return redis.<List<Object>>evalsha(digest, ScriptOutputType.MULTI, keys, args)
                 .toCompletableFuture()
                 .exceptionallyCompose(failure -> unwrap(failure) instanceof RedisNoScriptException

@@ -154,8 +154,8 @@ if stored then
       debt[i] = decayed(old[i], elapsed, n[i])
     end
   else
-    -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity. Limits
-    -- are matched by position; a limit that did not exist starts full.
+    -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity, and a
+    -- full one stays full. Limits are matched by position; a limit that did not exist starts full.
     converted = true
     local i = 0
     for oc, op, on in string.gmatch(old_limits, '(%d+),(%d+),(%d+)') do
@@ -163,11 +163,13 @@ if stored then
       if i <= count then
         local old_p = tonumber(op)
         local d = decayed(old[i] or 0, elapsed, tonumber(on))
-        local tokens = remaining(d, tonumber(oc) * old_p, old_p)
-        if tokens > cap[i] then
-          tokens = cap[i]
+        if d > 0 then -- a full bucket stays full, as no bucket would
+          local tokens = remaining(d, tonumber(oc) * old_p, old_p)
+          if tokens > cap[i] then
+            tokens = cap[i]
+          end
+          debt[i] = (cap[i] - tokens) * p[i]
         end
-        debt[i] = (cap[i] - tokens) * p[i]
       end
     end
   end

@@ -14,6 +14,7 @@ import io.tollgate.Rate;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -86,6 +87,31 @@ class RedisDocumentationExamplesTest {
     }
 
     @Test
+    void batching() {
+        String redisUri = redis.server().uri();
+        redis.server().command("DEL", "tollgate:per-client:alice"); // other examples use alice too
+
+        // --- redis: batching
+        RedisRateLimiter limiter = RedisRateLimiter.builder()
+                .uri(redisUri)
+                .batching(true) // decisions that arrive together go to Redis as one script call
+                .build();
+
+        List<CompletableFuture<Decision>> burst = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            burst.add(limiter.tryAcquireAsync("alice", perClient, 1).toCompletableFuture());
+        }
+        // exactly 10 of the 20 pass (the capacity), and they are the first 10 sent
+        // ---
+
+        List<Boolean> allowed =
+                burst.stream().map(decision -> decision.join().allowed()).toList();
+        assertThat(allowed.subList(0, 10)).containsOnly(true);
+        assertThat(allowed.subList(10, 20)).containsOnly(false);
+        limiter.close();
+    }
+
+    @Test
     void decideWithoutBlocking() throws Exception {
         try (RedisRateLimiter limiter =
                 RedisRateLimiter.builder().uri(redis.server().uri()).build()) {
@@ -147,6 +173,6 @@ class RedisDocumentationExamplesTest {
                 "docs/redis.md",
                 "docs/resilience.md");
 
-        assertThat(examples).isEqualTo(5);
+        assertThat(examples).isEqualTo(6);
     }
 }

@@ -38,7 +38,7 @@ public final class ServerConfig {
             "server", "store", "policies", "routes", "trusted-proxies", "upstream", "upstream-timeout", "responses");
     private static final Set<String> SERVER = Set.of("host", "port", "shutdown-timeout");
     private static final Set<String> STORE = Set.of("redis", "memory", "on-failure", "expected-instances");
-    private static final Set<String> REDIS = Set.of("uri", "uris", "cluster", "timeout", "key-prefix");
+    private static final Set<String> REDIS = Set.of("uri", "uris", "cluster", "timeout", "key-prefix", "batching");
     private static final Set<String> MEMORY = Set.of("maximum-keys");
 
     private final String host;
@@ -70,7 +70,8 @@ public final class ServerConfig {
             Duration timeout,
             String keyPrefix,
             FailurePolicy onFailure,
-            int expectedInstances)
+            int expectedInstances,
+            boolean batching)
             implements Store {
 
         /** Returns the URIs as one string, for messages. */
@@ -309,7 +310,8 @@ public final class ServerConfig {
                 redis.child("timeout").duration(Duration.ofMillis(50)),
                 keyPrefix,
                 failurePolicy(onFailure),
-                (int) expected);
+                (int) expected,
+                redis.child("batching").bool(false));
     }
 
     private static String redisUri(ConfigNode node, String text) {

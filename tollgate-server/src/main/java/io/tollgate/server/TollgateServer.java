@@ -146,6 +146,7 @@ public final class TollgateServer implements AutoCloseable {
                 .timeout(redis.timeout())
                 .keyPrefix(redis.keyPrefix())
                 .failurePolicy(redis.onFailure())
+                .batching(redis.batching())
                 .metrics(MicrometerMetrics.of(metrics.registry()));
         if (redis.cluster()) {
             builder.clusterUris(redis.uris());

@@ -68,7 +68,8 @@ class ServerConfigTest {
                         Duration.ofMillis(80),
                         "myapp:",
                         FailurePolicy.DENY,
-                        3));
+                        3,
+                        false));
         assertThat(config.policies()).containsOnlyKeys("per-client", "daily").containsEntry("per-client", perClient);
         assertThat(config.routes())
                 .containsExactly(Rule.builder(perClient)
@@ -93,6 +94,16 @@ class ServerConfigTest {
     }
 
     @Test
+    void batchingIsOneSetting() {
+        ServerConfig config = ServerConfig.parse(
+                "store: {redis: {uri: redis://127.0.0.1:6379, batching: true}}\n"
+                        + "policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}",
+                "t.yaml");
+
+        assertThat(((ServerConfig.RedisStore) config.store()).batching()).isTrue();
+    }
+
+    @Test
     void aClusterIsGivenBySeedNodes() {
         ServerConfig config = ServerConfig.parse(
                 "store: {redis: {uris: [redis://10.0.0.1:7000, redis://10.0.0.2:7000], cluster: true}, on-failure: allow}",
@@ -105,7 +116,8 @@ class ServerConfigTest {
                         Duration.ofMillis(50),
                         "tollgate:",
                         FailurePolicy.ALLOW,
-                        0));
+                        0,
+                        false));
     }
 
     @ParameterizedTest

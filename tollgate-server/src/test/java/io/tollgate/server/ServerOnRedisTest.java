@@ -55,11 +55,17 @@ class ServerOnRedisTest {
     }
 
     private RunningServer start(String onFailure) throws Exception {
-        RunningServer server = RunningServer.start("""
+        return start(onFailure, false);
+    }
+
+    private RunningServer start(String onFailure, boolean batching) throws Exception {
+        RunningServer server =
+                RunningServer.start("""
                 store:
                   redis:
                     uri: %s
                     timeout: 50ms
+                    batching: %s
                   on-failure: %s
                 policies:
                   per-client:
@@ -71,7 +77,7 @@ class ServerOnRedisTest {
                     key: header:X-API-Key
                     policy: per-client
                 upstream: %s
-                """.formatted(redis.server().uri(), onFailure, upstream.uri()));
+                """.formatted(redis.server().uri(), batching, onFailure, upstream.uri()));
         servers.add(server);
         return server;
     }
@@ -91,6 +97,30 @@ class ServerOnRedisTest {
 
         assertThat(proxied).containsExactly(200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429);
         assertThat(checked).containsExactly(200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429);
+    }
+
+    @Test
+    void twoBatchingServersUnderConcurrentChecksAdmitExactlyTheCapacity() throws Exception {
+        List<RunningServer> pair = List.of(start("deny", true), start("deny", true));
+        ExecutorService clients = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<Integer>> statuses = new ArrayList<>();
+            for (int i = 0; i < 400; i++) {
+                RunningServer server = pair.get(i % 2);
+                statuses.add(clients.submit(
+                        () -> server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"carol\"}")
+                                .statusCode()));
+            }
+            List<Integer> answered = new ArrayList<>();
+            for (Future<Integer> status : statuses) {
+                answered.add(status.get());
+            }
+
+            assertThat(answered).containsOnly(200, 429);
+            assertThat(answered.stream().filter(status -> status == 200)).hasSize(5);
+        } finally {
+            clients.shutdownNow();
+        }
     }
 
     @Test

@@ -269,7 +269,10 @@ public final class TollgateAutoConfiguration {
         RedisRateLimiter.Builder builder = RedisRateLimiter.builder();
         try {
             connection.accept(builder);
-            builder.timeout(redis.getTimeout()).keyPrefix(redis.getKeyPrefix()).failurePolicy(redis.getFailurePolicy());
+            builder.timeout(redis.getTimeout())
+                    .keyPrefix(redis.getKeyPrefix())
+                    .failurePolicy(redis.getFailurePolicy())
+                    .batching(redis.isBatching());
             if (redis.getExpectedInstances() != null) {
                 builder.expectedInstances(redis.getExpectedInstances());
             }

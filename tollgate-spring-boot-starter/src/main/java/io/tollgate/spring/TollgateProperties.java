@@ -361,6 +361,12 @@ public class TollgateProperties {
         /** For the local failure policy: how many instances share the load, so each enforces its share. */
         private Integer expectedInstances;
 
+        /**
+         * Whether to send decisions that arrive together as one script call (see RedisRateLimiter.Builder
+         * batching): many more decisions per second under load, the same decisions.
+         */
+        private boolean batching;
+
         public String getUri() {
             return uri;
         }
@@ -415,6 +421,14 @@ public class TollgateProperties {
 
         public void setExpectedInstances(Integer expectedInstances) {
             this.expectedInstances = expectedInstances;
+        }
+
+        public boolean isBatching() {
+            return batching;
+        }
+
+        public void setBatching(boolean batching) {
+            this.batching = batching;
         }
     }
 

@@ -66,6 +66,15 @@ class TollgateAutoConfigurationTest {
     }
 
     @Test
+    void batchingIsOneProperty() {
+        runner.withPropertyValues("tollgate.redis.uri=" + redis.server().uri(), "tollgate.redis.batching=true")
+                .run(context -> assertThat(context.getBean(RateLimiter.class))
+                        .isInstanceOf(RedisRateLimiter.class)
+                        .asString()
+                        .endsWith(", batching]"));
+    }
+
+    @Test
     void theApplicationsRedisIsSharedWhenSpringDataRedisIsThere() {
         runner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
                 .withPropertyValues(

@@ -1,0 +1,262 @@
+package io.tollgate.benchmarks;
+
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.AsyncBucketProxy;
+import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
+import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
+import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
+import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.testing.RedisServer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * Throughput and latency against in-flight requests, one hot key and 10 000 keys, for Tollgate with and
+ * without batching and Bucket4j's Lettuce proxy manager with and without its batching optimization, all
+ * against one redis-server that the harness starts, in one run; then redis-benchmark's EVALSHA and SET
+ * ceilings. Every limit lets every request pass (capacity 10^9 refilled 1 per second), so every decision
+ * writes. Bucket4j's bucket proxies are kept per key, as its batching needs one proxy per key to merge on.
+ *
+ * <p>Run: {@code java -cp tollgate-benchmarks/target/benchmarks.jar io.tollgate.benchmarks.BatchingLoadHarness
+ * [seconds per point] [plot.svg]}. Prints Markdown tables for docs/benchmarks.md and writes the plot.
+ */
+public final class BatchingLoadHarness {
+
+    private static final long CAPACITY = 1_000_000_000L;
+    private static final Rate RATE = Rate.perSecond(1);
+    private static final Policy POLICY = Policy.of("bench", Limit.of(CAPACITY, RATE));
+    private static final BucketConfiguration BUCKET4J = BucketConfiguration.builder()
+            .addLimit(limit -> limit.capacity(CAPACITY).refillGreedy(RATE.tokens(), RATE.period()))
+            .build();
+    private static final int[] IN_FLIGHT = {16, 64, 256, 1024};
+    private static final int[] KEYS = {1, 10_000};
+
+    private BatchingLoadHarness() {}
+
+    /** One limiter under test: opens with a fresh Redis, decides by key. */
+    private interface Subject extends AutoCloseable {
+        CompletionStage<?> decide(String key);
+
+        @Override
+        void close();
+    }
+
+    public static void main(String[] args) throws Exception {
+        int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
+        Path plot = Path.of(args.length > 1 ? args[1] : "docs/benchmarks-batching.svg");
+        Map<String, Function<RedisServer, Subject>> subjects = new LinkedHashMap<>();
+        subjects.put("Tollgate, batching", redis -> tollgate(redis, true));
+        subjects.put("Tollgate, unbatched", redis -> tollgate(redis, false));
+        subjects.put("Bucket4j, batching", redis -> bucket4j(redis, true));
+        subjects.put("Bucket4j (CAS)", redis -> bucket4j(redis, false));
+        Map<String, double[][]> throughput = new LinkedHashMap<>();
+        try (RedisServer redis = RedisServer.start()) {
+            System.out.println("redis " + redis.info("redis_version") + " on port " + redis.port() + ", "
+                    + Runtime.getRuntime().availableProcessors() + " cores, " + seconds + " s per point");
+            for (Map.Entry<String, Function<RedisServer, Subject>> subject : subjects.entrySet()) {
+                warmUp(redis, subject.getValue());
+            }
+            System.out.println();
+            System.out.println("| limiter | keys | in flight | decisions/s | p50 ms | p99 ms | p99.9 ms |");
+            System.out.println("| --- | --- | --- | --- | --- | --- | --- |");
+            for (int k = 0; k < KEYS.length; k++) {
+                for (int f = 0; f < IN_FLIGHT.length; f++) {
+                    for (Map.Entry<String, Function<RedisServer, Subject>> subject : subjects.entrySet()) {
+                        redis.command("FLUSHALL");
+                        try (Subject limiter = subject.getValue().apply(redis)) {
+                            RedisLoadHarness.Result result =
+                                    RedisLoadHarness.load(limiter::decide, KEYS[k], IN_FLIGHT[f], seconds);
+                            System.out.println(result.row(subject.getKey(), KEYS[k], IN_FLIGHT[f]) + " |");
+                            throughput
+                                            .computeIfAbsent(
+                                                    subject.getKey(), s -> new double[KEYS.length][IN_FLIGHT.length])[
+                                            k][f] =
+                                    result.perSecond();
+                        }
+                    }
+                }
+            }
+            System.out.println();
+            RedisLoadHarness.ceiling(redis);
+        }
+        Files.writeString(plot, svg(throughput), StandardCharsets.UTF_8);
+        System.out.println();
+        System.out.println("plot written to " + plot);
+    }
+
+    private static void warmUp(RedisServer redis, Function<RedisServer, Subject> subject) throws Exception {
+        redis.command("FLUSHALL");
+        try (Subject limiter = subject.apply(redis)) {
+            RedisLoadHarness.load(limiter::decide, 10_000, 256, 5);
+        }
+    }
+
+    private static Subject tollgate(RedisServer redis, boolean batching) {
+        // A budget of a second: this measures decisions made by Redis, not the fallback.
+        RedisRateLimiter limiter = RedisRateLimiter.builder()
+                .uri(redis.uri())
+                .timeout(Duration.ofSeconds(1))
+                .batching(batching)
+                .build();
+        return new Subject() {
+            @Override
+            public CompletionStage<?> decide(String key) {
+                return limiter.tryAcquireAsync(key, POLICY, 1).thenApply(decision -> {
+                    if (decision.degraded()) {
+                        throw new IllegalStateException(decision.degradation().detail());
+                    }
+                    return decision;
+                });
+            }
+
+            @Override
+            public void close() {
+                limiter.close();
+            }
+        };
+    }
+
+    private static Subject bucket4j(RedisServer redis, boolean batching) {
+        RedisClient client = RedisClient.create(redis.uri());
+        StatefulRedisConnection<byte[], byte[]> connection = client.connect(ByteArrayCodec.INSTANCE);
+        AsyncProxyManager<byte[]> buckets = Bucket4jLettuce.casBasedBuilder(connection)
+                .expirationAfterWrite(
+                        ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+                .build()
+                .asAsync();
+        Map<String, AsyncBucketProxy> proxies = new ConcurrentHashMap<>();
+        return new Subject() {
+            @Override
+            public CompletionStage<?> decide(String key) {
+                return proxies.computeIfAbsent(key, k -> {
+                            var builder = buckets.builder();
+                            if (batching) {
+                                builder = builder.withOptimization(Optimizations.batching());
+                            }
+                            return builder.build(k.getBytes(StandardCharsets.UTF_8), BUCKET4J);
+                        })
+                        .tryConsumeAndReturnRemaining(1);
+            }
+
+            @Override
+            public void close() {
+                connection.close();
+                client.shutdown();
+            }
+        };
+    }
+
+    /** Two panels, one hot key and 10 000 keys: decisions per second against requests in flight. */
+    private static String svg(Map<String, double[][]> throughput) {
+        int width = 960;
+        int height = 420;
+        int panel = 420;
+        String[] colors = {"#1b6ac9", "#7aa7e0", "#d1495b", "#f2a541"};
+        StringBuilder svg = new StringBuilder();
+        svg.append(String.format(
+                Locale.ROOT,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\""
+                        + " font-size=\"12\">%n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n",
+                width,
+                height));
+        for (int k = 0; k < KEYS.length; k++) {
+            double max = 0; // each panel has its own scale: the hot key runs ten times higher
+            for (double[][] series : throughput.values()) {
+                for (double value : series[k]) {
+                    max = Math.max(max, value);
+                }
+            }
+            double top = Math.ceil(max / 50_000) * 50_000;
+            int left = 70 + k * (panel + 60);
+            int bottom = 340;
+            int plotHeight = 280;
+            svg.append(String.format(
+                    Locale.ROOT,
+                    "<text x=\"%d\" y=\"30\" font-size=\"14\" font-weight=\"bold\">%s</text>%n",
+                    left,
+                    KEYS[k] == 1 ? "one hot key" : "10 000 keys"));
+            for (int tick = 0; tick <= 5; tick++) {
+                double value = top * tick / 5;
+                int y = bottom - (int) (plotHeight * tick / 5.0);
+                svg.append(String.format(
+                        Locale.ROOT,
+                        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>"
+                                + "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%,.0fk</text>%n",
+                        left,
+                        y,
+                        left + panel - 40,
+                        y,
+                        left - 6,
+                        y + 4,
+                        value / 1000));
+            }
+            for (int f = 0; f < IN_FLIGHT.length; f++) {
+                svg.append(String.format(
+                        Locale.ROOT,
+                        "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d</text>%n",
+                        x(left, panel, f),
+                        bottom + 18,
+                        IN_FLIGHT[f]));
+            }
+            svg.append(String.format(
+                    Locale.ROOT,
+                    "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">requests in flight</text>%n",
+                    left + (panel - 40) / 2,
+                    bottom + 38));
+            int color = 0;
+            for (Map.Entry<String, double[][]> series : throughput.entrySet()) {
+                List<String> points = new ArrayList<>();
+                for (int f = 0; f < IN_FLIGHT.length; f++) {
+                    points.add(x(left, panel, f) + "," + (bottom - (int) (plotHeight * series.getValue()[k][f] / top)));
+                }
+                svg.append(String.format(
+                        Locale.ROOT,
+                        "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\" points=\"%s\"/>%n",
+                        colors[color % colors.length],
+                        String.join(" ", points)));
+                color++;
+            }
+        }
+        int color = 0;
+        for (String name : throughput.keySet()) {
+            int x = 70 + color * 220;
+            svg.append(String.format(
+                    Locale.ROOT,
+                    "<rect x=\"%d\" y=\"392\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+                            + "<text x=\"%d\" y=\"398\">%s</text>%n",
+                    x,
+                    colors[color % colors.length],
+                    x + 20,
+                    name));
+            color++;
+        }
+        svg.append(String.format(
+                Locale.ROOT,
+                "<text x=\"20\" y=\"%d\" transform=\"rotate(-90 20 %d)\" text-anchor=\"middle\">decisions per"
+                        + " second</text>%n</svg>%n",
+                200,
+                200));
+        return svg.toString();
+    }
+
+    private static int x(int left, int panel, int f) {
+        return left + 10 + f * (panel - 60) / (IN_FLIGHT.length - 1);
+    }
+}

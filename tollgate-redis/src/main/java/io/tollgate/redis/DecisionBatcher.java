@@ -1,0 +1,401 @@
+package io.tollgate.redis;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.netty.util.concurrent.FastThreadLocalThread;
+import io.netty.util.internal.ThreadExecutorMap;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Sends decisions to Redis in batches: requests that arrive while earlier ones are on their way wait in a
+ * lane and go together, in arrival order, as one call of {@code token_bucket_batch.lua}, which decides each
+ * of them exactly as one call per request would in that order. Requests for one hot key thus cost one
+ * script call per round trip instead of one each (coalescing), and so do requests for many keys
+ * (batching).
+ *
+ * <p>A request is sent at once when fewer than {@link #MAX_IN_FLIGHT} batches of its lane are on their way,
+ * so batching adds no latency to a quiet limiter; under load each batch holds what arrived during the
+ * previous round trip, at most {@link #MAX_BATCH} requests. On Redis Cluster a lane is one hash slot, since
+ * one script call may touch keys of one slot only; elsewhere there is one lane.
+ *
+ * <p>Within a batch, consecutive requests for one key with the same policy and cost form a run, which the
+ * script decides in one step: it replies with the bucket's debts before the run, and this class works out
+ * how many of the run passed and each request's decision from them, with the script's own arithmetic.
+ *
+ * <p>Thread-safe.
+ */
+final class DecisionBatcher {
+
+    /** The most requests in one script call: a few hundred microseconds of work in Redis. */
+    static final int MAX_BATCH = 256;
+
+    /**
+     * The most batches of one lane on their way at once: two keep Redis busy while a reply travels back.
+     * No more, for order: when Redis has lost the script, {@link TokenBucketScript} resends a batch as EVAL
+     * from the event loop, and with two on their way the next batch is sent only after that resend.
+     */
+    static final int MAX_IN_FLIGHT = 2;
+
+    private record Pending(byte[] bucketKey, Policy policy, long cost, CompletableFuture<ScriptReply> result) {}
+
+    /** Requests in a row for one key, policy and cost, in arrival order. */
+    private static final class Run {
+        final int policy;
+        final Pending first;
+        final List<Pending> members = new ArrayList<>(1);
+
+        Run(int policy, Pending first) {
+            this.policy = policy;
+            this.first = first;
+            members.add(first);
+        }
+
+        boolean continuedBy(Pending pending) {
+            return pending.policy() == first.policy() && pending.cost() == first.cost();
+        }
+    }
+
+    private final TokenBucketScript script;
+    private final Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands;
+    private final Function<Policy, byte[]> limitsOf;
+    private final LongSupplier clientClock;
+    private final Lane single = new Lane();
+    private final Map<Integer, Lane> slots = new ConcurrentHashMap<>();
+
+    /**
+     * @param limitsOf a policy's limits as the scripts store them, {@code "C,P,N;..."}
+     * @param clientClock the caller's clock in microseconds, or null for Redis's own time
+     */
+    DecisionBatcher(
+            TokenBucketScript script,
+            Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands,
+            Function<Policy, byte[]> limitsOf,
+            LongSupplier clientClock) {
+        this.script = script;
+        this.commands = commands;
+        this.limitsOf = limitsOf;
+        this.clientClock = clientClock;
+    }
+
+    /**
+     * Queues a request; the stage completes with its reply, or exceptionally with a {@link
+     * RedisCommandExecutionException} if its key holds something else than a bucket, or with the batch's
+     * failure (Redis unreachable, an error for the whole call). It has no timeout of its own: callers set
+     * their budget.
+     */
+    CompletableFuture<ScriptReply> submit(byte[] bucketKey, Policy policy, long cost) {
+        CompletableFuture<ScriptReply> result = new CompletableFuture<>();
+        Lane lane = commands.get() instanceof RedisAdvancedClusterAsyncCommands
+                ? slots.computeIfAbsent(SlotHash.getSlot(bucketKey), slot -> new Lane())
+                : single;
+        lane.add(new Pending(bucketKey, policy, cost, result));
+        return result;
+    }
+
+    /** The requests of one lane, and how many of its batches are on their way. */
+    private final class Lane {
+
+        private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+        private int inFlight;
+        private boolean deferred; // sending is scheduled on an event loop, which will take the queue
+
+        void add(Pending pending) {
+            Executor loop;
+            Batch batch = null;
+            synchronized (this) {
+                queue.add(pending);
+                if (deferred || inFlight >= MAX_IN_FLIGHT) {
+                    return;
+                }
+                loop = currentEventLoop();
+                if (loop != null) {
+                    deferred = true;
+                } else {
+                    inFlight++;
+                    batch = dispatch();
+                }
+            }
+            proceed(loop, batch);
+        }
+
+        private void sent() {
+            Executor loop;
+            Batch batch = null;
+            synchronized (this) {
+                inFlight--;
+                if (deferred || queue.isEmpty()) {
+                    return;
+                }
+                loop = currentEventLoop();
+                if (loop != null) {
+                    deferred = true;
+                } else {
+                    inFlight++;
+                    batch = dispatch();
+                }
+            }
+            proceed(loop, batch);
+        }
+
+        private void proceed(Executor loop, Batch batch) {
+            if (loop != null) {
+                try {
+                    loop.execute(this::sendDeferred);
+                } catch (RejectedExecutionException shuttingDown) {
+                    sendDeferred(); // the client is closing: the call fails, and every caller hears so
+                }
+            } else if (batch != null) {
+                batch.answerWhenDone();
+            }
+        }
+
+        /**
+         * Sends what is queued, as a task of the event loop that found it: by the time it runs, the loop has
+         * written every batch that other threads queued to it before, so this one cannot overtake them; and
+         * meanwhile no other thread sends (they see {@code deferred}).
+         */
+        private void sendDeferred() {
+            List<Batch> batches = new ArrayList<>(MAX_IN_FLIGHT);
+            synchronized (this) {
+                deferred = false;
+                while (inFlight < MAX_IN_FLIGHT && !queue.isEmpty()) {
+                    inFlight++;
+                    batches.add(dispatch());
+                }
+            }
+            batches.forEach(Batch::answerWhenDone);
+        }
+
+        /**
+         * Takes the next batch off the queue and hands it to Lettuce, under the lane's lock, so that batches
+         * reach Redis in the order they were taken and requests for one key are decided in arrival order.
+         */
+        private Batch dispatch() {
+            List<Pending> members = new ArrayList<>(Math.min(queue.size(), MAX_BATCH));
+            while (!queue.isEmpty() && members.size() < MAX_BATCH) {
+                members.add(queue.poll());
+            }
+            List<Run> runs = new ArrayList<>();
+            CompletableFuture<List<Object>> call;
+            try {
+                call = call(members, runs);
+            } catch (RuntimeException e) {
+                call = CompletableFuture.failedFuture(e);
+            }
+            return new Batch(this, runs, call);
+        }
+    }
+
+    /**
+     * The event loop this thread runs, if any. Netty writes a command at once when it is sent from the
+     * connection's event loop and queues it as a task when it is sent from any other thread: a batch sent
+     * straight from the event loop could overtake one that another thread sent just before. So an event loop
+     * sends by a task of its own, queued behind those.
+     */
+    private static Executor currentEventLoop() {
+        return Thread.currentThread() instanceof FastThreadLocalThread ? ThreadExecutorMap.currentExecutor() : null;
+    }
+
+    /** A batch on its way: its runs and the script call deciding them. */
+    private record Batch(Lane lane, List<Run> runs, CompletableFuture<List<Object>> call) {
+
+        /** Answers every caller once Redis replied; outside the lane's lock, as callers' stages run here. */
+        void answerWhenDone() {
+            call.whenComplete((replies, failure) -> {
+                lane.sent(); // the next batch goes before this one's callers run
+                Throwable problem = failure;
+                int at = 0;
+                for (Run run : runs) {
+                    if (problem == null) {
+                        try {
+                            at = answer(run, replies, at);
+                            continue;
+                        } catch (RuntimeException malformed) {
+                            problem = malformed; // every caller is answered, whatever came back
+                        }
+                    }
+                    for (Pending member : run.members) {
+                        member.result().completeExceptionally(problem);
+                    }
+                }
+            });
+        }
+    }
+
+    /**
+     * Runs the batch script: the distinct keys, the distinct policies, then the runs, those of each key
+     * together in arrival order. Fills {@code runs} in the order of the script's reply.
+     */
+    private CompletableFuture<List<Object>> call(List<Pending> batch, List<Run> runs) {
+        RedisScriptingAsyncCommands<byte[], byte[]> redis = commands.get();
+        if (redis == null) {
+            throw new IllegalStateException("not connected to Redis");
+        }
+        Map<KeyBytes, List<Run>> runsOfKey = new LinkedHashMap<>();
+        Map<Policy, Integer> policyIndex = new IdentityHashMap<>();
+        List<byte[]> policyLimits = new ArrayList<>();
+        for (Pending pending : batch) {
+            List<Run> ofKey = runsOfKey.computeIfAbsent(new KeyBytes(pending.bucketKey()), k -> new ArrayList<>(1));
+            Run last = ofKey.isEmpty() ? null : ofKey.get(ofKey.size() - 1);
+            if (last != null && last.continuedBy(pending)) {
+                last.members.add(pending);
+                continue;
+            }
+            int policy = policyIndex.computeIfAbsent(pending.policy(), p -> {
+                policyLimits.add(limitsOf.apply(p));
+                return policyLimits.size();
+            });
+            ofKey.add(new Run(policy, pending));
+            runs.add(null); // counted here, placed below
+        }
+        byte[][] keys = new byte[runsOfKey.size()][];
+        byte[][] args = new byte[2 + policyLimits.size() + 3 * runs.size()][];
+        args[0] = clientClock == null ? new byte[0] : ascii(clientClock.getAsLong());
+        args[1] = ascii(policyLimits.size());
+        for (int q = 0; q < policyLimits.size(); q++) {
+            args[2 + q] = policyLimits.get(q);
+        }
+        int at = 2 + policyLimits.size();
+        int key = 0;
+        int placed = 0;
+        for (Map.Entry<KeyBytes, List<Run>> ofKey : runsOfKey.entrySet()) {
+            keys[key++] = ofKey.getKey().bytes();
+            boolean sameKey = false;
+            for (Run run : ofKey.getValue()) {
+                runs.set(placed++, run);
+                args[at++] = ascii(sameKey ? -run.policy : run.policy);
+                args[at++] = ascii(run.first.cost());
+                args[at++] = ascii(run.members.size());
+                sameKey = true;
+            }
+        }
+        return script.run(redis, keys, args);
+    }
+
+    /**
+     * Completes each request of a run from the debts before it, the script's reply from {@code at} on, and
+     * returns where the next run's reply starts. The first K pass, each charged after the one before; the
+     * rest are refused by the bucket as the K left it. K and the formulas are those of the scripts, for a
+     * request that does not wait.
+     */
+    private static int answer(Run run, List<Object> replies, int at) {
+        if (replies.get(at) instanceof Long flag && flag == -1) {
+            Object message = replies.get(at + 1);
+            RedisCommandExecutionException keyError = new RedisCommandExecutionException(
+                    message instanceof byte[] bytes
+                            ? new String(bytes, StandardCharsets.UTF_8)
+                            : String.valueOf(message));
+            for (Pending member : run.members) {
+                member.result().completeExceptionally(keyError);
+            }
+            return at + 2;
+        }
+        List<Limit> limits = run.first.policy().limits();
+        int count = limits.size();
+        long cost = run.first.cost();
+        int members = run.members.size();
+        long[] debt = new long[count];
+        long allowed = members;
+        for (int i = 0; i < count; i++) {
+            Limit limit = limits.get(i);
+            long ticksPerToken = limit.refill().ticksPerToken();
+            debt[i] = (Long) replies.get(at + i);
+            long room = limit.capacity() * ticksPerToken - debt[i];
+            long step = cost * ticksPerToken;
+            allowed = Math.min(allowed, room < step ? 0 : room / step);
+        }
+        for (int j = 0; j < allowed; j++) {
+            int reported = 0;
+            long reportedRemaining = Long.MAX_VALUE;
+            long reportedCharged = 0;
+            for (int i = 0; i < count; i++) {
+                long charged = debt[i] + (j + 1) * cost * limits.get(i).refill().ticksPerToken();
+                long remaining = remaining(charged, limits.get(i));
+                if (remaining < reportedRemaining) {
+                    reported = i;
+                    reportedRemaining = remaining;
+                    reportedCharged = charged;
+                }
+            }
+            long reset = ceilDiv(reportedCharged, limits.get(reported).refill().ticksPerMicrosecond());
+            run.members.get(j).result().complete(new ScriptReply(true, reported, reportedRemaining, 0, reset, 0));
+        }
+        if (allowed < members) {
+            int reported = 0;
+            long reportedWait = -1;
+            long reportedDebt = 0;
+            for (int i = 0; i < count; i++) {
+                Limit limit = limits.get(i);
+                long ticksPerToken = limit.refill().ticksPerToken();
+                long left = debt[i] + allowed * cost * ticksPerToken;
+                long charged = left + cost * ticksPerToken;
+                long fill = limit.capacity() * ticksPerToken;
+                long wait =
+                        charged > fill ? ceilDiv(charged - fill, limit.refill().ticksPerMicrosecond()) : 0;
+                if (wait > reportedWait) {
+                    reported = i;
+                    reportedWait = wait;
+                    reportedDebt = left;
+                }
+            }
+            Limit limit = limits.get(reported);
+            ScriptReply refused = new ScriptReply(
+                    false,
+                    reported,
+                    remaining(reportedDebt, limit),
+                    reportedWait,
+                    ceilDiv(reportedDebt, limit.refill().ticksPerMicrosecond()),
+                    0);
+            for (int j = (int) allowed; j < members; j++) {
+                run.members.get(j).result().complete(refused);
+            }
+        }
+        return at + count;
+    }
+
+    /** Whole tokens left in a limit with {@code debt} ticks to refill. */
+    private static long remaining(long debt, Limit limit) {
+        long ticksPerToken = limit.refill().ticksPerToken();
+        long fill = limit.capacity() * ticksPerToken;
+        return debt >= fill ? 0 : (fill - debt) / ticksPerToken;
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return -Math.floorDiv(-a, b);
+    }
+
+    private static byte[] ascii(long value) {
+        return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** A key's bytes with value equality, to find a key's position in the batch. */
+    private record KeyBytes(byte[] bytes) {
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof KeyBytes that && Arrays.equals(bytes, that.bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(bytes);
+        }
+    }
+}

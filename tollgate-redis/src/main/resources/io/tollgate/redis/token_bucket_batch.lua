@@ -1,0 +1,259 @@
+--[[
+Tollgate token bucket, many decisions in one call: the requests of a batch, for one or several client keys,
+decided one after another in the order given, at one moment, exactly as token_bucket.lua would decide
+them in that order at that moment (same arithmetic, same stored format, same expiry), then each bucket
+written once. A batch costs Redis one script call instead of one per request.
+
+Requests come in runs: M requests in a row for the same key, policy and cost. Of a run, the first K pass,
+where K is the most the bucket allows, and the rest are refused. The script replies with the bucket's
+debts before the run, from which the caller works out K and each request's decision exactly as
+token_bucket.lua would; it charges the K here. A hot key thus costs one step per batch, not one per
+request. The runs of one key come one after another, so that each bucket is read once and written once.
+
+Time is counted in ticks of 1/N microsecond and a token is worth P ticks (N and P of each limit's rate, in
+lowest terms); a bucket's state is its debt, the ticks until it is full again. Every value stays an
+integer no larger than 2^53; divisions go through math.fmod, which is exact. Requests never wait here:
+reservations (acquire with a wait) go through token_bucket.lua.
+
+KEYS     the buckets, each once, in the order of their runs; on Redis Cluster all in one hash slot. Each is
+         a string "T|LIMITS|D1|D2|..." as token_bucket.lua writes it.
+ARGV[1]  now in microseconds, or "" to take the time from redis.call('TIME'). With a caller's clock (tests)
+         keys live an hour longer than their buckets need, because Redis expires them by its own clock.
+ARGV[2]  the number of policies, Q
+ARGV[3 .. 2+Q]  each policy's limits as "C,P,N;C,P,N": capacity, ticks per token, ticks per microsecond
+ARGV[3+Q ..]    the runs, three arguments each: the policy's position (1-based; negated when the run is for
+         the same key as the run before, else the run is for the next key of KEYS), the cost (a positive
+         integer no larger than the policy's smallest capacity) and M
+
+Reply: one flat array: for each run in order, the debt before the run of each limit of its policy; or -1
+       and a message when the run's key holds something else than a Tollgate bucket (a key of another
+       type, or another program's string). Such a key fails only its own requests.
+]]
+
+local CLIENT_CLOCK_TTL_MARGIN = 3600000 -- ms
+
+local function ceil_div(a, b)
+  if b == 1 then
+    return a
+  end
+  local r = math.fmod(a, b)
+  local q = (a - r) / b
+  if r > 0 then
+    q = q + 1
+  end
+  return q
+end
+
+local function floor_div(a, b)
+  return (a - math.fmod(a, b)) / b
+end
+
+local function decayed(debt, elapsed, n)
+  if elapsed >= ceil_div(debt, n) then
+    return 0
+  end
+  return debt - elapsed * n
+end
+
+-- How many requests of cost `step` ticks fit into a limit with `room` ticks, at most `most`.
+local function fitting(room, step, most)
+  if room < step then
+    return 0
+  end
+  local fits = floor_div(room, step)
+  if fits < most then
+    return fits
+  end
+  return most
+end
+
+local now
+local client_clock = ARGV[1] ~= ""
+if client_clock then
+  now = tonumber(ARGV[1])
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+
+-- The policies: their limits string (as stored), and capacity, P, N and fill (C × P) of each limit.
+local policy_count = tonumber(ARGV[2])
+local policies = {}
+for q = 1, policy_count do
+  local text = ARGV[2 + q]
+  local cap, p, n, fill = {}, {}, {}, {}
+  for c, pp, nn in string.gmatch(text, '(%d+),(%d+),(%d+)') do
+    local i = #cap + 1
+    cap[i], p[i], n[i] = tonumber(c), tonumber(pp), tonumber(nn)
+    fill[i] = cap[i] * p[i]
+  end
+  policies[q] = { text = text, count = #cap, cap = cap, p = p, n = n, fill = fill }
+end
+
+-- The bucket being worked on: its key, the limits it was last written under (nil for no bucket), the
+-- time of its debts, and its debts: the one debt of a one-limit bucket in `debt`, else the table
+-- `debts`. `written` is the policy it must be written under, or nil if it has not changed; `failed` why
+-- it cannot be used.
+local key, limits, time, debt, debts, written, failed
+
+local function load(k)
+  key, limits, time, debt, debts, written, failed = KEYS[k], nil, now, 0, nil, nil, nil
+  local stored = redis.pcall('GET', key)
+  if type(stored) == 'table' then
+    failed = stored.err
+  elseif stored then
+    local t, l, d = string.match(stored, '^(%d+)|([^|]*)|(%d+)$')
+    if t then
+      limits, time, debt = l, tonumber(t), tonumber(d)
+      return
+    end
+    t, l, d = string.match(stored, '^(%d+)|([^|]*)|([%d|]*)$')
+    if not t then
+      failed = 'ERR key ' .. key .. ' holds a value that is not a Tollgate bucket'
+      return
+    end
+    limits, time, debt, debts = l, tonumber(t), nil, {}
+    for each in string.gmatch(d, '%d+') do
+      debts[#debts + 1] = tonumber(each)
+    end
+  end
+end
+
+-- Writes the bucket if it changed, as token_bucket.lua writes it; a full bucket is no bucket.
+local function store()
+  if not written then
+    return
+  end
+  local until_full = 0
+  if debts then
+    for i = 1, written.count do
+      local u = ceil_div(debts[i], written.n[i])
+      if u > until_full then
+        until_full = u
+      end
+    end
+  else
+    until_full = ceil_div(debt, written.n[1])
+  end
+  local ttl = ceil_div(until_full, 1000)
+  if client_clock then
+    ttl = ttl + CLIENT_CLOCK_TTL_MARGIN
+  end
+  if ttl == 0 then
+    redis.call('DEL', key)
+  elseif not debts then
+    redis.call('SET', key, string.format('%d|%s|%d', now, limits, debt), 'PX', ttl)
+  else
+    local parts = { string.format('%d', now), limits }
+    for i = 1, written.count do
+      parts[2 + i] = string.format('%d', debts[i])
+    end
+    redis.call('SET', key, table.concat(parts, '|'), 'PX', ttl)
+  end
+end
+
+-- Brings a bucket of any form to now under a policy, as a table of debts: decayed, or converted if the
+-- policy changed.
+local function bring_to(policy)
+  local count, n = policy.count, policy.n
+  local elapsed = now - time
+  if elapsed < 0 then
+    elapsed = 0 -- a clock behind the last writer's: no time has passed
+  end
+  local old = debts or { debt }
+  local now_debts = {}
+  if limits == policy.text then
+    for i = 1, count do
+      now_debts[i] = decayed(old[i], elapsed, n[i])
+    end
+  else
+    for i = 1, count do
+      now_debts[i] = 0
+    end
+    if limits then
+      -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity, and a
+      -- full one stays full. Limits are matched by position; a limit that did not exist starts full.
+      local i = 0
+      for oc, op, on in string.gmatch(limits, '(%d+),(%d+),(%d+)') do
+        i = i + 1
+        if i <= count then
+          local old_p = tonumber(op)
+          local d = decayed(old[i] or 0, elapsed, tonumber(on))
+          local old_fill = tonumber(oc) * old_p
+          if d > 0 then
+            local tokens = 0
+            if d < old_fill then
+              tokens = floor_div(old_fill - d, old_p)
+            end
+            if tokens > policy.cap[i] then
+              tokens = policy.cap[i]
+            end
+            now_debts[i] = (policy.cap[i] - tokens) * policy.p[i]
+          end
+        end
+      end
+      written = policy -- the in-memory limiter keeps a converted bucket too
+    end
+  end
+  limits, time, debts, debt = policy.text, now, now_debts, nil
+end
+
+local reply = {}
+local at = 0
+local next_key = 0
+for r = 3 + policy_count, #ARGV, 3 do
+  local q = tonumber(ARGV[r])
+  if q > 0 then
+    if next_key > 0 and not failed then
+      store()
+    end
+    next_key = next_key + 1
+    load(next_key)
+  else
+    q = -q
+  end
+  if failed then
+    reply[at + 1], reply[at + 2] = -1, failed
+    at = at + 2
+  else
+    local policy = policies[q]
+    local cost = tonumber(ARGV[r + 1])
+    local most = tonumber(ARGV[r + 2])
+    if policy.count == 1 and not debts and (limits == policy.text or not limits) then
+      -- The common case, without tables: a one-limit policy and a bucket of that limit, or none.
+      local p1 = policy.p[1]
+      local elapsed = now - time
+      if elapsed < 0 then
+        elapsed = 0
+      end
+      debt = decayed(debt, elapsed, policy.n[1])
+      limits, time = policy.text, now
+      at = at + 1
+      reply[at] = debt
+      local allowed = fitting(policy.fill[1] - debt, cost * p1, most)
+      if allowed > 0 then
+        debt = debt + allowed * cost * p1
+        written = policy
+      end
+    else
+      bring_to(policy)
+      local allowed = most
+      for i = 1, policy.count do
+        reply[at + i] = debts[i]
+        allowed = fitting(policy.fill[i] - debts[i], cost * policy.p[i], allowed)
+      end
+      at = at + policy.count
+      if allowed > 0 then
+        for i = 1, policy.count do
+          debts[i] = debts[i] + allowed * cost * policy.p[i]
+        end
+        written = policy
+      end
+    end
+  end
+end
+if next_key > 0 and not failed then
+  store()
+end
+
+return reply

@@ -1,0 +1,164 @@
+package io.tollgate.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.Decision;
+import io.tollgate.Degradation;
+import io.tollgate.FailurePolicy;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.testing.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Batching against a real redis-server that the tests freeze (SIGSTOP), so that requests pile up and
+ * travel together, and kill: what one script call decides, and what happens to its callers when it fails.
+ */
+@Timeout(60)
+class BatchingTest {
+
+    private static final Policy TEN = Policy.of("ten", Limit.of(10, Rate.perHour(10)));
+
+    private RedisServer server;
+
+    @BeforeEach
+    void start() {
+        server = RedisServer.start();
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+    }
+
+    @Test
+    void manyRequestsForOneHotKeyAreDecidedInAFewScriptCallsAndAdmitExactlyTheCapacity() throws Exception {
+        try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN); // connected, scripts cached
+            long callsBefore = scriptCalls();
+
+            server.pause();
+            List<CompletableFuture<Decision>> burst = submit(limiter, "hot", 200);
+            TimeUnit.MILLISECONDS.sleep(200);
+            server.resume();
+
+            List<Decision> decisions = join(burst);
+            assertThat(decisions).noneMatch(Decision::degraded);
+            assertThat(decisions.stream().filter(Decision::allowed)).hasSize(10);
+            assertThat(decisions.subList(0, 10)).allMatch(Decision::allowed); // in arrival order
+            assertThat(decisions.get(9).remaining()).isZero();
+            assertThat(scriptCalls() - callsBefore)
+                    .as("script calls for 200 requests")
+                    .isLessThanOrEqualTo(DecisionBatcher.MAX_IN_FLIGHT + 1);
+        }
+    }
+
+    @Test
+    void manyKeysShareAScriptCall() throws Exception {
+        try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN);
+            long callsBefore = scriptCalls();
+
+            server.pause();
+            List<CompletableFuture<Decision>> burst = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                burst.add(limiter.tryAcquireAsync("key-" + i, TEN, 3).toCompletableFuture());
+            }
+            TimeUnit.MILLISECONDS.sleep(200);
+            server.resume();
+
+            assertThat(join(burst)).allSatisfy(decision -> {
+                assertThat(decision.allowed()).isTrue();
+                assertThat(decision.remaining()).isEqualTo(7);
+            });
+            assertThat(scriptCalls() - callsBefore).isLessThanOrEqualTo(DecisionBatcher.MAX_IN_FLIGHT + 1);
+            assertThat((Long) server.command("DBSIZE")).isEqualTo(101);
+        }
+    }
+
+    @Test
+    void aKeyOfAnotherTypeFailsOnlyItsOwnDecisionInTheBatch() throws Exception {
+        server.command("RPUSH", "tollgate:ten:not-a-bucket", "x");
+        try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN);
+
+            server.pause();
+            CompletableFuture<Decision> before =
+                    limiter.tryAcquireAsync("good-1", TEN, 1).toCompletableFuture();
+            CompletableFuture<Decision> second =
+                    limiter.tryAcquireAsync("good-2", TEN, 1).toCompletableFuture();
+            CompletableFuture<Decision> bad =
+                    limiter.tryAcquireAsync("not-a-bucket", TEN, 1).toCompletableFuture();
+            CompletableFuture<Decision> after =
+                    limiter.tryAcquireAsync("good-3", TEN, 1).toCompletableFuture();
+            TimeUnit.MILLISECONDS.sleep(200);
+            server.resume();
+
+            assertThat(List.of(before.join(), second.join(), after.join())).allSatisfy(decision -> {
+                assertThat(decision.degraded()).isFalse();
+                assertThat(decision.remaining()).isEqualTo(9);
+            });
+            Decision refused = bad.join();
+            assertThat(refused.degraded()).isTrue();
+            assertThat(refused.degradation().cause()).isEqualTo(Degradation.Cause.ERROR_REPLY);
+            assertThat(refused.degradation().detail()).contains("WRONGTYPE", "not-a-bucket");
+            assertThat(refused.allowed()).isFalse();
+        }
+    }
+
+    @Test
+    void everyCallerOfABatchThatIsLostIsAnsweredWithinTheBudget() throws Exception {
+        Duration budget = Duration.ofMillis(300);
+        try (RedisRateLimiter limiter = limiter(budget, FailurePolicy.ALLOW)) {
+            limiter.tryAcquire("warm-up", TEN);
+
+            server.pause();
+            long start = System.nanoTime();
+            List<CompletableFuture<Decision>> lost = submit(limiter, "doomed", 100);
+            server.kill();
+            List<Decision> decisions = join(lost);
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+            assertThat(decisions).hasSize(100).allSatisfy(decision -> {
+                assertThat(decision.degraded()).isTrue();
+                assertThat(decision.allowed()).as("failing open").isTrue();
+            });
+            assertThat(tookMillis).as("all answered, ms").isLessThan(budget.toMillis() + 2_000);
+        }
+    }
+
+    private RedisRateLimiter limiter(Duration budget, FailurePolicy onFailure) {
+        return RedisRateLimiter.builder()
+                .uri(server.uri())
+                .timeout(budget)
+                .failurePolicy(onFailure)
+                .denyCache(0)
+                .batching(true)
+                .build();
+    }
+
+    private static List<CompletableFuture<Decision>> submit(RedisRateLimiter limiter, String key, int count) {
+        List<CompletableFuture<Decision>> futures = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            futures.add(limiter.tryAcquireAsync(key, TEN, 1).toCompletableFuture());
+        }
+        return futures;
+    }
+
+    private static List<Decision> join(List<CompletableFuture<Decision>> futures) {
+        return futures.stream().map(CompletableFuture::join).toList();
+    }
+
+    private long scriptCalls() {
+        return server.commandCalls("evalsha") + server.commandCalls("eval");
+    }
+}
