@@ -54,6 +54,19 @@ final class DecisionBatcher {
      */
     static final int MAX_IN_FLIGHT = 2;
 
+    /** Numbers whose text is made once: positions of policies, costs and run lengths are mostly small. */
+    private static final int SMALL_NUMBERS = MAX_BATCH;
+
+    private static final byte[] REDIS_TIME = new byte[0];
+
+    private static final byte[][] SMALL = new byte[2 * SMALL_NUMBERS + 1][];
+
+    static {
+        for (int i = -SMALL_NUMBERS; i <= SMALL_NUMBERS; i++) {
+            SMALL[i + SMALL_NUMBERS] = Integer.toString(i).getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+
     private record Pending(byte[] bucketKey, Policy policy, long cost, CompletableFuture<ScriptReply> result) {}
 
     /** Requests in a row for one key, policy and cost, in arrival order. */
@@ -93,6 +106,11 @@ final class DecisionBatcher {
         this.commands = commands;
         this.limitsOf = limitsOf;
         this.clientClock = clientClock;
+    }
+
+    /** Returns the SHA-1 digest under which Redis caches the batch script. */
+    String scriptDigest() {
+        return script.digest();
     }
 
     /**
@@ -268,7 +286,7 @@ final class DecisionBatcher {
         }
         byte[][] keys = new byte[runsOfKey.size()][];
         byte[][] args = new byte[2 + policyLimits.size() + 3 * runs.size()][];
-        args[0] = clientClock == null ? new byte[0] : ascii(clientClock.getAsLong());
+        args[0] = clientClock == null ? REDIS_TIME : ascii(clientClock.getAsLong());
         args[1] = ascii(policyLimits.size());
         for (int q = 0; q < policyLimits.size(); q++) {
             args[2 + q] = policyLimits.get(q);
@@ -383,6 +401,9 @@ final class DecisionBatcher {
     }
 
     private static byte[] ascii(long value) {
+        if (value >= -SMALL_NUMBERS && value <= SMALL_NUMBERS) {
+            return SMALL[(int) value + SMALL_NUMBERS]; // shared: Lettuce only reads its arguments
+        }
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
     }
 

@@ -96,6 +96,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final TimeSource clientClock;
     private final TimeSource timeSource;
     private final Duration timeout;
+    private final Deadlines deadlines;
     private final FailurePolicy failurePolicy;
     private final Map<String, FailurePolicy> failurePolicies;
     private final int expectedInstances;
@@ -116,6 +117,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         this.clientClock = builder.clientClock;
         this.timeSource = builder.clientClock != null ? builder.clientClock : builder.timeSource;
         this.timeout = builder.timeout;
+        this.deadlines = new Deadlines(builder.timeout);
         this.failurePolicy = builder.failurePolicy;
         this.failurePolicies = Map.copyOf(builder.failurePolicies);
         this.expectedInstances = builder.expectedInstances;
@@ -287,6 +289,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     @Override
     public void close() {
         connector.close();
+        deadlines.close();
     }
 
     @Override
@@ -295,9 +298,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 + (batcher != null ? ", batching" : "") + "]";
     }
 
-    /** Returns the SHA-1 digest under which Redis caches the token bucket script. */
+    /**
+     * Returns the SHA-1 digest under which Redis caches the script that decides {@link #tryAcquire}: the
+     * batch script when batching, else the one-decision script.
+     */
     String scriptDigest() {
-        return script.digest();
+        return batcher != null ? batcher.scriptDigest() : script.digest();
     }
 
     /** Returns the worst state among the circuit breakers (one per Redis Cluster master, else one). */
@@ -355,7 +361,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
-        return reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((scriptReply, failure) -> {
+        return deadlines.limit(reply).handle((scriptReply, failure) -> {
             if (failure != null) {
                 return failed(breaker, policy, StoreFailure.classify(failure, timeout, bucketKey));
             }
@@ -495,7 +501,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         private Duration breakerLongestPause = Duration.ofMillis(500);
         private long denyCacheKeys = DEFAULT_DENY_CACHE_KEYS;
         private MetricsRecorder metrics = MetricsRecorder.NONE;
-        private boolean batching;
+        private boolean batching = true;
 
         private Builder() {}
 
@@ -652,13 +658,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         }
 
         /**
-         * Sends decisions in batches (default off): requests that arrive while earlier ones are on their way
+         * Sends decisions in batches (default on): requests that arrive while earlier ones are on their way
          * to Redis go together as one script call, which decides each of them in arrival order exactly as
          * separate calls would. A quiet limiter sends each request at once; under load one script call carries
          * up to 256 decisions, for one hot key or for many keys (on Redis Cluster, of one hash slot). The time
          * budget, failure policy, circuit breaker, deny cache and metrics apply to every request as without
          * batching; a key that holds something else fails only its own requests. {@link RateLimiter#acquire},
-         * which may reserve ahead, is never batched.
+         * which may reserve ahead, is never batched. Off, every decision is its own call of {@code
+         * token_bucket.lua}.
          */
         public Builder batching(boolean batching) {
             this.batching = batching;

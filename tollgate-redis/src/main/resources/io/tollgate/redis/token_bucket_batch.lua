@@ -28,15 +28,26 @@ ARGV[3+Q ..]    the runs, three arguments each: the policy's position (1-based; 
 Reply: one flat array: for each run in order, the debt before the run of each limit of its policy; or -1
        and a message when the run's key holds something else than a Tollgate bucket (a key of another
        type, or another program's string). Such a key fails only its own requests.
+
+Speed. Redis spends most of a batch on its calls: one MGET reads every bucket and one SET ... PX writes
+each changed one. MGET answers nil for a key of another type as for a missing one, so a bucket read as
+missing is written with NX: if that finds a key, it is not a string, and its runs fail as if GET had
+failed. The common bucket (one limit, written under the same policy) is read with a plain find of its
+"|LIMITS|" and written by one format, without pattern matching.
 ]]
 
 local CLIENT_CLOCK_TTL_MARGIN = 3600000 -- ms
+local MAX_TICKS = 9007199254740992 -- 2^53
+
+local call, pcall_redis, find, sub, match, gmatch, format, fmod, tonumber, concat =
+  redis.call, redis.pcall, string.find, string.sub, string.match, string.gmatch, string.format, math.fmod,
+  tonumber, table.concat
 
 local function ceil_div(a, b)
   if b == 1 then
     return a
   end
-  local r = math.fmod(a, b)
+  local r = fmod(a, b)
   local q = (a - r) / b
   if r > 0 then
     q = q + 1
@@ -45,7 +56,7 @@ local function ceil_div(a, b)
 end
 
 local function floor_div(a, b)
-  return (a - math.fmod(a, b)) / b
+  return (a - fmod(a, b)) / b
 end
 
 local function decayed(debt, elapsed, n)
@@ -67,61 +78,102 @@ local function fitting(room, step, most)
   return most
 end
 
+-- A stored time or debt: a whole number that exact arithmetic can use, or nil.
+local function whole(text)
+  local value = tonumber(text)
+  if value and value >= 0 and value <= MAX_TICKS and fmod(value, 1) == 0 then
+    return value
+  end
+  return nil
+end
+
 local now
-local client_clock = ARGV[1] ~= ""
+local client_clock = ARGV[1] ~= ''
 if client_clock then
   now = tonumber(ARGV[1])
 else
-  local time = redis.call('TIME')
+  local time = call('TIME')
   now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 end
+local now_text = format('%d', now)
 
--- The policies: their limits string (as stored), and capacity, P, N and fill (C × P) of each limit.
+-- The policies: their limits string (as stored), capacity, P, N and fill (C × P) of each limit, and the
+-- "|LIMITS|" that follows the time in a bucket written under it.
 local policy_count = tonumber(ARGV[2])
 local policies = {}
 for q = 1, policy_count do
   local text = ARGV[2 + q]
   local cap, p, n, fill = {}, {}, {}, {}
-  for c, pp, nn in string.gmatch(text, '(%d+),(%d+),(%d+)') do
+  for c, pp, nn in gmatch(text, '(%d+),(%d+),(%d+)') do
     local i = #cap + 1
     cap[i], p[i], n[i] = tonumber(c), tonumber(pp), tonumber(nn)
     fill[i] = cap[i] * p[i]
   end
-  policies[q] = { text = text, count = #cap, cap = cap, p = p, n = n, fill = fill }
+  policies[q] = { text = text, count = #cap, cap = cap, p = p, n = n, fill = fill, middle = '|' .. text .. '|' }
 end
 
--- The bucket being worked on: its key, the limits it was last written under (nil for no bucket), the
--- time of its debts, and its debts: the one debt of a one-limit bucket in `debt`, else the table
--- `debts`. `written` is the policy it must be written under, or nil if it has not changed; `failed` why
--- it cannot be used.
-local key, limits, time, debt, debts, written, failed
+local values = call('MGET', unpack(KEYS))
 
-local function load(k)
-  key, limits, time, debt, debts, written, failed = KEYS[k], nil, now, 0, nil, nil, nil
-  local stored = redis.pcall('GET', key)
-  if type(stored) == 'table' then
-    failed = stored.err
-  elseif stored then
-    local t, l, d = string.match(stored, '^(%d+)|([^|]*)|(%d+)$')
-    if t then
-      limits, time, debt = l, tonumber(t), tonumber(d)
+local reply = {}
+local at = 0
+
+-- The bucket being worked on: its key, whether MGET found nothing there, the limits it was last written
+-- under (nil for no bucket), the time of its debts, and its debts: the one debt of a one-limit bucket in
+-- `debt`, else the table `debts`. `written` is the policy it must be written under, or nil if it has not
+-- changed; `failed` why it cannot be used. Its runs' replies start after `first_reply`; it has `runs`.
+local key, absent, limits, time, debt, debts, written, failed, first_reply, runs
+
+-- Reads bucket k, expecting it to be written under `policy` (its first run's).
+local function load(k, policy)
+  key, absent, limits, time, debt, debts, written, failed = KEYS[k], false, nil, now, 0, nil, nil, nil
+  first_reply, runs = at, 0
+  local stored = values[k]
+  if not stored then
+    absent = true
+    return
+  end
+  local s, e = find(stored, policy.middle, 1, true)
+  if s and policy.count == 1 then
+    local t, d = whole(sub(stored, 1, s - 1)), whole(sub(stored, e + 1))
+    if t and d then
+      limits, time, debt = policy.text, t, d
       return
     end
-    t, l, d = string.match(stored, '^(%d+)|([^|]*)|([%d|]*)$')
-    if not t then
-      failed = 'ERR key ' .. key .. ' holds a value that is not a Tollgate bucket'
-      return
-    end
-    limits, time, debt, debts = l, tonumber(t), nil, {}
-    for each in string.gmatch(d, '%d+') do
-      debts[#debts + 1] = tonumber(each)
-    end
+  end
+  local t, l, d = match(stored, '^(%d+)|([^|]*)|([%d|]*)$')
+  if not t then
+    failed = 'ERR key ' .. key .. ' holds a value that is not a Tollgate bucket'
+    return
+  end
+  limits, time = l, tonumber(t)
+  local parsed = {}
+  for each in gmatch(d, '%d+') do
+    parsed[#parsed + 1] = tonumber(each)
+  end
+  if #parsed == 1 then
+    debt = parsed[1]
+  else
+    debt, debts = nil, parsed
+  end
+end
+
+-- Replaces the replies of the current bucket's runs by its failure.
+local function fail_runs()
+  at = first_reply
+  for _ = 1, runs do
+    reply[at + 1], reply[at + 2] = -1, failed
+    at = at + 2
+  end
+  for i = at + 1, #reply do
+    reply[i] = nil
   end
 end
 
 -- Writes the bucket if it changed, as token_bucket.lua writes it; a full bucket is no bucket.
 local function store()
   if not written then
+    -- Never so for a bucket read as missing: a full bucket admits its first run, so it is always written
+    -- (with NX, below), and a key of another type is always found out.
     return
   end
   local until_full = 0
@@ -139,16 +191,28 @@ local function store()
   if client_clock then
     ttl = ttl + CLIENT_CLOCK_TTL_MARGIN
   end
+  local value
   if ttl == 0 then
-    redis.call('DEL', key)
-  elseif not debts then
-    redis.call('SET', key, string.format('%d|%s|%d', now, limits, debt), 'PX', ttl)
-  else
-    local parts = { string.format('%d', now), limits }
-    for i = 1, written.count do
-      parts[2 + i] = string.format('%d', debts[i])
+    if not absent then
+      call('DEL', key)
     end
-    redis.call('SET', key, table.concat(parts, '|'), 'PX', ttl)
+    return
+  elseif not debts then
+    value = format('%s|%s|%d', now_text, limits, debt)
+  else
+    local parts = { now_text, limits }
+    for i = 1, written.count do
+      parts[2 + i] = format('%d', debts[i])
+    end
+    value = concat(parts, '|')
+  end
+  if not absent then
+    call('SET', key, value, 'PX', ttl)
+  elseif not call('SET', key, value, 'PX', ttl, 'NX') then
+    -- MGET found no string here, yet there is a key: one of another type, which this must not overwrite.
+    local held = pcall_redis('GET', key)
+    failed = type(held) == 'table' and held.err or ('WRONGTYPE key ' .. key .. ' holds another type')
+    fail_runs()
   end
 end
 
@@ -174,7 +238,7 @@ local function bring_to(policy)
       -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity, and a
       -- full one stays full. Limits are matched by position; a limit that did not exist starts full.
       local i = 0
-      for oc, op, on in string.gmatch(limits, '(%d+),(%d+),(%d+)') do
+      for oc, op, on in gmatch(limits, '(%d+),(%d+),(%d+)') do
         i = i + 1
         if i <= count then
           local old_p = tonumber(op)
@@ -198,8 +262,6 @@ local function bring_to(policy)
   limits, time, debts, debt = policy.text, now, now_debts, nil
 end
 
-local reply = {}
-local at = 0
 local next_key = 0
 for r = 3 + policy_count, #ARGV, 3 do
   local q = tonumber(ARGV[r])
@@ -208,10 +270,11 @@ for r = 3 + policy_count, #ARGV, 3 do
       store()
     end
     next_key = next_key + 1
-    load(next_key)
+    load(next_key, policies[q])
   else
     q = -q
   end
+  runs = runs + 1
   if failed then
     reply[at + 1], reply[at + 2] = -1, failed
     at = at + 2

@@ -116,6 +116,31 @@ class BatchingTest {
     }
 
     @Test
+    void anotherProgramsStringFailsOnlyItsOwnDecisionsAndIsLeftAlone() throws Exception {
+        server.command("SET", "tollgate:ten:foreign", "1700000000000000|10,1,1|oops");
+        try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN);
+
+            server.pause();
+            CompletableFuture<Decision> good =
+                    limiter.tryAcquireAsync("good", TEN, 1).toCompletableFuture();
+            List<CompletableFuture<Decision>> foreign = submit(limiter, "foreign", 3);
+            CompletableFuture<Decision> after =
+                    limiter.tryAcquireAsync("good", TEN, 2).toCompletableFuture();
+            TimeUnit.MILLISECONDS.sleep(200);
+            server.resume();
+
+            assertThat(good.join().remaining()).isEqualTo(9);
+            assertThat(after.join().remaining()).isEqualTo(7);
+            assertThat(join(foreign)).allSatisfy(decision -> {
+                assertThat(decision.degradation().cause()).isEqualTo(Degradation.Cause.ERROR_REPLY);
+                assertThat(decision.degradation().detail()).contains("not a Tollgate bucket", "foreign");
+            });
+            assertThat(server.command("GET", "tollgate:ten:foreign")).isEqualTo("1700000000000000|10,1,1|oops");
+        }
+    }
+
+    @Test
     void everyCallerOfABatchThatIsLostIsAnsweredWithinTheBudget() throws Exception {
         Duration budget = Duration.ofMillis(300);
         try (RedisRateLimiter limiter = limiter(budget, FailurePolicy.ALLOW)) {

@@ -4,7 +4,7 @@ import io.tollgate.testing.RedisExtension;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** {@link DistributedExactnessTests} on one standalone Redis. */
+/** {@link DistributedExactnessTests} on one standalone Redis, with the default settings (batching). */
 class StandaloneExactnessIT extends DistributedExactnessTests {
 
     @RegisterExtension

@@ -311,7 +311,7 @@ public final class ServerConfig {
                 keyPrefix,
                 failurePolicy(onFailure),
                 (int) expected,
-                redis.child("batching").bool(false));
+                redis.child("batching").bool(true));
     }
 
     private static String redisUri(ConfigNode node, String text) {

@@ -69,7 +69,7 @@ class ServerConfigTest {
                         "myapp:",
                         FailurePolicy.DENY,
                         3,
-                        false));
+                        true));
         assertThat(config.policies()).containsOnlyKeys("per-client", "daily").containsEntry("per-client", perClient);
         assertThat(config.routes())
                 .containsExactly(Rule.builder(perClient)
@@ -94,13 +94,13 @@ class ServerConfigTest {
     }
 
     @Test
-    void batchingIsOneSetting() {
+    void batchingIsOnUnlessTurnedOff() {
         ServerConfig config = ServerConfig.parse(
-                "store: {redis: {uri: redis://127.0.0.1:6379, batching: true}}\n"
+                "store: {redis: {uri: redis://127.0.0.1:6379, batching: false}}\n"
                         + "policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}",
                 "t.yaml");
 
-        assertThat(((ServerConfig.RedisStore) config.store()).batching()).isTrue();
+        assertThat(((ServerConfig.RedisStore) config.store()).batching()).isFalse();
     }
 
     @Test
@@ -117,7 +117,7 @@ class ServerConfigTest {
                         "tollgate:",
                         FailurePolicy.ALLOW,
                         0,
-                        false));
+                        true));
     }
 
     @ParameterizedTest

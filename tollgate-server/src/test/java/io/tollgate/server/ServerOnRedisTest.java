@@ -20,6 +20,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Servers whose buckets live in a real Redis, which the tests kill and restart. */
 @Timeout(120)
@@ -55,7 +57,7 @@ class ServerOnRedisTest {
     }
 
     private RunningServer start(String onFailure) throws Exception {
-        return start(onFailure, false);
+        return start(onFailure, true);
     }
 
     private RunningServer start(String onFailure, boolean batching) throws Exception {
@@ -99,9 +101,10 @@ class ServerOnRedisTest {
         assertThat(checked).containsExactly(200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429);
     }
 
-    @Test
-    void twoBatchingServersUnderConcurrentChecksAdmitExactlyTheCapacity() throws Exception {
-        List<RunningServer> pair = List.of(start("deny", true), start("deny", true));
+    @ParameterizedTest(name = "batching: {0}")
+    @ValueSource(booleans = {true, false})
+    void twoServersUnderConcurrentChecksAdmitExactlyTheCapacity(boolean batching) throws Exception {
+        List<RunningServer> pair = List.of(start("deny", batching), start("deny", batching));
         ExecutorService clients = Executors.newFixedThreadPool(16);
         try {
             List<Future<Integer>> statuses = new ArrayList<>();

@@ -363,9 +363,9 @@ public class TollgateProperties {
 
         /**
          * Whether to send decisions that arrive together as one script call (see RedisRateLimiter.Builder
-         * batching): many more decisions per second under load, the same decisions.
+         * batching): many more decisions per second under load, the same decisions. On by default.
          */
-        private boolean batching;
+        private boolean batching = true;
 
         public String getUri() {
             return uri;

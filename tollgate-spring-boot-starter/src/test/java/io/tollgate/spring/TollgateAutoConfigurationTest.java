@@ -66,12 +66,16 @@ class TollgateAutoConfigurationTest {
     }
 
     @Test
-    void batchingIsOneProperty() {
-        runner.withPropertyValues("tollgate.redis.uri=" + redis.server().uri(), "tollgate.redis.batching=true")
+    void batchingIsOnUnlessTurnedOff() {
+        runner.withPropertyValues("tollgate.redis.uri=" + redis.server().uri())
+                .run(context -> assertThat(context.getBean(RateLimiter.class))
+                        .asString()
+                        .endsWith(", batching]"));
+        runner.withPropertyValues("tollgate.redis.uri=" + redis.server().uri(), "tollgate.redis.batching=false")
                 .run(context -> assertThat(context.getBean(RateLimiter.class))
                         .isInstanceOf(RedisRateLimiter.class)
                         .asString()
-                        .endsWith(", batching]"));
+                        .doesNotContain("batching"));
     }
 
     @Test

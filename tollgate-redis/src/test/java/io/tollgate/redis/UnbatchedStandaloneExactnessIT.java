@@ -1,19 +1,19 @@
 package io.tollgate.redis;
 
-/** {@link DistributedExactnessTests} on one standalone Redis, every instance batching its decisions. */
-class BatchedStandaloneExactnessIT extends StandaloneExactnessIT {
+/** {@link DistributedExactnessTests} on one standalone Redis, every instance sending one script call per decision. */
+class UnbatchedStandaloneExactnessIT extends StandaloneExactnessIT {
 
     @Override
     RedisRateLimiter instance() {
         return RedisRateLimiter.builder()
                 .timeout(PATIENT)
                 .uri(redis.server().uri())
-                .batching(true)
+                .batching(false)
                 .build();
     }
 
     @Override
     String deployment() {
-        return "standalone, batching";
+        return "standalone, unbatched";
     }
 }

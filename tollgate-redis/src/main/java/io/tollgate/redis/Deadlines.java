@@ -1,0 +1,89 @@
+package io.tollgate.redis;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Ends the calls to Redis that outlast the limiter's time budget, by completing them with a {@link
+ * TimeoutException}.
+ *
+ * <p>Every call has the same budget, so calls reach their deadlines in the order they started. One queue in
+ * that order and one thread that sleeps until the deadline of the oldest call still running therefore do
+ * what a timer task per call would ({@link CompletableFuture#orTimeout}), for a fraction of the cost: a
+ * timer task is inserted into a shared priority queue and removed again, under its lock, for every
+ * decision, which took about a sixth of the limiter's processor time under batched load. A call started
+ * while another thread was between reading the clock and queueing its own may time out late by that
+ * interval.
+ *
+ * <p>Thread-safe. The thread is a daemon, parked while no call is running, and stops on {@link #close()}.
+ */
+final class Deadlines implements AutoCloseable {
+
+    /**
+     * How often the thread wakes while calls are running, to drop those that completed: they die young,
+     * instead of piling up for a whole budget and reaching the old generation.
+     */
+    private static final long SWEEP_NANOS = 1_000_000;
+
+    private record Call(CompletableFuture<?> future, long deadlineNanos) {}
+
+    private final long budgetNanos;
+    private final String budgetText;
+    private final ConcurrentLinkedQueue<Call> running = new ConcurrentLinkedQueue<>();
+    private final Thread thread;
+    private volatile boolean idle;
+    private volatile boolean closed;
+
+    Deadlines(Duration budget) {
+        this.budgetNanos = budget.toNanos();
+        this.budgetText = budget.toMillis() + " ms";
+        this.thread = new Thread(this::expire, "tollgate-deadlines");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Completes {@code call} with a {@link TimeoutException} unless it completes within the budget. */
+    <T> CompletableFuture<T> limit(CompletableFuture<T> call) {
+        if (!call.isDone()) {
+            running.offer(new Call(call, System.nanoTime() + budgetNanos));
+            if (idle) {
+                LockSupport.unpark(thread);
+            }
+        }
+        return call;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        LockSupport.unpark(thread);
+    }
+
+    private void expire() {
+        while (!closed) {
+            Call oldest = running.peek();
+            if (oldest == null) {
+                idle = true;
+                // A call queued after the peek above either sees idle and unparks, or is seen here.
+                if (running.isEmpty() && !closed) {
+                    LockSupport.park(this);
+                }
+                idle = false;
+            } else if (oldest.future().isDone()) {
+                running.poll();
+            } else {
+                long left = oldest.deadlineNanos() - System.nanoTime();
+                if (left > 0) {
+                    // Every later call's deadline is no earlier: none is due before this one.
+                    LockSupport.parkNanos(this, Math.min(left, SWEEP_NANOS));
+                } else {
+                    running.poll();
+                    oldest.future().completeExceptionally(new TimeoutException("no answer within " + budgetText));
+                }
+            }
+        }
+    }
+}
