@@ -7,6 +7,7 @@ import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
 import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.tollgate.Limit;
@@ -14,6 +15,8 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.RedisServer;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +28,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 /**
@@ -35,7 +42,8 @@ import java.util.function.Function;
  * writes. Bucket4j's bucket proxies are kept per key, as its batching needs one proxy per key to merge on.
  *
  * <p>Run: {@code java -cp tollgate-benchmarks/target/benchmarks.jar io.tollgate.benchmarks.BatchingLoadHarness
- * [seconds per point] [plot.svg]}. Prints Markdown tables for docs/benchmarks.md and writes the plot.
+ * [seconds per point] [plot.svg]}. Prints Markdown tables for docs/benchmarks.md and writes the plot. With
+ * the single argument {@code ceilings} it measures only what Redis does with batches of script calls.
  */
 public final class BatchingLoadHarness {
 
@@ -47,6 +55,7 @@ public final class BatchingLoadHarness {
             .build();
     private static final int[] IN_FLIGHT = {16, 64, 256, 1024};
     private static final int[] KEYS = {1, 10_000};
+    private static final int CEILING_BATCH = 128;
 
     private BatchingLoadHarness() {}
 
@@ -59,6 +68,12 @@ public final class BatchingLoadHarness {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("ceilings")) {
+            try (RedisServer redis = RedisServer.start()) {
+                batchCeilings(redis);
+            }
+            return;
+        }
         int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
         Path plot = Path.of(args.length > 1 ? args[1] : "docs/benchmarks-batching.svg");
         Map<String, Function<RedisServer, Subject>> subjects = new LinkedHashMap<>();
@@ -74,16 +89,15 @@ public final class BatchingLoadHarness {
                 warmUp(redis, subject.getValue());
             }
             System.out.println();
-            System.out.println("| limiter | keys | in flight | decisions/s | p50 ms | p99 ms | p99.9 ms |");
-            System.out.println("| --- | --- | --- | --- | --- | --- | --- |");
+            System.out.println(RedisLoadHarness.TABLE_HEADER);
             for (int k = 0; k < KEYS.length; k++) {
                 for (int f = 0; f < IN_FLIGHT.length; f++) {
                     for (Map.Entry<String, Function<RedisServer, Subject>> subject : subjects.entrySet()) {
                         redis.command("FLUSHALL");
                         try (Subject limiter = subject.getValue().apply(redis)) {
                             RedisLoadHarness.Result result =
-                                    RedisLoadHarness.load(limiter::decide, KEYS[k], IN_FLIGHT[f], seconds);
-                            System.out.println(result.row(subject.getKey(), KEYS[k], IN_FLIGHT[f]) + " |");
+                                    RedisLoadHarness.load(limiter::decide, KEYS[k], IN_FLIGHT[f], seconds, redis);
+                            System.out.println(result.row(subject.getKey(), KEYS[k], IN_FLIGHT[f]));
                             throughput
                                             .computeIfAbsent(
                                                     subject.getKey(), s -> new double[KEYS.length][IN_FLIGHT.length])[
@@ -95,16 +109,112 @@ public final class BatchingLoadHarness {
             }
             System.out.println();
             RedisLoadHarness.ceiling(redis);
+            System.out.println();
+            batchCeilings(redis);
         }
         Files.writeString(plot, svg(throughput), StandardCharsets.UTF_8);
         System.out.println();
         System.out.println("plot written to " + plot);
     }
 
+    /**
+     * What Redis does with script calls of {@value #CEILING_BATCH} distinct random keys out of 10 000 and
+     * nothing else: Tollgate's batch script (each key a run of one request), and two scripts that only read
+     * and write each key, the least any script keeping one bucket per key must do. One connection keeps
+     * four calls in flight for ten seconds; Redis's own processor time per key is reported beside.
+     */
+    private static void batchCeilings(RedisServer redis) throws Exception {
+        String limits = CAPACITY + "," + RATE.ticksPerToken() + "," + RATE.ticksPerMicrosecond();
+        ByteBuffer runs = ByteBuffer.allocate(16 * CEILING_BATCH); // as DecisionBatcher packs them
+        for (int i = 0; i < CEILING_BATCH; i++) {
+            runs.putInt(1).putLong(1).putInt(1);
+        }
+        String bucket = String.format("%d|%s|%d", 1_700_000_000_000_000L, limits, 1); // a bucket's size
+        Map<String, byte[][]> scripts = new LinkedHashMap<>();
+        scripts.put(
+                "token_bucket_batch.lua",
+                new byte[][] {resource("token_bucket_batch.lua"), bytes(""), bytes("1"), bytes(limits), runs.array()});
+        scripts.put("GET, then SET ... PX, for each key", new byte[][] {bytes("""
+                for i = 1, #KEYS do
+                  redis.call('GET', KEYS[i])
+                  redis.call('SET', KEYS[i], ARGV[1], 'PX', 3600000)
+                end"""), bytes(bucket)});
+        scripts.put("one MGET, then SET ... PX for each key", new byte[][] {bytes("""
+                redis.call('MGET', unpack(KEYS))
+                for i = 1, #KEYS do
+                  redis.call('SET', KEYS[i], ARGV[1], 'PX', 3600000)
+                end"""), bytes(bucket)});
+        System.out.println("| script, " + CEILING_BATCH + " random keys of 10 000 per call, 4 calls in flight"
+                + " | keys/s | Redis CPU µs per key |");
+        System.out.println("| --- | --- | --- |");
+        RedisClient client = RedisClient.create(redis.uri());
+        try (StatefulRedisConnection<byte[], byte[]> connection = client.connect(ByteArrayCodec.INSTANCE)) {
+            for (Map.Entry<String, byte[][]> script : scripts.entrySet()) {
+                redis.command("FLUSHALL");
+                byte[][] parts = script.getValue();
+                String digest = connection.sync().scriptLoad(parts[0]);
+                byte[][] args = java.util.Arrays.copyOfRange(parts, 1, parts.length);
+                callScript(connection, digest, args, 3); // warm-up
+                RedisLoadHarness.Usage before = RedisLoadHarness.Usage.of(redis);
+                long keys = callScript(connection, digest, args, 10);
+                RedisLoadHarness.Usage spent = RedisLoadHarness.Usage.of(redis).minus(before);
+                System.out.printf(
+                        Locale.ROOT,
+                        "| %s | %,.0f | %.2f |%n",
+                        script.getKey(),
+                        keys / 10.0,
+                        spent.per(keys).redisCpu());
+            }
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    /** Keeps four calls of the script in flight for {@code seconds}; returns the keys decided. */
+    private static long callScript(
+            StatefulRedisConnection<byte[], byte[]> connection, String digest, byte[][] args, int seconds)
+            throws InterruptedException {
+        Semaphore inFlight = new Semaphore(4);
+        AtomicLong keys = new AtomicLong();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < end) {
+            inFlight.acquire();
+            byte[][] batch = ThreadLocalRandom.current()
+                    .ints(0, 10_000)
+                    .distinct()
+                    .limit(CEILING_BATCH)
+                    .mapToObj(i -> bytes("tollgate:bench:client-" + i))
+                    .toArray(byte[][]::new);
+            connection
+                    .async()
+                    .evalsha(digest, ScriptOutputType.MULTI, batch, args)
+                    .whenComplete((reply, failure) -> {
+                        if (failure != null) {
+                            System.err.println("script call failed: " + failure);
+                        } else {
+                            keys.addAndGet(CEILING_BATCH);
+                        }
+                        inFlight.release();
+                    });
+        }
+        inFlight.acquire(4);
+        return keys.get();
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] resource(String name) throws Exception {
+        try (InputStream script = RedisRateLimiter.class.getResourceAsStream(name)) {
+            return script.readAllBytes();
+        }
+    }
+
     private static void warmUp(RedisServer redis, Function<RedisServer, Subject> subject) throws Exception {
         redis.command("FLUSHALL");
         try (Subject limiter = subject.apply(redis)) {
-            RedisLoadHarness.load(limiter::decide, 10_000, 256, 5);
+            RedisLoadHarness.load(limiter::decide, 10_000, 256, 5, redis);
         }
     }
 

@@ -14,6 +14,7 @@ import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.RedisServer;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -64,8 +65,7 @@ public final class RedisLoadHarness {
             tollgate(redis, 10_000, 64, 5, false);
             bucket4j(redis, 10_000, 64, 5, false);
             System.out.println();
-            System.out.println("| limiter | keys | in flight | decisions/s | p50 ms | p99 ms | p99.9 ms | notes |");
-            System.out.println("| --- | --- | --- | --- | --- | --- | --- | --- |");
+            System.out.println(TABLE_HEADER);
             for (int keys : new int[] {1, 10_000}) {
                 for (int inFlight : new int[] {64, 256}) {
                     if (!only.equals("bucket4j")) {
@@ -89,10 +89,12 @@ public final class RedisLoadHarness {
             throws Exception {
         redis.command("FLUSHALL");
         redis.command("CONFIG", "RESETSTAT");
-        // A budget of a second: this measures decisions made by Redis, not the fallback.
+        // A budget of a second: this measures decisions made by Redis, not the fallback. One script call per
+        // decision, as measured for issue #3; BatchingLoadHarness measures the default, batching.
         try (RedisRateLimiter limiter = RedisRateLimiter.builder()
                 .uri(redis.uri())
                 .timeout(Duration.ofSeconds(1))
+                .batching(false)
                 .build()) {
             Result result = load(
                     key -> limiter.tryAcquireAsync(key, POLICY, 1).thenApply(decision -> {
@@ -104,10 +106,10 @@ public final class RedisLoadHarness {
                     }),
                     keys,
                     inFlight,
-                    seconds);
+                    seconds,
+                    redis);
             if (print) {
-                System.out.println(result.row("Tollgate", keys, inFlight) + " script " + usecPerCall(redis, "evalsha")
-                        + " µs per call in Redis |");
+                System.out.println(result.row("Tollgate, unbatched", keys, inFlight));
             }
         }
     }
@@ -128,17 +130,22 @@ public final class RedisLoadHarness {
                             .tryConsumeAndReturnRemaining(1),
                     keys,
                     inFlight,
-                    seconds);
+                    seconds,
+                    redis);
             if (print) {
-                System.out.println(result.row("Bucket4j Lettuce (CAS)", keys, inFlight) + " |");
+                System.out.println(result.row("Bucket4j Lettuce (CAS)", keys, inFlight));
             }
         } finally {
             client.shutdown();
         }
     }
 
-    /** Keeps {@code inFlight} requests outstanding for a 3 s warm-up and then {@code seconds}. */
-    static Result load(Function<String, CompletionStage<?>> decide, int keys, int inFlight, int seconds)
+    /**
+     * Keeps {@code inFlight} requests outstanding for a 3 s warm-up and then {@code seconds}, and measures
+     * over those seconds the processor time Redis and this JVM spent and Redis's time inside scripts.
+     */
+    static Result load(
+            Function<String, CompletionStage<?>> decide, int keys, int inFlight, int seconds, RedisServer redis)
             throws InterruptedException {
         String[] names = new String[keys];
         for (int i = 0; i < keys; i++) {
@@ -152,11 +159,13 @@ public final class RedisLoadHarness {
         long completedBefore = 0;
         AtomicLong completed = new AtomicLong();
         boolean measuring = false;
+        Usage before = null;
         while (System.nanoTime() < end) {
             if (!measuring && System.nanoTime() >= warmUpEnd) {
                 measuring = true;
                 latencies.getIntervalHistogram(); // drop the warm-up
                 completedBefore = completed.get();
+                before = Usage.of(redis);
             }
             permits.acquire();
             long start = System.nanoTime();
@@ -170,19 +179,48 @@ public final class RedisLoadHarness {
                 permits.release();
             });
         }
-        double perSecond = (completed.get() - completedBefore) / (double) seconds;
+        long decisions = completed.get() - completedBefore;
+        Usage spent = Usage.of(redis).minus(before);
+        double perSecond = decisions / (double) seconds;
         // A limiter that livelocks (compare-and-swap on one hot key) is reported, not waited for forever.
         long unanswered =
                 permits.tryAcquire(inFlight, 30, TimeUnit.SECONDS) ? 0 : inFlight - permits.availablePermits();
         Histogram histogram = latencies.getIntervalHistogram();
-        return new Result(perSecond, histogram, failures.get() + unanswered);
+        return new Result(perSecond, histogram, failures.get() + unanswered, spent.per(decisions));
     }
 
-    record Result(double perSecond, Histogram micros, long failures) {
+    /** Processor time of Redis and of this JVM, and Redis's time inside scripts, in microseconds. */
+    record Usage(double redisCpu, double jvmCpu, double scripts) {
+
+        static Usage of(RedisServer redis) {
+            double redisCpu = 1e6
+                    * (Double.parseDouble(redis.info("used_cpu_user"))
+                            + Double.parseDouble(redis.info("used_cpu_sys")));
+            double jvmCpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                            .getProcessCpuTime()
+                    / 1e3;
+            return new Usage(
+                    redisCpu, jvmCpu, commandStat(redis, "evalsha", "usec") + commandStat(redis, "eval", "usec"));
+        }
+
+        Usage minus(Usage before) {
+            return new Usage(redisCpu - before.redisCpu, jvmCpu - before.jvmCpu, scripts - before.scripts);
+        }
+
+        Usage per(long decisions) {
+            double n = Math.max(1, decisions);
+            return new Usage(redisCpu / n, jvmCpu / n, scripts / n);
+        }
+    }
+
+    /**
+     * @param perDecision processor and script time per decision, in microseconds
+     */
+    record Result(double perSecond, Histogram micros, long failures, Usage perDecision) {
         String row(String limiter, int keys, int inFlight) {
             return String.format(
                     Locale.ROOT,
-                    "| %s | %,d | %d | %,.0f | %.2f | %.2f | %.2f |%s",
+                    "| %s | %,d | %d | %,.0f | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f |%s",
                     limiter,
                     keys,
                     inFlight,
@@ -190,16 +228,24 @@ public final class RedisLoadHarness {
                     micros.getValueAtPercentile(50) / 1000.0,
                     micros.getValueAtPercentile(99) / 1000.0,
                     micros.getValueAtPercentile(99.9) / 1000.0,
+                    perDecision.redisCpu(),
+                    perDecision.scripts(),
+                    perDecision.jvmCpu(),
                     failures > 0 ? " (" + failures + " failed or unanswered)" : "");
         }
     }
+
+    /** The header of {@link Result#row}'s table. */
+    static final String TABLE_HEADER = "| limiter | keys | in flight | decisions/s | p50 ms | p99 ms | p99.9 ms"
+            + " | Redis CPU µs per decision | of which in scripts | JVM CPU µs per decision |\n"
+            + "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |";
 
     /** The script alone, driven by redis-benchmark with 16 commands pipelined per connection. */
     static void ceiling(RedisServer redis) throws IOException, InterruptedException {
         String digest = scriptDigest();
         try (RedisRateLimiter limiter =
-                RedisRateLimiter.builder().uri(redis.uri()).build()) {
-            limiter.tryAcquire("warm", POLICY); // loads the script into Redis's cache
+                RedisRateLimiter.builder().uri(redis.uri()).batching(false).build()) {
+            limiter.tryAcquire("warm", POLICY); // loads token_bucket.lua into Redis's cache
         }
         System.out.println("| redis-benchmark, 50 connections, -P 16 | requests/s |");
         System.out.println("| --- | --- |");
@@ -301,17 +347,18 @@ public final class RedisLoadHarness {
         }
     }
 
-    private static String usecPerCall(RedisServer redis, String command) {
+    /** Returns one statistic of a command from INFO commandstats, such as its calls or usec; 0 if never called. */
+    static double commandStat(RedisServer redis, String command, String statistic) {
         String stats = (String) redis.command("INFO", "commandstats");
         for (String line : stats.split("\r\n")) {
             if (line.startsWith("cmdstat_" + command + ":")) {
-                for (String part : line.split("[:,]")) {
-                    if (part.startsWith("usec_per_call=")) {
-                        return part.substring("usec_per_call=".length());
+                for (String part : line.substring(line.indexOf(':') + 1).split(",")) {
+                    if (part.startsWith(statistic + "=")) {
+                        return Double.parseDouble(part.substring(statistic.length() + 1));
                     }
                 }
             }
         }
-        return "?";
+        return 0;
     }
 }

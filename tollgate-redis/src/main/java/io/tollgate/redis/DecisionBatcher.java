@@ -8,6 +8,7 @@ import io.netty.util.concurrent.FastThreadLocalThread;
 import io.netty.util.internal.ThreadExecutorMap;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -54,18 +55,10 @@ final class DecisionBatcher {
      */
     static final int MAX_IN_FLIGHT = 2;
 
-    /** Numbers whose text is made once: positions of policies, costs and run lengths are mostly small. */
-    private static final int SMALL_NUMBERS = MAX_BATCH;
+    /** The bytes of one run in the script's packed argument: policy (int), cost (long), length (int). */
+    private static final int PACKED_RUN_BYTES = 16;
 
     private static final byte[] REDIS_TIME = new byte[0];
-
-    private static final byte[][] SMALL = new byte[2 * SMALL_NUMBERS + 1][];
-
-    static {
-        for (int i = -SMALL_NUMBERS; i <= SMALL_NUMBERS; i++) {
-            SMALL[i + SMALL_NUMBERS] = Integer.toString(i).getBytes(StandardCharsets.US_ASCII);
-        }
-    }
 
     private record Pending(byte[] bucketKey, Policy policy, long cost, CompletableFuture<ScriptReply> result) {}
 
@@ -285,13 +278,13 @@ final class DecisionBatcher {
             runs.add(null); // counted here, placed below
         }
         byte[][] keys = new byte[runsOfKey.size()][];
-        byte[][] args = new byte[2 + policyLimits.size() + 3 * runs.size()][];
+        byte[][] args = new byte[3 + policyLimits.size()][];
         args[0] = clientClock == null ? REDIS_TIME : ascii(clientClock.getAsLong());
         args[1] = ascii(policyLimits.size());
         for (int q = 0; q < policyLimits.size(); q++) {
             args[2 + q] = policyLimits.get(q);
         }
-        int at = 2 + policyLimits.size();
+        ByteBuffer packed = ByteBuffer.allocate(PACKED_RUN_BYTES * runs.size()); // big-endian
         int key = 0;
         int placed = 0;
         for (Map.Entry<KeyBytes, List<Run>> ofKey : runsOfKey.entrySet()) {
@@ -299,12 +292,13 @@ final class DecisionBatcher {
             boolean sameKey = false;
             for (Run run : ofKey.getValue()) {
                 runs.set(placed++, run);
-                args[at++] = ascii(sameKey ? -run.policy : run.policy);
-                args[at++] = ascii(run.first.cost());
-                args[at++] = ascii(run.members.size());
+                packed.putInt(sameKey ? -run.policy : run.policy);
+                packed.putLong(run.first.cost());
+                packed.putInt(run.members.size());
                 sameKey = true;
             }
         }
+        args[2 + policyLimits.size()] = packed.array();
         return script.run(redis, keys, args);
     }
 
@@ -401,9 +395,6 @@ final class DecisionBatcher {
     }
 
     private static byte[] ascii(long value) {
-        if (value >= -SMALL_NUMBERS && value <= SMALL_NUMBERS) {
-            return SMALL[(int) value + SMALL_NUMBERS]; // shared: Lettuce only reads its arguments
-        }
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
     }
 
