@@ -10,7 +10,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
-import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.redis.RedisRateLimiter;
@@ -47,12 +46,10 @@ import java.util.function.Function;
  */
 public final class BatchingLoadHarness {
 
-    private static final long CAPACITY = 1_000_000_000L;
-    private static final Rate RATE = Rate.perSecond(1);
-    private static final Policy POLICY = Policy.of("bench", Limit.of(CAPACITY, RATE));
-    private static final BucketConfiguration BUCKET4J = BucketConfiguration.builder()
-            .addLimit(limit -> limit.capacity(CAPACITY).refillGreedy(RATE.tokens(), RATE.period()))
-            .build();
+    private static final long CAPACITY = RedisLoadHarness.CAPACITY;
+    private static final Rate RATE = RedisLoadHarness.RATE;
+    private static final Policy POLICY = RedisLoadHarness.POLICY;
+    private static final BucketConfiguration BUCKET4J = RedisLoadHarness.BUCKET4J;
     private static final int[] IN_FLIGHT = {16, 64, 256, 1024};
     private static final int[] KEYS = {1, 10_000};
     private static final int CEILING_BATCH = 128;

@@ -47,10 +47,12 @@ import org.HdrHistogram.Recorder;
  */
 public final class RedisLoadHarness {
 
-    private static final long CAPACITY = 1_000_000_000L;
-    private static final Rate RATE = Rate.perSecond(1);
-    private static final Policy POLICY = Policy.of("bench", Limit.of(CAPACITY, RATE));
-    private static final BucketConfiguration BUCKET4J = BucketConfiguration.builder()
+    /** The limit of every load: it lets every request pass, so that every decision writes. */
+    static final long CAPACITY = 1_000_000_000L;
+
+    static final Rate RATE = Rate.perSecond(1);
+    static final Policy POLICY = Policy.of("bench", Limit.of(CAPACITY, RATE));
+    static final BucketConfiguration BUCKET4J = BucketConfiguration.builder()
             .addLimit(limit -> limit.capacity(CAPACITY).refillGreedy(RATE.tokens(), RATE.period()))
             .build();
 

@@ -129,53 +129,47 @@ final class DecisionBatcher {
         private boolean deferred; // sending is scheduled on an event loop, which will take the queue
 
         void add(Pending pending) {
-            Executor loop;
-            Batch batch = null;
+            Runnable next;
             synchronized (this) {
                 queue.add(pending);
                 if (deferred || inFlight >= MAX_IN_FLIGHT) {
                     return;
                 }
-                loop = currentEventLoop();
-                if (loop != null) {
-                    deferred = true;
-                } else {
-                    inFlight++;
-                    batch = dispatch();
-                }
+                next = claim();
             }
-            proceed(loop, batch);
+            next.run();
         }
 
         private void sent() {
-            Executor loop;
-            Batch batch = null;
+            Runnable next;
             synchronized (this) {
                 inFlight--;
                 if (deferred || queue.isEmpty()) {
                     return;
                 }
-                loop = currentEventLoop();
-                if (loop != null) {
-                    deferred = true;
-                } else {
-                    inFlight++;
-                    batch = dispatch();
-                }
+                next = claim();
             }
-            proceed(loop, batch);
+            next.run();
         }
 
-        private void proceed(Executor loop, Batch batch) {
-            if (loop != null) {
+        /**
+         * Takes on sending what is queued, under the lane's lock; returns what is left to do outside it: on
+         * an event loop, queueing the send as a task of that loop; elsewhere, answering the batch just sent.
+         */
+        private Runnable claim() {
+            Executor loop = currentEventLoop();
+            if (loop == null) {
+                inFlight++;
+                return dispatch()::answerWhenDone;
+            }
+            deferred = true;
+            return () -> {
                 try {
                     loop.execute(this::sendDeferred);
                 } catch (RejectedExecutionException shuttingDown) {
                     sendDeferred(); // the client is closing: the call fails, and every caller hears so
                 }
-            } else if (batch != null) {
-                batch.answerWhenDone();
-            }
+            };
         }
 
         /**

@@ -24,7 +24,9 @@ import net.jqwik.api.lifecycle.BeforeContainer;
 /**
  * A batching limiter against one that is not, and against the in-memory limiter, with one clock: requests
  * are sent in bursts without waiting, so that they travel together in batches, over three keys and two
- * policies at once; every decision of every burst is the same in all three, field for field.
+ * policies at once; every decision of every burst is the same in all three, field for field. And the two
+ * scripts share buckets: instances with and without batching, taking turns on the same keys, decide as
+ * one in-memory limiter.
  */
 class BatchedDifferentialTest {
 
@@ -69,6 +71,31 @@ class BatchedDifferentialTest {
                 burst.add(batched.tryAcquireAsync(key, policy, cost).toCompletableFuture());
             }
             assertBurst(burst, expected);
+        }
+    }
+
+    @Property(tries = 50)
+    void batchingAndUnbatchedInstancesShareTheSameBuckets(
+            @ForAll("policies") Policy first, @ForAll("policies") Policy second, @ForAll("steps") List<Step> steps) {
+        ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
+        InMemoryRateLimiter memory =
+                InMemoryRateLimiter.builder().timeSource(time).build();
+        String run = "run-" + RUNS.incrementAndGet() + "-";
+
+        try (RedisRateLimiter batched = limiter(time, "shared:", true);
+                RedisRateLimiter unbatched = limiter(time, "shared:", false)) {
+            for (int i = 0; i < steps.size(); i++) {
+                Step step = steps.get(i);
+                time.advanceMicros(step.advanceMicros());
+                Policy policy = step.pick(first, second);
+                long cost = step.cost(policy);
+                String key = run + (step.choice() % 3);
+                RedisRateLimiter instance = i % 2 == 0 ? batched : unbatched;
+
+                assertThat(instance.tryAcquire(key, policy, cost))
+                        .as("request %d, %s", i, instance)
+                        .isEqualTo(memory.tryAcquire(key, policy, cost));
+            }
         }
     }
 

@@ -93,8 +93,7 @@ class RedisDocumentationExamplesTest {
 
         // --- redis: batching
         RedisRateLimiter limiter = RedisRateLimiter.builder()
-                .uri(redisUri)
-                .batching(true) // decisions that arrive together go to Redis as one script call
+                .uri(redisUri) // batching is on unless .batching(false)
                 .build();
 
         List<CompletableFuture<Decision>> burst = new ArrayList<>();
