@@ -25,7 +25,7 @@ ARGV[3+Q]       the runs, packed big-endian, 16 bytes each: the policy's positio
          (1-based; negated when the run is for the same key as the run before, else the run is for the next
          key of KEYS), the cost as an 8-byte integer (positive, no larger than the policy's smallest
          capacity) and M as a 4-byte integer. One argument rather than three per run: Redis spends about
-         half a microsecond on each argument it hands a script.
+         0.2 µs on each argument it hands a script (measured: 0.6 µs per key for three).
 
 Reply: one flat array: for each run in order, the debt before the run of each limit of its policy; or -1
        and a message when the run's key holds something else than a Tollgate bucket (a key of another
@@ -36,8 +36,8 @@ each changed one. MGET answers nil for a key of another type as for a missing on
 missing is written with NX: if that finds a key, it is not a string, and its runs fail as if GET had
 failed. The common case, a key with one run under a one-limit policy whose bucket is missing or was
 written under that policy, is decided inline: its bucket is read with a plain find of "|LIMITS|" and
-written by one format, without pattern matching, tables or function calls, which halves the script's
-own time per key. Everything else goes through the general functions below; both compute the same.
+written by one format, without pattern matching, tables or function calls. Everything else goes through
+the general functions below; both compute the same, as the differential tests check.
 ]]
 
 local CLIENT_CLOCK_TTL_MARGIN = 3600000 -- ms
