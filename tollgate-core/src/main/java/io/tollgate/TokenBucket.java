@@ -27,8 +27,12 @@ import java.util.List;
  * exceeds 2<sup>53</sup>, where doubles (Lua's numbers) stop being exact. If the request passes, the debt
  * becomes d'; otherwise it stays d. Nothing here rounds except the conversion of results to
  * microseconds, which rounds up.
+ *
+ * <p>Public only for backends that keep the debts elsewhere and work out decisions from them ({@link
+ * #decide(List, long[], long, long)}), as {@code tollgate-redis} does for a batch of requests; applications
+ * have no need of it. Stateless and thread-safe.
  */
-final class TokenBucket {
+public final class TokenBucket {
 
     /** No value the step computes exceeds this: the largest integer range that doubles represent exactly. */
     static final long MAX_TICKS = 1L << 53;
@@ -91,10 +95,13 @@ final class TokenBucket {
 
     /**
      * Decides a request of {@code cost} against every limit of a policy whose buckets had {@code
-     * debtsBefore}, for a caller willing to wait up to {@code maxWaitMicros}. The request passes if it fits
-     * every limit; the caller has then charged all of them.
+     * debtsBefore} (ticks, in the order of {@code limits}), for a caller willing to wait up to {@code
+     * maxWaitMicros}. The request passes if it fits every limit, and the caller must then charge each limit
+     * {@code cost} times its rate's ticks per token; a refused request charges nothing. The decision reports
+     * the limit with the fewest tokens left if it passes, else the one that keeps it waiting longest. The
+     * arguments are not checked: costs and debts must be those of a valid request and bucket.
      */
-    static Decision decide(List<Limit> limits, long[] debtsBefore, long cost, long maxWaitMicros) {
+    public static Decision decide(List<Limit> limits, long[] debtsBefore, long cost, long maxWaitMicros) {
         boolean allowed = allFit(limits, debtsBefore, cost, maxWaitMicros);
         int reported = 0;
         long reportedWait = -1;

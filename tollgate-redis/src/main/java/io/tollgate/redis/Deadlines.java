@@ -14,7 +14,7 @@ import java.util.concurrent.locks.LockSupport;
  * that order and one thread that sleeps until the deadline of the oldest call still running therefore do
  * what a timer task per call would ({@link CompletableFuture#orTimeout}), for a fraction of the cost: a
  * timer task is inserted into a shared priority queue and removed again, under its lock, for every
- * decision, which took about a sixth of the limiter's processor time under batched load. A call started
+ * decision, which took about a sixth of the JVM's processor time in a batched load test (JFR samples). A call started
  * while another thread was between reading the clock and queueing its own may time out late by that
  * interval.
  *

@@ -6,8 +6,11 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.netty.util.concurrent.FastThreadLocalThread;
 import io.netty.util.internal.ThreadExecutorMap;
+import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
+import io.tollgate.TimeSource;
+import io.tollgate.TokenBucket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -22,7 +25,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -39,7 +41,8 @@ import java.util.function.Supplier;
  *
  * <p>Within a batch, consecutive requests for one key with the same policy and cost form a run, which the
  * script decides in one step: it replies with the bucket's debts before the run, and this class works out
- * how many of the run passed and each request's decision from them, with the script's own arithmetic.
+ * how many of the run passed and each request's decision from them, with {@link TokenBucket}, the
+ * reference arithmetic that the script repeats.
  *
  * <p>Thread-safe.
  */
@@ -57,8 +60,6 @@ final class DecisionBatcher {
 
     /** The bytes of one run in the script's packed argument: policy (int), cost (long), length (int). */
     private static final int PACKED_RUN_BYTES = 16;
-
-    private static final byte[] REDIS_TIME = new byte[0];
 
     private record Pending(byte[] bucketKey, Policy policy, long cost, CompletableFuture<ScriptReply> result) {}
 
@@ -82,19 +83,19 @@ final class DecisionBatcher {
     private final TokenBucketScript script;
     private final Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands;
     private final Function<Policy, byte[]> limitsOf;
-    private final LongSupplier clientClock;
+    private final TimeSource clientClock;
     private final Lane single = new Lane();
     private final Map<Integer, Lane> slots = new ConcurrentHashMap<>();
 
     /**
      * @param limitsOf a policy's limits as the scripts store them, {@code "C,P,N;..."}
-     * @param clientClock the caller's clock in microseconds, or null for Redis's own time
+     * @param clientClock the caller's clock, or null for Redis's own time
      */
     DecisionBatcher(
             TokenBucketScript script,
             Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands,
             Function<Policy, byte[]> limitsOf,
-            LongSupplier clientClock) {
+            TimeSource clientClock) {
         this.script = script;
         this.commands = commands;
         this.limitsOf = limitsOf;
@@ -273,8 +274,8 @@ final class DecisionBatcher {
         }
         byte[][] keys = new byte[runsOfKey.size()][];
         byte[][] args = new byte[3 + policyLimits.size()][];
-        args[0] = clientClock == null ? REDIS_TIME : ascii(clientClock.getAsLong());
-        args[1] = ascii(policyLimits.size());
+        args[0] = TokenBucketScript.nowArgument(clientClock);
+        args[1] = TokenBucketScript.ascii(policyLimits.size());
         for (int q = 0; q < policyLimits.size(); q++) {
             args[2 + q] = policyLimits.get(q);
         }
@@ -298,9 +299,9 @@ final class DecisionBatcher {
 
     /**
      * Completes each request of a run from the debts before it, the script's reply from {@code at} on, and
-     * returns where the next run's reply starts. The first K pass, each charged after the one before; the
-     * rest are refused by the bucket as the K left it. K and the formulas are those of the scripts, for a
-     * request that does not wait.
+     * returns where the next run's reply starts. Each request is decided by {@link TokenBucket#decide} on
+     * the debts the ones before it left: those that pass charge the bucket, and the first refusal ends the
+     * run (the bucket stays as it is, so the rest are refused alike). The script charged the same.
      */
     private static int answer(Run run, List<Object> replies, int at) {
         if (replies.get(at) instanceof Long flag && flag == -1) {
@@ -315,81 +316,28 @@ final class DecisionBatcher {
             return at + 2;
         }
         List<Limit> limits = run.first.policy().limits();
-        int count = limits.size();
         long cost = run.first.cost();
-        int members = run.members.size();
-        long[] debt = new long[count];
-        long allowed = members;
-        for (int i = 0; i < count; i++) {
-            Limit limit = limits.get(i);
-            long ticksPerToken = limit.refill().ticksPerToken();
-            debt[i] = (Long) replies.get(at + i);
-            long room = limit.capacity() * ticksPerToken - debt[i];
-            long step = cost * ticksPerToken;
-            allowed = Math.min(allowed, room < step ? 0 : room / step);
+        long[] debts = new long[limits.size()];
+        for (int i = 0; i < debts.length; i++) {
+            debts[i] = (Long) replies.get(at + i);
         }
-        for (int j = 0; j < allowed; j++) {
-            int reported = 0;
-            long reportedRemaining = Long.MAX_VALUE;
-            long reportedCharged = 0;
-            for (int i = 0; i < count; i++) {
-                long charged = debt[i] + (j + 1) * cost * limits.get(i).refill().ticksPerToken();
-                long remaining = remaining(charged, limits.get(i));
-                if (remaining < reportedRemaining) {
-                    reported = i;
-                    reportedRemaining = remaining;
-                    reportedCharged = charged;
+        ScriptReply refused = null;
+        for (Pending member : run.members) {
+            if (refused == null) {
+                Decision decision = TokenBucket.decide(limits, debts, cost, 0);
+                ScriptReply reply = ScriptReply.of(decision);
+                if (!decision.allowed()) {
+                    refused = reply;
                 }
-            }
-            long reset = ceilDiv(reportedCharged, limits.get(reported).refill().ticksPerMicrosecond());
-            run.members.get(j).result().complete(new ScriptReply(true, reported, reportedRemaining, 0, reset, 0));
-        }
-        if (allowed < members) {
-            int reported = 0;
-            long reportedWait = -1;
-            long reportedDebt = 0;
-            for (int i = 0; i < count; i++) {
-                Limit limit = limits.get(i);
-                long ticksPerToken = limit.refill().ticksPerToken();
-                long left = debt[i] + allowed * cost * ticksPerToken;
-                long charged = left + cost * ticksPerToken;
-                long fill = limit.capacity() * ticksPerToken;
-                long wait =
-                        charged > fill ? ceilDiv(charged - fill, limit.refill().ticksPerMicrosecond()) : 0;
-                if (wait > reportedWait) {
-                    reported = i;
-                    reportedWait = wait;
-                    reportedDebt = left;
+                for (int i = 0; decision.allowed() && i < debts.length; i++) {
+                    debts[i] += cost * limits.get(i).refill().ticksPerToken();
                 }
-            }
-            Limit limit = limits.get(reported);
-            ScriptReply refused = new ScriptReply(
-                    false,
-                    reported,
-                    remaining(reportedDebt, limit),
-                    reportedWait,
-                    ceilDiv(reportedDebt, limit.refill().ticksPerMicrosecond()),
-                    0);
-            for (int j = (int) allowed; j < members; j++) {
-                run.members.get(j).result().complete(refused);
+                member.result().complete(reply);
+            } else {
+                member.result().complete(refused);
             }
         }
-        return at + count;
-    }
-
-    /** Whole tokens left in a limit with {@code debt} ticks to refill. */
-    private static long remaining(long debt, Limit limit) {
-        long ticksPerToken = limit.refill().ticksPerToken();
-        long fill = limit.capacity() * ticksPerToken;
-        return debt >= fill ? 0 : (fill - debt) / ticksPerToken;
-    }
-
-    private static long ceilDiv(long a, long b) {
-        return -Math.floorDiv(-a, b);
-    }
-
-    private static byte[] ascii(long value) {
-        return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+        return at + debts.length;
     }
 
     /** A key's bytes with value equality, to find a key's position in the batch. */

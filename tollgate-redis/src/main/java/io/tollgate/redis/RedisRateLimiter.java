@@ -79,8 +79,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     /** How long a degraded refusal ({@link FailurePolicy#DENY}) tells the client to wait. */
     static final long DEGRADED_RETRY_MICROS = 1_000_000;
 
-    private static final byte[] REDIS_TIME = new byte[0];
-
     /**
      * Lettuce's own command timeout, for clients the limiter creates: not the time budget (the limiter
      * enforces that itself), but a bound on how long a command that nobody waits for any more stays queued
@@ -130,7 +128,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                         new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE),
                         connector::commands,
                         policy -> policyArguments(policy)[0],
-                        builder.clientClock == null ? null : builder.clientClock::nowMicros)
+                        builder.clientClock)
                 : null;
         this.local = InMemoryRateLimiter.builder().timeSource(timeSource).build();
         this.metrics = builder.metrics;
@@ -190,9 +188,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                             : decide(key, policy, cost, startMicros));
         }
         CompletableFuture<Decision> decision = call(key, policy, cost, 0, now).thenApply(answer -> {
-            Decision decided = answer.reply != null
-                    ? answer.reply.decision(policy)
-                    : fallback(key, policy, cost, answer.degradation);
+            Decision decided = answer.reply != null ? answer.decision : fallback(key, policy, cost, answer.degradation);
             metrics.decided(policy, decided);
             return decided;
         });
@@ -247,7 +243,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 }
             };
         }
-        metrics.decided(policy, answer.reply.decision(policy));
+        metrics.decided(policy, answer.decision);
         if (!answer.reply.allowed()) {
             return false;
         }
@@ -327,8 +323,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 node -> new CircuitBreaker(breakerThreshold, breakerFirstPauseMicros, breakerLongestPauseMicros));
     }
 
-    /** What Redis answered, or why it could not. */
-    private record Answer(ScriptReply reply, Degradation degradation) {}
+    /** What Redis answered and the decision it makes, or why it could not answer. */
+    private record Answer(ScriptReply reply, Decision decision, Degradation degradation) {}
 
     /**
      * Runs the script within the time budget, unless the circuit breaker is open. The stage always completes
@@ -340,6 +336,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         if (!breaker.tryCall(now)) {
             metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
             return CompletableFuture.completedFuture(new Answer(
+                    null,
                     null,
                     degradation(
                             policy, Degradation.Cause.CIRCUIT_OPEN, "Redis failed repeatedly; not called for now")));
@@ -367,10 +364,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             }
             breaker.onSuccess();
             metrics.answered(Math.max(0, timeSource.nowMicros() - now));
+            Decision decision = scriptReply.decision(policy);
             if (denyCache != null) {
-                denyCache.update(policy, key, cost, now, scriptReply.decision(policy));
+                denyCache.update(policy, key, cost, now, decision);
             }
-            return new Answer(scriptReply, null);
+            return new Answer(scriptReply, decision, null);
         });
     }
 
@@ -378,9 +376,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private byte[][] arguments(Policy policy, long cost, long maxWaitMicros) {
         byte[][] fixed = policyArguments(policy);
         byte[][] args = new byte[fixed.length + 3][];
-        args[0] = clientClock == null ? REDIS_TIME : ascii(clientClock.nowMicros());
-        args[1] = ascii(cost);
-        args[2] = ascii(maxWaitMicros);
+        args[0] = TokenBucketScript.nowArgument(clientClock);
+        args[1] = TokenBucketScript.ascii(cost);
+        args[2] = TokenBucketScript.ascii(maxWaitMicros);
         System.arraycopy(fixed, 0, args, 3, fixed.length);
         return args;
     }
@@ -392,7 +390,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             breaker.onSuccess(); // Redis answered; only this key's value is wrong
         }
         metrics.failed(failure.cause());
-        return new Answer(null, degradation(policy, failure.cause(), failure.detail()));
+        return new Answer(null, null, degradation(policy, failure.cause(), failure.detail()));
     }
 
     private Degradation degradation(Policy policy, Degradation.Cause cause, String detail) {
@@ -457,7 +455,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             };
             described.add(cpn[0] + "," + cpn[1] + "," + cpn[2]);
             for (int j = 0; j < 3; j++) {
-                args[1 + 3 * i + j] = ascii(cpn[j]);
+                args[1 + 3 * i + j] = TokenBucketScript.ascii(cpn[j]);
             }
         }
         args[0] = String.join(";", described).getBytes(StandardCharsets.US_ASCII);
@@ -466,10 +464,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         }
         policyArguments.put(policy, args);
         return args;
-    }
-
-    private static byte[] ascii(long value) {
-        return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
     }
 
     private static long micros(Duration duration) {

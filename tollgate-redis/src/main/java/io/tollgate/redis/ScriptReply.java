@@ -26,6 +26,17 @@ record ScriptReply(boolean allowed, int index, long remaining, long retryMicros,
                 (Long) reply.get(5));
     }
 
+    /** The reply that decides as {@code decision} does, for a request that did not wait. */
+    static ScriptReply of(Decision decision) {
+        return new ScriptReply(
+                decision.allowed(),
+                decision.limitIndex(),
+                decision.remaining(),
+                decision.retryAfterMicros(),
+                decision.resetAfterMicros(),
+                0);
+    }
+
     Decision decision(Policy policy) {
         return new Decision(allowed, policy.limits().get(index), index, remaining, retryMicros, resetMicros);
     }

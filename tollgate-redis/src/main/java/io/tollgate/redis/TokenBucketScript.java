@@ -3,6 +3,7 @@ package io.tollgate.redis;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.tollgate.TimeSource;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -24,6 +25,8 @@ final class TokenBucketScript {
 
     static final String RESOURCE = "token_bucket.lua";
     static final String BATCH_RESOURCE = "token_bucket_batch.lua";
+
+    private static final byte[] REDIS_TIME = new byte[0];
 
     private final byte[] source;
     private final String digest;
@@ -76,5 +79,15 @@ final class TokenBucketScript {
 
     static Throwable unwrap(Throwable failure) {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
+
+    /** Both scripts' first argument: the caller's time in microseconds, or empty for Redis's own TIME. */
+    static byte[] nowArgument(TimeSource clientClock) {
+        return clientClock == null ? REDIS_TIME : ascii(clientClock.nowMicros());
+    }
+
+    /** A number as the scripts read their arguments. */
+    static byte[] ascii(long value) {
+        return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
     }
 }

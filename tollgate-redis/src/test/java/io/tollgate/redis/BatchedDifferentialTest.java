@@ -14,10 +14,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 
@@ -46,7 +49,7 @@ class BatchedDifferentialTest {
 
     @Property(tries = 150)
     void batchedUnbatchedAndInMemoryGiveIdenticalDecisions(
-            @ForAll("policies") Policy first, @ForAll("policies") Policy second, @ForAll("steps") List<Step> steps) {
+            @ForAll("policies") Policy first, @ForAll("policies") Policy second, @ForAll("bursts") List<Step> steps) {
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
         InMemoryRateLimiter memory =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -54,23 +57,22 @@ class BatchedDifferentialTest {
 
         try (RedisRateLimiter batched = limiter(time, "batched:", true);
                 RedisRateLimiter unbatched = limiter(time, "unbatched:", false)) {
-            List<CompletableFuture<Decision>> burst = new ArrayList<>();
-            List<Decision> expected = new ArrayList<>();
+            List<Request> burst = new ArrayList<>();
             for (int i = 0; i < steps.size(); i++) {
                 Step step = steps.get(i);
                 if (step.advanceMicros() > 0) {
-                    assertBurst(burst, expected);
+                    assertBurst(batched, burst);
                     time.advanceMicros(step.advanceMicros()); // only between bursts: a batch reads the clock once
                 }
                 Policy policy = step.pick(first, second);
                 long cost = step.cost(policy);
                 String key = run + (step.choice() % 3);
                 Decision alone = unbatched.tryAcquire(key, policy, cost);
-                expected.add(memory.tryAcquire(key, policy, cost));
-                assertThat(alone).isEqualTo(expected.get(expected.size() - 1));
-                burst.add(batched.tryAcquireAsync(key, policy, cost).toCompletableFuture());
+                Decision expected = memory.tryAcquire(key, policy, cost);
+                assertThat(alone).isEqualTo(expected);
+                burst.add(new Request(key, policy, cost, expected));
             }
-            assertBurst(burst, expected);
+            assertBurst(batched, burst);
         }
     }
 
@@ -99,12 +101,24 @@ class BatchedDifferentialTest {
         }
     }
 
-    private static void assertBurst(List<CompletableFuture<Decision>> burst, List<Decision> expected) {
+    private record Request(String key, Policy policy, long cost, Decision expected) {}
+
+    /**
+     * Sends a burst's requests back to back, so that all but the first ones pile up behind them and travel
+     * together (runs of one key included), then checks every decision.
+     */
+    private static void assertBurst(RedisRateLimiter batched, List<Request> burst) {
+        List<CompletableFuture<Decision>> sent = new ArrayList<>();
+        for (Request request : burst) {
+            sent.add(batched.tryAcquireAsync(request.key(), request.policy(), request.cost())
+                    .toCompletableFuture());
+        }
         for (int i = 0; i < burst.size(); i++) {
-            assertThat(burst.get(i).join()).as("request %d of the burst", i).isEqualTo(expected.get(i));
+            assertThat(sent.get(i).join())
+                    .as("request %d of the burst", i)
+                    .isEqualTo(burst.get(i).expected());
         }
         burst.clear();
-        expected.clear();
     }
 
     @Provide
@@ -115,6 +129,24 @@ class BatchedDifferentialTest {
     @Provide
     Arbitrary<List<Step>> steps() {
         return BucketGenerators.steps();
+    }
+
+    /**
+     * Steps mostly without a pause, so that bursts are long enough to batch (the first two requests of a
+     * burst go at once, the rest pile up behind them) and hold runs of one key, policy and cost.
+     */
+    @Provide
+    Arbitrary<List<Step>> bursts() {
+        Arbitrary<Long> advance = Arbitraries.frequencyOf(
+                Tuple.of(12, Arbitraries.just(0L)),
+                Tuple.of(1, Arbitraries.longs().between(1, 1_000_000)),
+                Tuple.of(1, Arbitraries.longs().between(1_000_000, 100_000_000_000L)));
+        Arbitrary<Integer> pick = Arbitraries.integers().between(0, 999);
+        return Combinators.combine(advance, pick, pick)
+                .as(Step::new)
+                .list()
+                .ofMinSize(1)
+                .ofMaxSize(100);
     }
 
     private static RedisRateLimiter limiter(ManualTimeSource time, String prefix, boolean batching) {
