@@ -61,4 +61,20 @@ public interface RateLimiter {
      * @throws NullPointerException if an argument is null
      */
     boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException;
+
+    /**
+     * Prepares this limiter for traffic, so that the first real requests do not pay for loading classes and
+     * compiling code (and, for a store, for connecting): runs a few thousand decisions, synchronous and
+     * asynchronous, allowed and refused, of policies of its own ({@code tollgate.warm-up} and {@code
+     * tollgate.warm-up-refused}) on keys that no client uses, whose buckets are full again within
+     * milliseconds. A server calls it before it says it is ready.
+     *
+     * @param maxTime the longest this may take
+     * @return true once warm; false if {@code maxTime} ran out first (the limiter works all the same)
+     * @throws IllegalArgumentException if maxTime is negative
+     * @throws NullPointerException if maxTime is null
+     */
+    default boolean warmUp(Duration maxTime) {
+        return WarmUpDecisions.run(this, maxTime);
+    }
 }

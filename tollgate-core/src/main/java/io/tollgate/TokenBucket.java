@@ -29,13 +29,13 @@ import java.util.List;
  * microseconds, which rounds up.
  *
  * <p>Public only for backends that keep the debts elsewhere and work out decisions from them ({@link
- * #decide(List, long[], long, long)}), as {@code tollgate-redis} does for a batch of requests; applications
- * have no need of it. Stateless and thread-safe.
+ * #decide(List, long[], long, long)}), as {@code tollgate-redis} does with the debts its scripts report, and
+ * keep a copy of those debts; applications have no need of it. Stateless and thread-safe.
  */
 public final class TokenBucket {
 
     /** No value the step computes exceeds this: the largest integer range that doubles represent exactly. */
-    static final long MAX_TICKS = 1L << 53;
+    public static final long MAX_TICKS = 1L << 53;
 
     private TokenBucket() {}
 
@@ -44,7 +44,7 @@ public final class TokenBucket {
      * per microsecond, to zero and no further. Compares in microseconds first, so that no product
      * overflows however long ago that moment was.
      */
-    static long debtAfter(long debt, long elapsedMicros, Limit limit) {
+    public static long debtAfter(long debt, long elapsedMicros, Limit limit) {
         long ticksPerMicro = limit.refill().ticksPerMicrosecond();
         return elapsedMicros >= ceilDiv(debt, ticksPerMicro) ? 0 : debt - elapsedMicros * ticksPerMicro;
     }
@@ -73,13 +73,13 @@ public final class TokenBucket {
     }
 
     /** Returns the whole tokens in a bucket whose debt is {@code debt}. */
-    static long remaining(long debt, Limit limit) {
+    public static long remaining(long debt, Limit limit) {
         long fill = limit.fillTicks();
         return debt >= fill ? 0 : (fill - debt) / limit.refill().ticksPerToken();
     }
 
     /** Returns the microseconds until a bucket whose debt is {@code debt} is full, rounded up. */
-    static long untilFullMicros(long debt, Limit limit) {
+    public static long untilFullMicros(long debt, Limit limit) {
         return ceilDiv(debt, limit.refill().ticksPerMicrosecond());
     }
 
@@ -129,7 +129,7 @@ public final class TokenBucket {
     }
 
     /** Returns whether a request of {@code cost} fits every limit within {@code maxWaitMicros}. */
-    static boolean allFit(List<Limit> limits, long[] debts, long cost, long maxWaitMicros) {
+    public static boolean allFit(List<Limit> limits, long[] debts, long cost, long maxWaitMicros) {
         for (int i = 0; i < limits.size(); i++) {
             if (!fits(charge(debts[i], cost, limits.get(i)), limits.get(i), maxWaitMicros)) {
                 return false;
@@ -139,12 +139,25 @@ public final class TokenBucket {
     }
 
     /** Returns the longest wait, in µs, that charging {@code cost} to every limit implies. */
-    static long waitMicros(List<Limit> limits, long[] debts, long cost) {
+    public static long waitMicros(List<Limit> limits, long[] debts, long cost) {
         long wait = 0;
         for (int i = 0; i < limits.size(); i++) {
             wait = Math.max(wait, waitMicros(charge(debts[i], cost, limits.get(i)), limits.get(i)));
         }
         return wait;
+    }
+
+    /**
+     * Returns the debts of every limit once {@code cost} is charged to buckets whose debts are {@code debts},
+     * as a new array. A negative cost gives tokens back (a refund): the debt falls by as much, and no lower
+     * than zero, a full bucket.
+     */
+    public static long[] charged(List<Limit> limits, long[] debts, long cost) {
+        long[] after = new long[debts.length];
+        for (int i = 0; i < after.length; i++) {
+            after[i] = Math.max(0, charge(debts[i], cost, limits.get(i)));
+        }
+        return after;
     }
 
     /**

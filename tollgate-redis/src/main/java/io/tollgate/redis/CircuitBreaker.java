@@ -66,6 +66,23 @@ final class CircuitBreaker {
         }
     }
 
+    /**
+     * Records an answer that came after its call's budget ran out: Redis is alive again, if slow, so an open
+     * breaker lets the next call through as a probe at once instead of waiting out its pause.
+     */
+    void onLateAnswer() {
+        for (; ; ) {
+            Snapshot current = snapshot.get();
+            if (current.state != State.OPEN || current.openUntilMicros == Long.MIN_VALUE) {
+                return;
+            }
+            Snapshot due = new Snapshot(State.OPEN, current.failures, current.pauseMicros, Long.MIN_VALUE);
+            if (snapshot.compareAndSet(current, due)) {
+                return;
+            }
+        }
+    }
+
     /** Records a call that failed for a reason on Redis's side. */
     void onFailure(long nowMicros) {
         for (; ; ) {

@@ -6,7 +6,6 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.netty.util.concurrent.FastThreadLocalThread;
 import io.netty.util.internal.ThreadExecutorMap;
-import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
@@ -41,8 +40,8 @@ import java.util.function.Supplier;
  *
  * <p>Within a batch, consecutive requests for one key with the same policy and cost form a run, which the
  * script decides in one step: it replies with the bucket's debts before the run, and this class works out
- * how many of the run passed and each request's decision from them, with {@link TokenBucket}, the
- * reference arithmetic that the script repeats.
+ * the debts before each request of the run from them, with {@link TokenBucket}, the reference arithmetic
+ * that the script repeats: each request's reply is what {@code token_bucket.lua} would have answered it.
  *
  * <p>Thread-safe.
  */
@@ -100,6 +99,11 @@ final class DecisionBatcher {
         this.commands = commands;
         this.limitsOf = limitsOf;
         this.clientClock = clientClock;
+    }
+
+    /** Returns the batch script. */
+    TokenBucketScript script() {
+        return script;
     }
 
     /** Returns the SHA-1 digest under which Redis caches the batch script. */
@@ -228,11 +232,11 @@ final class DecisionBatcher {
             call.whenComplete((replies, failure) -> {
                 lane.sent(); // the next batch goes before this one's callers run
                 Throwable problem = failure;
-                int at = 0;
+                int at = 1;
                 for (Run run : runs) {
                     if (problem == null) {
                         try {
-                            at = answer(run, replies, at);
+                            at = answer(run, (Long) replies.get(0), replies, at);
                             continue;
                         } catch (RuntimeException malformed) {
                             problem = malformed; // every caller is answered, whatever came back
@@ -298,12 +302,12 @@ final class DecisionBatcher {
     }
 
     /**
-     * Completes each request of a run from the debts before it, the script's reply from {@code at} on, and
-     * returns where the next run's reply starts. Each request is decided by {@link TokenBucket#decide} on
-     * the debts the ones before it left: those that pass charge the bucket, and the first refusal ends the
-     * run (the bucket stays as it is, so the rest are refused alike). The script charged the same.
+     * Completes each request of a run with the debts just before it, from the script's reply for the run
+     * from {@code at} on, and returns where the next run's reply starts. Requests that fit pass and charge
+     * the bucket, and the first that does not ends the run: the bucket stays as it is, so the rest see the
+     * same debts and are refused alike. The script charged the same.
      */
-    private static int answer(Run run, List<Object> replies, int at) {
+    private static int answer(Run run, long nowMicros, List<Object> replies, int at) {
         if (replies.get(at) instanceof Long flag && flag == -1) {
             Object message = replies.get(at + 1);
             RedisCommandExecutionException keyError = new RedisCommandExecutionException(
@@ -323,21 +327,19 @@ final class DecisionBatcher {
         }
         ScriptReply refused = null;
         for (Pending member : run.members) {
-            if (refused == null) {
-                Decision decision = TokenBucket.decide(limits, debts, cost, 0);
-                ScriptReply reply = ScriptReply.of(decision);
-                if (!decision.allowed()) {
-                    refused = reply;
-                }
-                for (int i = 0; decision.allowed() && i < debts.length; i++) {
-                    debts[i] += cost * limits.get(i).refill().ticksPerToken();
-                }
-                member.result().complete(reply);
-            } else {
+            if (refused != null) {
                 member.result().complete(refused);
+                continue;
             }
+            ScriptReply reply = new ScriptReply(nowMicros, debts);
+            if (TokenBucket.allFit(limits, debts, cost, 0)) {
+                debts = TokenBucket.charged(limits, debts, cost);
+            } else {
+                refused = reply;
+            }
+            member.result().complete(reply);
         }
-        return at + debts.length;
+        return at + limits.size();
     }
 
     /** A key's bytes with value equality, to find a key's position in the batch. */

@@ -97,6 +97,22 @@ final class DenyCache {
         }
     }
 
+    /**
+     * Ends any remembered refusal of the key as of {@code sentMicros}: tokens were given back to its bucket
+     * then, so the refusal may end sooner than Redis said.
+     */
+    void refunded(Policy policy, String key, long sentMicros) {
+        denials.asMap()
+                .computeIfPresent(
+                        new Key(policy.name(), key),
+                        (k, denial) -> new Denial(
+                                denial.policy,
+                                denial.cost,
+                                Math.min(denial.untilMicros, sentMicros),
+                                denial.sentMicros,
+                                denial.decision));
+    }
+
     /** Ends a probe that {@link #lookup} started, whatever its outcome, and wakes the requests waiting on it. */
     void probed(Policy policy, String key, CompletableFuture<Void> probe) {
         probes.remove(new Key(policy.name(), key), probe);

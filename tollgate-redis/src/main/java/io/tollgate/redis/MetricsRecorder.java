@@ -3,7 +3,6 @@ package io.tollgate.redis;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
-import java.util.function.Supplier;
 
 /**
  * Where the limiter reports what it does. The default records nothing; {@link MicrometerMetrics} records to
@@ -13,18 +12,30 @@ interface MetricsRecorder {
 
     MetricsRecorder NONE = new MetricsRecorder() {};
 
-    /** Called once with the limiter's circuit breaker, whose state a recorder may watch. */
-    default void watch(Supplier<CircuitBreaker.State> breakerState) {}
+    /** Called once for each circuit breaker, with the Redis node it guards; a recorder may watch its state. */
+    default void breaker(String node, CircuitBreaker breaker) {}
 
     /** Called for every decision the limiter returns, wherever it came from. */
     default void decided(Policy policy, Decision decision) {}
 
-    /** Called when Redis answered a call, with how long it took. */
+    /** Called when Redis answered a call, in time or late, with how long it took. */
     default void answered(long micros) {}
 
     /** Called when a call to Redis failed or was not made, with why. */
     default void failed(Degradation.Cause cause) {}
 
     /** Called when the deny cache refused a request without asking Redis. */
-    default void deniedFromCache(Policy policy) {}
+    default void refusedFromCache(Policy policy) {}
+
+    /**
+     * Called when the failure policy admitted a request whose budget ran out, and Redis, answering late,
+     * refused it: the request was over the limit, and is charged to Redis afterwards.
+     */
+    default void overLimit(Policy policy) {}
+
+    /**
+     * Called when the failure policy refused a request whose budget ran out, and Redis, answering late,
+     * allowed and charged it: its tokens are given back.
+     */
+    default void refunded(Policy policy) {}
 }

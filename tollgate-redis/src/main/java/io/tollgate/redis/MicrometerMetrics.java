@@ -7,23 +7,35 @@ import io.micrometer.core.instrument.Timer;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.stream.DoubleStream;
 
 /**
- * Records a {@link RedisRateLimiter}'s work to a Micrometer {@link MeterRegistry}:
+ * Records a {@link RedisRateLimiter}'s work to a Micrometer {@link MeterRegistry}. Every outcome is named
+ * {@code allowed} or {@code refused}, as in Tollgate's other metrics, and every meter can be summed across
+ * instances:
  *
  * <ul>
  *   <li>{@code tollgate.decisions} (counter), tags {@code policy}, {@code outcome} = {@code allowed} or
- *       {@code denied}, and {@code source} = {@code redis}, {@code deny_cache} or {@code fallback} (a
+ *       {@code refused}, and {@code source} = {@code redis}, {@code deny_cache} or {@code fallback} (a
  *       degraded decision made by the failure policy);
- *   <li>{@code tollgate.redis.latency} (timer, with p50, p90, p99 and p99.9), the time Redis took to answer;
+ *   <li>{@code tollgate.redis.latency} (timer, as a histogram with buckets from 0.1 ms to 1 s), the time
+ *       Redis took to answer, late answers included;
  *   <li>{@code tollgate.redis.failures} (counter), tag {@code cause} = {@code timeout}, {@code
  *       unreachable}, {@code error_reply} or {@code circuit_open};
- *   <li>{@code tollgate.circuit.state} (gauge): 0 closed, 1 half-open, 2 open;
- *   <li>{@code tollgate.deny_cache.hits} (counter), tag {@code policy}.
+ *   <li>{@code tollgate.circuit.state} (gauge), tags {@code node} (the Redis node, {@code host:port}) and
+ *       {@code state} = {@code closed}, {@code half_open} or {@code open}: 1 for the breaker's state, 0 for
+ *       the others, one series per state as Resilience4j publishes them;
+ *   <li>{@code tollgate.deny_cache.hits} (counter), tag {@code policy}: requests the deny cache refused;
+ *   <li>{@code tollgate.fallback.over_limit} (counter), tag {@code policy}: requests that the failure policy
+ *       admitted while Redis was late, and that its late answer showed to be over the limit (each is then
+ *       charged to Redis): what a slow Redis cost in accuracy;
+ *   <li>{@code tollgate.fallback.refunded} (counter), tag {@code policy}: requests that the failure policy
+ *       refused while Redis was late, and that its late answer allowed and charged (their tokens are given
+ *       back).
  * </ul>
  *
  * <p>Micrometer is an optional dependency of tollgate-redis: applications that use this class add {@code
@@ -31,14 +43,20 @@ import java.util.function.Supplier;
  */
 public final class MicrometerMetrics implements MetricsRecorder {
 
+    /** The latency histogram's buckets, in milliseconds. */
+    private static final Duration[] LATENCY_BUCKETS = DoubleStream.of(
+                    0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 1_000)
+            .mapToObj(millis -> Duration.ofNanos((long) (millis * 1_000_000)))
+            .toArray(Duration[]::new);
+
     private final MeterRegistry registry;
     private final Timer latency;
 
     private MicrometerMetrics(MeterRegistry registry) {
         this.registry = registry;
         this.latency = Timer.builder("tollgate.redis.latency")
-                .description("Time Redis took to answer a decision")
-                .publishPercentiles(0.5, 0.9, 0.99, 0.999)
+                .description("Time Redis took to answer a decision, late answers included")
+                .serviceLevelObjectives(LATENCY_BUCKETS)
                 .register(registry);
     }
 
@@ -48,13 +66,16 @@ public final class MicrometerMetrics implements MetricsRecorder {
     }
 
     @Override
-    public void watch(Supplier<CircuitBreaker.State> breakerState) {
-        Gauge.builder(
-                        "tollgate.circuit.state",
-                        breakerState,
-                        state -> state.get().ordinal())
-                .description("Circuit breaker in front of Redis: 0 closed, 1 half-open, 2 open")
-                .register(registry);
+    public void breaker(String node, CircuitBreaker breaker) {
+        for (CircuitBreaker.State state : CircuitBreaker.State.values()) {
+            // Strongly referenced: a gauge holds its object weakly, and the breaker's only other holder is
+            // the limiter, which a registry must not outlive unnoticed (the gauge would read NaN).
+            Gauge.builder("tollgate.circuit.state", breaker, watched -> watched.state() == state ? 1 : 0)
+                    .description("Circuit breaker in front of a Redis node: 1 for its state, 0 for the others")
+                    .tags("node", node, "state", state.name().toLowerCase(Locale.ROOT))
+                    .strongReference(true)
+                    .register(registry);
+        }
     }
 
     @Override
@@ -64,7 +85,7 @@ public final class MicrometerMetrics implements MetricsRecorder {
                         "policy",
                         policy.name(),
                         "outcome",
-                        decision.allowed() ? "allowed" : "denied",
+                        decision.allowed() ? "allowed" : "refused",
                         "source",
                         decision.degraded() ? "fallback" : "redis")
                 .increment();
@@ -82,10 +103,28 @@ public final class MicrometerMetrics implements MetricsRecorder {
     }
 
     @Override
-    public void deniedFromCache(Policy policy) {
+    public void refusedFromCache(Policy policy) {
         registry.counter("tollgate.deny_cache.hits", "policy", policy.name()).increment();
         Counter.builder("tollgate.decisions")
-                .tags("policy", policy.name(), "outcome", "denied", "source", "deny_cache")
+                .tags("policy", policy.name(), "outcome", "refused", "source", "deny_cache")
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void overLimit(Policy policy) {
+        Counter.builder("tollgate.fallback.over_limit")
+                .description("Requests the failure policy admitted while Redis was late, over the limit by its answer")
+                .tag("policy", policy.name())
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void refunded(Policy policy) {
+        Counter.builder("tollgate.fallback.refunded")
+                .description("Requests the failure policy refused while Redis was late, allowed by its answer")
+                .tag("policy", policy.name())
                 .register(registry)
                 .increment();
     }

@@ -1,11 +1,23 @@
 package io.tollgate.redis;
 
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
@@ -18,9 +30,10 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * Holds the limiter's one connection. A connection that the limiter opens itself is attempted at once,
- * and if Redis is not there yet, again every second in the background, so that an application starts, and
- * decides by its failure policy, while Redis is down. Once connected, Lettuce reconnects by itself.
+ * Holds the limiter's one connection, and builds the Lettuce clients the limiter owns. A connection that
+ * the limiter opens itself is attempted at once, and if Redis is not there yet, again every second in the
+ * background, so that an application starts, and decides by its failure policy, while Redis is down. Once
+ * connected, Lettuce reconnects by itself.
  *
  * <p>Thread-safe.
  */
@@ -29,6 +42,13 @@ final class RedisConnector implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RedisRateLimiter.class.getName());
     private static final Duration FIRST_ATTEMPT = Duration.ofSeconds(2);
     private static final Duration RETRY_EVERY = Duration.ofSeconds(1);
+
+    /**
+     * Lettuce's own command timeout, for clients the limiter creates: not the time budget (the limiter
+     * enforces that itself), but a bound on how long a command that nobody waits for any more stays queued
+     * on a hung connection. Shorter would also cut off Lettuce's handshake and topology commands.
+     */
+    private static final TimeoutOptions STALE_COMMANDS = TimeoutOptions.enabled(Duration.ofSeconds(5));
 
     private final String target;
     private final Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> open;
@@ -91,22 +111,130 @@ final class RedisConnector implements AutoCloseable {
         return connector;
     }
 
+    /** Opens a connection on an application's client; closes only that connection. */
+    static RedisConnector onClient(RedisClient client) {
+        return connecting(
+                "an application's client",
+                () -> CompletableFuture.supplyAsync(() -> client.connect(ByteArrayCodec.INSTANCE)),
+                StatefulRedisConnection::async,
+                List.of());
+    }
+
+    /** Opens a connection on an application's cluster client; closes only that connection. */
+    static RedisConnector onClusterClient(RedisClusterClient client) {
+        return connecting(
+                "an application's cluster client",
+                () -> CompletableFuture.supplyAsync(() -> client.connect(ByteArrayCodec.INSTANCE)),
+                StatefulRedisClusterConnection::async,
+                List.of());
+    }
+
+    /**
+     * Creates a client for the Redis at {@code uri} (standalone, TLS or Sentinel) and connects it: commands
+     * are rejected at once while disconnected, and reconnecting is tried at least every half second.
+     *
+     * @throws IllegalArgumentException if uri is not a Redis URI
+     */
+    static RedisConnector toUri(String uri) {
+        RedisURI redisUri = redisUri(uri);
+        ClientResources resources = resources();
+        RedisClient created = RedisClient.create(resources, redisUri);
+        created.setOptions(ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .socketOptions(socket())
+                .timeoutOptions(STALE_COMMANDS)
+                .build());
+        return connecting(
+                hostAndPort(redisUri),
+                () -> created.connectAsync(ByteArrayCodec.INSTANCE, redisUri),
+                StatefulRedisConnection::async,
+                List.of(created::shutdown, resources::shutdown));
+    }
+
+    /**
+     * Creates a client for the Redis Cluster reachable through any of {@code uris} and connects it; the
+     * topology is refreshed every five seconds and on every sign of a change.
+     *
+     * @throws IllegalArgumentException if a URI is not a Redis URI
+     */
+    static RedisConnector toCluster(List<String> uris) {
+        List<RedisURI> seeds = uris.stream().map(RedisConnector::redisUri).toList();
+        ClientResources resources = resources();
+        RedisClusterClient created = RedisClusterClient.create(resources, seeds);
+        created.setOptions(ClusterClientOptions.builder()
+                // Not REJECT_COMMANDS: node connections open lazily, and would reject the first command.
+                .socketOptions(socket())
+                .timeoutOptions(STALE_COMMANDS)
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .enablePeriodicRefresh(Duration.ofSeconds(5))
+                        .build())
+                .build());
+        // A cluster client loads the topology before it connects, which only its blocking connect() does.
+        return connecting(
+                "cluster " + seeds.stream().map(RedisConnector::hostAndPort).toList(),
+                () -> CompletableFuture.supplyAsync(() -> created.connect(ByteArrayCodec.INSTANCE)),
+                StatefulRedisClusterConnection::async,
+                List.of(created::shutdown, resources::shutdown));
+    }
+
+    private static ClientResources resources() {
+        return ClientResources.builder()
+                .reconnectDelay(
+                        Delay.exponential(Duration.ofMillis(10), Duration.ofMillis(500), 2, TimeUnit.MILLISECONDS))
+                .build();
+    }
+
+    private static SocketOptions socket() {
+        return SocketOptions.builder().connectTimeout(Duration.ofSeconds(1)).build();
+    }
+
+    private static String hostAndPort(RedisURI uri) {
+        return uri.getHost() + ":" + uri.getPort();
+    }
+
+    private static RedisURI redisUri(String text) {
+        try {
+            return RedisURI.create(text);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("invalid Redis URI '" + text + "': " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Returns the commands of the open connection, waiting up to {@code maxWait} for one; null if there is
+     * none by then.
+     */
+    RedisScriptingAsyncCommands<byte[], byte[]> awaitCommands(Duration maxWait) {
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        RedisScriptingAsyncCommands<byte[], byte[]> open;
+        while ((open = commands) == null && !closed && System.nanoTime() < deadline) {
+            try {
+                TimeUnit.MILLISECONDS.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+        return open;
+    }
+
     /** Returns the commands of the open connection, or null while there is none. */
     RedisScriptingAsyncCommands<byte[], byte[]> commands() {
         return commands;
     }
 
     /**
-     * Returns the node that serves {@code key}: on Redis Cluster, the id of its slot's master as the
-     * client last saw the topology; elsewhere, or while the slot's owner is unknown, the empty string.
+     * Returns the node that serves {@code key}, as {@code host:port}: on Redis Cluster, its slot's master as
+     * the client last saw the topology; elsewhere, or while the slot's owner is unknown, {@link #target()}.
      */
     String nodeOf(byte[] key) {
         Partitions cluster = partitions;
         if (cluster == null) {
-            return "";
+            return target;
         }
         RedisClusterNode node = cluster.getPartitionBySlot(SlotHash.getSlot(key));
-        return node == null ? "" : node.getNodeId();
+        return node == null || node.getUri() == null ? target : hostAndPort(node.getUri());
     }
 
     /** Returns what this connector connects to, for messages. */

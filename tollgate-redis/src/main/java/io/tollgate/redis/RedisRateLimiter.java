@@ -1,30 +1,23 @@
 package io.tollgate.redis;
 
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.Delay;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
-import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
+import io.tollgate.TokenBucket;
 import io.tollgate.spi.Arguments;
+import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -61,6 +54,13 @@ import java.util.stream.Stream;
  * until they end (the deny cache), so a client hammering an empty bucket costs no Redis calls. Bad
  * arguments still throw {@link IllegalArgumentException}.
  *
+ * <p><b>While Redis is reachable, every admitted request is charged there.</b> A request whose budget runs
+ * out stays on its way to Redis, and Redis's late answer is not thrown away: it updates what this instance
+ * knows of the key, and if the failure policy admitted the request while Redis refused it, the request is
+ * charged to Redis all the same (so the next requests wait for it); if the failure policy refused a request
+ * that Redis allowed, its tokens are given back. The {@code LOCAL} failure policy decides on the last state
+ * Redis reported for each key, not on a full bucket.
+ *
  * <p>Works with standalone Redis ({@code redis://}, {@code rediss://}), Sentinel ({@code
  * redis-sentinel://}) and Redis Cluster, Redis 6.2 or newer. Thread-safe; one instance serves a whole
  * application over one multiplexed connection.
@@ -73,18 +73,16 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     /** The default time budget of a decision, in milliseconds. */
     public static final long DEFAULT_TIMEOUT_MILLIS = 50;
 
-    /** The default bound on refusals remembered by the deny cache. */
+    /** The default bound on refusals remembered by the deny cache, and on keys known to the fallback. */
     public static final long DEFAULT_DENY_CACHE_KEYS = 100_000;
 
     /** How long a degraded refusal ({@link FailurePolicy#DENY}) tells the client to wait. */
     static final long DEGRADED_RETRY_MICROS = 1_000_000;
 
-    /**
-     * Lettuce's own command timeout, for clients the limiter creates: not the time budget (the limiter
-     * enforces that itself), but a bound on how long a command that nobody waits for any more stays queued
-     * on a hung connection. Shorter would also cut off Lettuce's handshake and topology commands.
-     */
-    private static final TimeoutOptions STALE_COMMANDS = TimeoutOptions.enabled(Duration.ofSeconds(5));
+    /** The longest wait of a charge that must land whatever the bucket holds: every charge but the largest. */
+    private static final long ANY_WAIT_MICROS = TokenBucket.MAX_TICKS;
+
+    private static final System.Logger LOG = System.getLogger(RedisRateLimiter.class.getName());
 
     private static final int MAX_CACHED_POLICIES = 1_024;
 
@@ -97,17 +95,17 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final Deadlines deadlines;
     private final FailurePolicy failurePolicy;
     private final Map<String, FailurePolicy> failurePolicies;
-    private final int expectedInstances;
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     private final int breakerThreshold;
     private final long breakerFirstPauseMicros;
     private final long breakerLongestPauseMicros;
     private final DenyCache denyCache;
     private final DecisionBatcher batcher;
-    private final InMemoryRateLimiter local;
+    private final LocalBuckets local;
+    private final UnseenCharges unseen;
     private final MetricsRecorder metrics;
+    private final DegradationLog degradations;
     private final Map<Policy, byte[][]> policyArguments = new ConcurrentHashMap<>();
-    private final Map<Policy, Policy> localPolicies = new ConcurrentHashMap<>();
 
     private RedisRateLimiter(Builder builder, RedisConnector connector) {
         this.connector = connector;
@@ -118,7 +116,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         this.deadlines = new Deadlines(builder.timeout);
         this.failurePolicy = builder.failurePolicy;
         this.failurePolicies = Map.copyOf(builder.failurePolicies);
-        this.expectedInstances = builder.expectedInstances;
         this.breakerThreshold = builder.breakerThreshold;
         this.breakerFirstPauseMicros = micros(builder.breakerFirstPause);
         this.breakerLongestPauseMicros = micros(builder.breakerLongestPause);
@@ -130,9 +127,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                         policy -> policyArguments(policy)[0],
                         builder.clientClock)
                 : null;
-        this.local = InMemoryRateLimiter.builder().timeSource(timeSource).build();
+        this.local = new LocalBuckets(DEFAULT_DENY_CACHE_KEYS, builder.expectedInstances, timeSource);
+        this.unseen = new UnseenCharges(DEFAULT_DENY_CACHE_KEYS);
         this.metrics = builder.metrics;
-        metrics.watch(this::breakerState);
+        this.degradations = new DegradationLog(timeSource);
     }
 
     /** Returns a builder; give it exactly one way to reach Redis. */
@@ -170,35 +168,35 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         long now = timeSource.nowMicros();
         DenyCache.Lookup lookup = denyCache == null ? null : denyCache.lookup(policy, key, cost, now);
         if (lookup != null && lookup.refusal() != null) {
-            metrics.deniedFromCache(policy);
+            metrics.refusedFromCache(policy);
             return CompletableFuture.completedFuture(lookup.refusal());
         }
         if (lookup != null && !lookup.probing() && lookup.probe() != null) {
             // Another request for this key is asking Redis: decide again once it has the answer.
             long left = micros(timeout) - (now - startMicros);
             if (left <= 0) {
-                return CompletableFuture.completedFuture(timedOut(key, policy, cost));
+                return CompletableFuture.completedFuture(waitedTooLong(key, policy, cost));
             }
             return lookup.probe()
                     .copy() // the probe is shared: time out this waiter only
                     .orTimeout(left, TimeUnit.MICROSECONDS)
                     .handle((done, failure) -> failure)
                     .thenCompose(failure -> failure != null
-                            ? CompletableFuture.completedFuture(timedOut(key, policy, cost))
+                            ? CompletableFuture.completedFuture(waitedTooLong(key, policy, cost))
                             : decide(key, policy, cost, startMicros));
         }
-        CompletableFuture<Decision> decision = call(key, policy, cost, 0, now).thenApply(answer -> {
-            Decision decided = answer.reply != null ? answer.decision : fallback(key, policy, cost, answer.degradation);
-            metrics.decided(policy, decided);
-            return decided;
-        });
+        CompletableFuture<Decision> decision = new RedisCall(key, policy, cost, false, 0, now).start();
         if (lookup != null && lookup.probing()) {
             decision.whenComplete((decided, failure) -> denyCache.probed(policy, key, lookup.probe()));
         }
         return decision;
     }
 
-    private Decision timedOut(String key, Policy policy, long cost) {
+    /**
+     * Decides by the failure policy for a request whose budget ran out while it waited for another request
+     * for its key to ask Redis; if that admits it, it is charged to Redis.
+     */
+    private Decision waitedTooLong(String key, Policy policy, long cost) {
         metrics.failed(Degradation.Cause.TIMEOUT);
         Decision decided = fallback(
                 key,
@@ -208,6 +206,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                         policy,
                         Degradation.Cause.TIMEOUT,
                         "no answer within " + timeout.toMillis() + " ms for key '" + key + "'"));
+        if (decided.allowed()) {
+            adjust(key, policy, cost, ANY_WAIT_MICROS);
+        }
         metrics.decided(policy, decided);
         return decided;
     }
@@ -215,7 +216,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     /**
      * Blocks until the tokens are taken, reserving them ahead in Redis so that waiting callers on every
      * instance are served in turn. If Redis cannot decide, the failure policy does: {@code ALLOW} returns
-     * true at once, {@code DENY} false, {@code LOCAL} waits on the in-memory limiter.
+     * true at once, {@code DENY} false, {@code LOCAL} waits on this instance's bucket of the key.
      *
      * @throws InterruptedException if the thread is interrupted while waiting
      * @throws IllegalArgumentException if the key is empty, the cost is out of range or maxWait is negative
@@ -227,28 +228,54 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
         long now = timeSource.nowMicros();
         if (denyCache != null && denyCache.refusedForMicros(policy, key, cost, now) > maxWaitMicros) {
-            metrics.deniedFromCache(policy);
+            metrics.refusedFromCache(policy);
             return false;
         }
-        Answer answer = call(key, policy, cost, maxWaitMicros, now).join();
-        if (answer.reply == null) {
-            FailurePolicy fallback = failurePolicy(policy);
-            metrics.decided(policy, degradedDecision(policy, fallback == FailurePolicy.ALLOW, answer.degradation));
-            return switch (fallback) {
-                case ALLOW -> true;
-                case DENY -> false;
-                case LOCAL -> {
-                    Policy localPolicy = localPolicy(policy);
-                    yield cost <= localPolicy.maxCost() && local.acquire(key, localPolicy, cost, maxWait);
-                }
-            };
-        }
-        metrics.decided(policy, answer.decision);
-        if (!answer.reply.allowed()) {
+        RedisCall call = new RedisCall(key, policy, cost, true, maxWaitMicros, now);
+        if (!call.start().join().allowed()) {
             return false;
         }
-        timeSource.sleepMicros(answer.reply.waitMicros());
+        timeSource.sleepMicros(call.waitMicros);
         return true;
+    }
+
+    /**
+     * Prepares the limiter for traffic, so that the first real requests do not pay for connecting, loading
+     * scripts, loading classes or compiling code, and so do not run out of their budget: waits for the
+     * connection, loads both scripts into Redis, then runs decisions of a policy of its own ({@code
+     * tollgate.warm-up}) on keys no client uses, whose buckets refill within milliseconds. Those decisions are
+     * counted in the metrics like any other.
+     *
+     * @param maxTime the longest this may take
+     * @return true once warm; false if Redis could not be reached within {@code maxTime} (the limiter then
+     *     decides by its failure policy until Redis answers, as ever)
+     * @throws IllegalArgumentException if maxTime is negative
+     */
+    @Override
+    public boolean warmUp(Duration maxTime) {
+        long deadline =
+                System.nanoTime() + Objects.requireNonNull(maxTime, "maxTime").toNanos();
+        Arguments.maxWaitMicros(maxTime);
+        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.awaitCommands(maxTime);
+        if (redis == null) {
+            LOG.log(Level.WARNING, "Tollgate: not warmed up: not connected to Redis at {0}", connector.target());
+            return false;
+        }
+        try {
+            CompletableFuture.allOf(Stream.of(script, batcher == null ? null : batcher.script())
+                            .filter(Objects::nonNull)
+                            .map(each -> each.load(redis))
+                            .toArray(CompletableFuture[]::new))
+                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (Exception e) {
+            LOG.log(
+                    Level.WARNING,
+                    "Tollgate: not warmed up: loading the scripts into Redis at {0} failed: {1}",
+                    connector.target(),
+                    StoreFailure.classify(e, timeout, "").detail());
+            return false;
+        }
+        return RateLimiter.super.warmUp(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
     }
 
     /**
@@ -313,62 +340,270 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return worst;
     }
 
+    /** Returns the buckets the {@code LOCAL} failure policy decides on; for tests. */
+    LocalBuckets localBuckets() {
+        return local;
+    }
+
+    /** Returns the deny cache, or null if it is off; for tests. */
+    DenyCache denyCache() {
+        return denyCache;
+    }
+
     /**
      * Returns the circuit breaker for the node that serves {@code bucketKey}: one per master on Redis
      * Cluster, so that one master failing degrades only the keys it serves.
      */
     private CircuitBreaker breakerFor(byte[] bucketKey) {
-        return breakers.computeIfAbsent(
-                connector.nodeOf(bucketKey),
-                node -> new CircuitBreaker(breakerThreshold, breakerFirstPauseMicros, breakerLongestPauseMicros));
+        String node = connector.nodeOf(bucketKey);
+        CircuitBreaker breaker = breakers.get(node);
+        if (breaker != null) {
+            return breaker;
+        }
+        return breakers.computeIfAbsent(node, n -> {
+            CircuitBreaker created =
+                    new CircuitBreaker(breakerThreshold, breakerFirstPauseMicros, breakerLongestPauseMicros);
+            metrics.breaker(n, created);
+            return created;
+        });
     }
 
-    /** What Redis answered and the decision it makes, or why it could not answer. */
-    private record Answer(ScriptReply reply, Decision decision, Degradation degradation) {}
+    /**
+     * One request on its way to Redis, raced against the time budget. The answer comes from Redis if it
+     * answers in time, else from the failure policy; either way Redis's answer, when it comes, updates what
+     * this instance knows, and a late one settles any difference from the failure policy's decision.
+     */
+    private final class RedisCall {
+
+        private final String key;
+        private final Policy policy;
+        private final long cost;
+        private final boolean reserving;
+        private final long maxWaitMicros;
+        private final long sentMicros;
+        private final byte[] bucketKey;
+        private CircuitBreaker breaker;
+        /** For a reservation ({@link #acquire}): how long to wait before using the tokens. */
+        private long waitMicros;
+        /** Guarded by this: the failure policy's decision, once the budget ran out. */
+        private Decision fallback;
+        /** Guarded by this: Redis's decision, if it came after the budget ran out but before the fallback. */
+        private Decision lateAnswer;
+
+        /**
+         * @param reserving whether this is a reservation ({@link #acquire}), which may take tokens ahead of
+         *     time as far as {@code maxWaitMicros} allows, and then tells how long to wait
+         */
+        RedisCall(String key, Policy policy, long cost, boolean reserving, long maxWaitMicros, long sentMicros) {
+            this.key = key;
+            this.policy = policy;
+            this.cost = cost;
+            this.reserving = reserving;
+            this.maxWaitMicros = maxWaitMicros;
+            this.sentMicros = sentMicros;
+            this.bucketKey = keys.key(policy.name(), key);
+        }
+
+        /** Sends the request; the stage completes within the budget, never exceptionally. */
+        CompletableFuture<Decision> start() {
+            breaker = breakerFor(bucketKey);
+            if (!breaker.tryCall(sentMicros)) {
+                metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
+                return CompletableFuture.completedFuture(decideWithout(degradation(
+                        policy, Degradation.Cause.CIRCUIT_OPEN, "Redis failed repeatedly; not called for now")));
+            }
+            RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
+            if (redis == null) {
+                return CompletableFuture.completedFuture(failed(new StoreFailure(
+                        Degradation.Cause.UNREACHABLE, "not connected to Redis at " + connector.target(), true)));
+            }
+            unseen.flush(RedisRateLimiter.this::chargeUnseen); // ahead of this call, on its connection
+            CompletableFuture<ScriptReply> sending;
+            try {
+                sending = batcher != null && maxWaitMicros == 0
+                        ? batcher.submit(bucketKey, policy, cost)
+                        : script.run(redis, bucketKey, arguments(policy, cost, maxWaitMicros))
+                                .thenApply(ScriptReply::of);
+            } catch (RuntimeException e) {
+                sending = CompletableFuture.failedFuture(e);
+            }
+            CompletableFuture<ScriptReply> inTime = new CompletableFuture<>();
+            sending.whenComplete((reply, failure) -> {
+                boolean first = failure == null ? inTime.complete(reply) : inTime.completeExceptionally(failure);
+                if (!first && failure == null) {
+                    late(reply);
+                }
+            });
+            return deadlines
+                    .limit(inTime)
+                    .handle((reply, failure) -> failure == null
+                            ? answered(reply)
+                            : failed(StoreFailure.classify(failure, timeout, bucketKey)));
+        }
+
+        /** Redis answered within the budget: its decision is the answer. */
+        private Decision answered(ScriptReply reply) {
+            breaker.onSuccess();
+            Decision decision = learn(reply);
+            if (reserving && decision.allowed()) {
+                waitMicros = reply.waitMicros(policy, cost);
+            }
+            metrics.decided(policy, decision);
+            return decision;
+        }
+
+        /** Redis answered after the budget ran out: it still teaches, and settles with the fallback. */
+        private void late(ScriptReply reply) {
+            breaker.onLateAnswer();
+            unseen.flush(RedisRateLimiter.this::chargeUnseen);
+            Decision decision = learn(reply);
+            Decision decidedInstead;
+            synchronized (this) {
+                decidedInstead = fallback;
+                if (decidedInstead == null) {
+                    lateAnswer = decision; // the fallback is being decided: it settles when it is
+                    return;
+                }
+            }
+            settle(decidedInstead, decision);
+        }
+
+        /** Takes note of what Redis reported and returns its decision on this request. */
+        private Decision learn(ScriptReply reply) {
+            long now = timeSource.nowMicros();
+            metrics.answered(Math.max(0, now - sentMicros));
+            Decision decision = reply.decision(policy, cost, maxWaitMicros);
+            if (denyCache != null) {
+                denyCache.update(policy, key, cost, sentMicros, decision);
+            }
+            local.learn(
+                    policy,
+                    key,
+                    reply.debtsAfter(policy, cost, decision.allowed()),
+                    reply.nowMicros(),
+                    sentMicros,
+                    now);
+            return decision;
+        }
+
+        /** Redis did not decide: the failure policy does; a timed-out request may still be answered late. */
+        private Decision failed(StoreFailure failure) {
+            if (failure.redisFault()) {
+                breaker.onFailure(timeSource.nowMicros());
+            } else {
+                breaker.onSuccess(); // Redis answered; only this key's value is wrong
+            }
+            metrics.failed(failure.cause());
+            Decision decided = decideWithout(degradation(policy, failure.cause(), failure.detail()));
+            Decision late;
+            synchronized (this) {
+                fallback = decided;
+                late = lateAnswer;
+            }
+            if (late != null) {
+                settle(decided, late);
+            }
+            return decided;
+        }
+
+        /**
+         * Decides by the failure policy. A request that {@code LOCAL} admits while Redis cannot be asked (the
+         * breaker is open, or Redis is unreachable) is noted, to be charged to Redis once it answers again.
+         */
+        private Decision decideWithout(Degradation degradation) {
+            Decision decided = reserving ? reserveWithout(degradation) : fallback(key, policy, cost, degradation);
+            boolean unseenByRedis = degradation.cause() == Degradation.Cause.CIRCUIT_OPEN
+                    || degradation.cause() == Degradation.Cause.UNREACHABLE;
+            if (decided.allowed() && unseenByRedis && degradation.fallback() == FailurePolicy.LOCAL) {
+                unseen.add(policy, key, cost);
+            }
+            metrics.decided(policy, decided);
+            return decided;
+        }
+
+        /** Decides a reservation by the failure policy: LOCAL reserves on this instance's bucket. */
+        private Decision reserveWithout(Degradation degradation) {
+            degradations.degraded(policy, degradation);
+            boolean allowed = switch (degradation.fallback()) {
+                case ALLOW -> true;
+                case DENY -> false;
+                case LOCAL -> {
+                    waitMicros = cost <= local.share(policy).maxCost()
+                            ? local.reserve(policy, key, cost, maxWaitMicros)
+                            : -1;
+                    yield waitMicros >= 0;
+                }
+            };
+            waitMicros = Math.max(0, waitMicros);
+            return degradedDecision(policy, allowed, degradation);
+        }
+
+        /**
+         * Settles a request that the failure policy decided and Redis decided too, later: one that Redis
+         * refused but the fallback admitted is charged all the same; one that Redis charged but the fallback
+         * refused gets its tokens back.
+         */
+        private void settle(Decision decidedInstead, Decision redisDecision) {
+            if (decidedInstead.allowed() && !redisDecision.allowed()) {
+                metrics.overLimit(policy);
+                degradations.overLimit(policy, key);
+                adjust(key, policy, cost, ANY_WAIT_MICROS);
+            } else if (!decidedInstead.allowed() && redisDecision.allowed()) {
+                metrics.refunded(policy);
+                adjust(key, policy, -cost, 0);
+            }
+        }
+    }
 
     /**
-     * Runs the script within the time budget, unless the circuit breaker is open. The stage always completes
-     * normally, within the budget, with the reply or with why there is none.
+     * Charges {@code cost} to the key's bucket in Redis whatever it holds (a request that the failure policy
+     * admitted), or gives {@code -cost} back (a request that it refused), without a budget; Redis's answer
+     * updates what this instance knows. The stage fails if Redis could not be asked.
      */
-    private CompletableFuture<Answer> call(String key, Policy policy, long cost, long maxWaitMicros, long now) {
-        byte[] bucketKey = keys.key(policy.name(), key);
-        CircuitBreaker breaker = breakerFor(bucketKey);
-        if (!breaker.tryCall(now)) {
-            metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
-            return CompletableFuture.completedFuture(new Answer(
-                    null,
-                    null,
-                    degradation(
-                            policy, Degradation.Cause.CIRCUIT_OPEN, "Redis failed repeatedly; not called for now")));
-        }
-        var redis = connector.commands();
+    private CompletableFuture<ScriptReply> adjust(String key, Policy policy, long cost, long maxWaitMicros) {
+        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
         if (redis == null) {
-            return CompletableFuture.completedFuture(failed(
-                    breaker,
-                    policy,
-                    new StoreFailure(
-                            Degradation.Cause.UNREACHABLE, "not connected to Redis at " + connector.target(), true)));
+            return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis"));
         }
+        long sent = timeSource.nowMicros();
         CompletableFuture<ScriptReply> reply;
         try {
-            reply = batcher != null && maxWaitMicros == 0
-                    ? batcher.submit(bucketKey, policy, cost)
-                    : script.run(redis, bucketKey, arguments(policy, cost, maxWaitMicros))
-                            .thenApply(ScriptReply::of);
+            reply = script.run(redis, keys.key(policy.name(), key), arguments(policy, cost, maxWaitMicros))
+                    .thenApply(ScriptReply::of);
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
-        return deadlines.limit(reply).handle((scriptReply, failure) -> {
+        return reply.whenComplete((answer, failure) -> {
             if (failure != null) {
-                return failed(breaker, policy, StoreFailure.classify(failure, timeout, bucketKey));
+                LOG.log(Level.DEBUG, () -> "Tollgate: charging or refunding key '" + key + "' failed", failure);
+                return;
             }
-            breaker.onSuccess();
-            metrics.answered(Math.max(0, timeSource.nowMicros() - now));
-            Decision decision = scriptReply.decision(policy);
-            if (denyCache != null) {
-                denyCache.update(policy, key, cost, now, decision);
+            local.learn(
+                    policy,
+                    key,
+                    answer.debtsAfter(
+                            policy,
+                            cost,
+                            TokenBucket.allFit(policy.limits(), answer.debtsBefore(), cost, maxWaitMicros)),
+                    answer.nowMicros(),
+                    sent,
+                    timeSource.nowMicros());
+            if (cost < 0 && denyCache != null) {
+                denyCache.refunded(policy, key, sent);
             }
-            return new Answer(scriptReply, decision, null);
+        });
+    }
+
+    /**
+     * Charges to Redis what {@code LOCAL} admitted for a key while Redis could not be asked; if Redis cannot
+     * be reached for it either, notes it again.
+     */
+    private void chargeUnseen(String key, Policy policy, long cost) {
+        adjust(key, policy, cost, ANY_WAIT_MICROS).whenComplete((charged, failure) -> {
+            if (failure != null
+                    && StoreFailure.classify(failure, timeout, "").cause() == Degradation.Cause.UNREACHABLE) {
+                unseen.add(policy, key, cost);
+            }
         });
     }
 
@@ -383,31 +618,20 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return args;
     }
 
-    private Answer failed(CircuitBreaker breaker, Policy policy, StoreFailure failure) {
-        if (failure.redisFault()) {
-            breaker.onFailure(timeSource.nowMicros());
-        } else {
-            breaker.onSuccess(); // Redis answered; only this key's value is wrong
-        }
-        metrics.failed(failure.cause());
-        return new Answer(null, null, degradation(policy, failure.cause(), failure.detail()));
-    }
-
     private Degradation degradation(Policy policy, Degradation.Cause cause, String detail) {
         return new Degradation(cause, failurePolicy(policy), detail);
     }
 
-    /** Decides by the failure policy, without Redis. */
+    /** Decides by the failure policy, without Redis: {@code LOCAL} on this instance's bucket of the key. */
     private Decision fallback(String key, Policy policy, long cost, Degradation degradation) {
+        degradations.degraded(policy, degradation);
         return switch (degradation.fallback()) {
             case ALLOW -> degradedDecision(policy, true, degradation);
             case DENY -> degradedDecision(policy, false, degradation);
-            case LOCAL -> {
-                Policy localPolicy = localPolicy(policy);
-                yield cost <= localPolicy.maxCost()
-                        ? local.tryAcquire(key, localPolicy, cost).degradedBy(degradation)
+            case LOCAL ->
+                cost <= local.share(policy).maxCost()
+                        ? local.tryAcquire(policy, key, cost).degradedBy(degradation)
                         : degradedDecision(policy, false, degradation);
-            }
         };
     }
 
@@ -420,23 +644,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
     private FailurePolicy failurePolicy(Policy policy) {
         return failurePolicies.getOrDefault(policy.name(), failurePolicy);
-    }
-
-    /** Returns the policy the local fallback enforces: this instance's share of it. */
-    private Policy localPolicy(Policy policy) {
-        if (expectedInstances == 1) {
-            return policy;
-        }
-        return localPolicies.computeIfAbsent(policy, p -> {
-            List<Limit> shares = new ArrayList<>();
-            for (Limit limit : p.limits()) {
-                long capacity = Math.max(1, (limit.capacity() + expectedInstances - 1) / expectedInstances);
-                shares.add(Limit.of(
-                        capacity,
-                        Rate.of(limit.refill().tokens(), limit.refill().period().multipliedBy(expectedInstances))));
-            }
-            return new Policy(p.name(), shares);
-        });
     }
 
     /** Returns the policy's part of the script's arguments: "C,P,N;..." and then C, P, N of each limit. */
@@ -699,69 +906,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 return RedisConnector.of(clusterConnection, clusterConnection.async());
             }
             if (client != null) {
-                return RedisConnector.connecting(
-                        "an application's client",
-                        () -> CompletableFuture.supplyAsync(() -> client.connect(ByteArrayCodec.INSTANCE)),
-                        StatefulRedisConnection::async,
-                        List.of());
+                return RedisConnector.onClient(client);
             }
             if (clusterClient != null) {
-                return RedisConnector.connecting(
-                        "an application's cluster client",
-                        () -> CompletableFuture.supplyAsync(() -> clusterClient.connect(ByteArrayCodec.INSTANCE)),
-                        StatefulRedisClusterConnection::async,
-                        List.of());
+                return RedisConnector.onClusterClient(clusterClient);
             }
-            ClientResources resources = ClientResources.builder()
-                    .reconnectDelay(
-                            Delay.exponential(Duration.ofMillis(10), Duration.ofMillis(500), 2, TimeUnit.MILLISECONDS))
-                    .build();
-            SocketOptions socket = SocketOptions.builder()
-                    .connectTimeout(Duration.ofSeconds(1))
-                    .build();
-            if (uri != null) {
-                RedisURI redisUri = redisUri(uri);
-                RedisClient created = RedisClient.create(resources, redisUri);
-                created.setOptions(ClientOptions.builder()
-                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                        .socketOptions(socket)
-                        .timeoutOptions(STALE_COMMANDS)
-                        .build());
-                return RedisConnector.connecting(
-                        redacted(redisUri),
-                        () -> created.connectAsync(ByteArrayCodec.INSTANCE, redisUri),
-                        StatefulRedisConnection::async,
-                        List.of(created::shutdown, resources::shutdown));
-            }
-            // A cluster client loads the topology before it connects, which only its blocking connect() does.
-            List<RedisURI> seeds = clusterUris.stream().map(Builder::redisUri).toList();
-            RedisClusterClient created = RedisClusterClient.create(resources, seeds);
-            created.setOptions(ClusterClientOptions.builder()
-                    // Not REJECT_COMMANDS: node connections open lazily, and would reject the first command.
-                    .socketOptions(socket)
-                    .timeoutOptions(STALE_COMMANDS)
-                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                            .enableAllAdaptiveRefreshTriggers()
-                            .enablePeriodicRefresh(Duration.ofSeconds(5))
-                            .build())
-                    .build());
-            return RedisConnector.connecting(
-                    "cluster " + seeds.stream().map(Builder::redacted).toList(),
-                    () -> CompletableFuture.supplyAsync(() -> created.connect(ByteArrayCodec.INSTANCE)),
-                    StatefulRedisClusterConnection::async,
-                    List.of(created::shutdown, resources::shutdown));
-        }
-
-        private static String redacted(RedisURI uri) {
-            return uri.getHost() + ":" + uri.getPort();
-        }
-
-        private static RedisURI redisUri(String text) {
-            try {
-                return RedisURI.create(text);
-            } catch (RuntimeException e) {
-                throw new IllegalArgumentException("invalid Redis URI '" + text + "': " + e.getMessage(), e);
-            }
+            return uri != null ? RedisConnector.toUri(uri) : RedisConnector.toCluster(clusterUris);
         }
     }
 }

@@ -2,42 +2,41 @@ package io.tollgate.redis;
 
 import io.tollgate.Decision;
 import io.tollgate.Policy;
+import io.tollgate.TokenBucket;
 import java.util.List;
 
 /**
- * The reply of {@code token_bucket.lua}: {@code {allowed, index, remaining, retry µs, reset µs, wait µs}}.
+ * What Redis reported for one request: the time it decided, and the debt of each limit of the bucket just
+ * before the request (after refill, and conversion if the policy changed). Everything else, whether the
+ * request passed included, follows from these through {@link TokenBucket}, the arithmetic that both scripts
+ * repeat: the script charged the request exactly when {@link #decision} allows it.
  *
- * @param allowed whether the request passed and was charged
- * @param index the position of the reported limit in the policy
- * @param remaining whole tokens left in that limit
- * @param retryMicros for a refused request, microseconds until it could pass; 0 when allowed
- * @param resetMicros microseconds until that limit is full again
- * @param waitMicros for a request that reserved tokens ahead, microseconds before it may proceed
+ * @param nowMicros Redis's time of the decision (or the caller's, with a client clock), in microseconds
+ * @param debtsBefore the debt of each limit, in the order of the policy's limits, in ticks
  */
-record ScriptReply(boolean allowed, int index, long remaining, long retryMicros, long resetMicros, long waitMicros) {
+record ScriptReply(long nowMicros, long[] debtsBefore) {
 
+    /** Reads the reply of {@code token_bucket.lua}: {@code {now, D1, D2, ...}}. */
     static ScriptReply of(List<Object> reply) {
-        return new ScriptReply(
-                (Long) reply.get(0) == 1,
-                ((Long) reply.get(1)).intValue(),
-                (Long) reply.get(2),
-                (Long) reply.get(3),
-                (Long) reply.get(4),
-                (Long) reply.get(5));
+        long[] debts = new long[reply.size() - 1];
+        for (int i = 0; i < debts.length; i++) {
+            debts[i] = (Long) reply.get(1 + i);
+        }
+        return new ScriptReply((Long) reply.get(0), debts);
     }
 
-    /** The reply that decides as {@code decision} does, for a request that did not wait. */
-    static ScriptReply of(Decision decision) {
-        return new ScriptReply(
-                decision.allowed(),
-                decision.limitIndex(),
-                decision.remaining(),
-                decision.retryAfterMicros(),
-                decision.resetAfterMicros(),
-                0);
+    /** Returns the decision on a request of {@code cost} whose caller waits up to {@code maxWaitMicros}. */
+    Decision decision(Policy policy, long cost, long maxWaitMicros) {
+        return TokenBucket.decide(policy.limits(), debtsBefore, cost, maxWaitMicros);
     }
 
-    Decision decision(Policy policy) {
-        return new Decision(allowed, policy.limits().get(index), index, remaining, retryMicros, resetMicros);
+    /** Returns the debts once the request is decided: charged if it was allowed, as they were if not. */
+    long[] debtsAfter(Policy policy, long cost, boolean allowed) {
+        return allowed ? TokenBucket.charged(policy.limits(), debtsBefore, cost) : debtsBefore;
+    }
+
+    /** Returns how long a caller that reserved tokens ahead must wait before using them, in µs. */
+    long waitMicros(Policy policy, long cost) {
+        return TokenBucket.waitMicros(policy.limits(), debtsBefore, cost);
     }
 }

@@ -61,6 +61,11 @@ final class TokenBucketScript {
         return new String(source, StandardCharsets.UTF_8);
     }
 
+    /** Loads the script into Redis's script cache ({@code SCRIPT LOAD}), so that no call has to send it. */
+    CompletableFuture<String> load(RedisScriptingAsyncCommands<byte[], byte[]> redis) {
+        return redis.scriptLoad(source).toCompletableFuture();
+    }
+
     /** Runs the script on {@code key}; the stage completes with the script's reply, a list of longs. */
     CompletableFuture<List<Object>> run(RedisScriptingAsyncCommands<byte[], byte[]> redis, byte[] key, byte[][] args) {
         return run(redis, new byte[][] {key}, args);

@@ -12,15 +12,18 @@ KEYS[1]  the bucket: a string "T|LIMITS|D1|D2|...", where T is the microsecond t
          PEXPIRE, about 1.3 µs less per decision. The key expires when every limit is full again.
 ARGV[1]  now in microseconds, or "" to take the time from redis.call('TIME'). With a caller's clock (tests)
          the key lives an hour longer than its bucket needs, because Redis expires it by its own clock.
-ARGV[2]  cost, a positive integer no larger than the smallest capacity
+ARGV[2]  cost, an integer: positive (no larger than the smallest capacity) takes tokens; negative gives
+         them back (a refund, never beyond a full bucket, always allowed)
 ARGV[3]  the longest the caller will wait, in microseconds; 0 never waits (tokens may be reserved ahead
-         only as far as this allows)
+         only as far as this allows). A charge that must land whatever the bucket holds (a request that a
+         failure policy admitted) waits up to 2^53: it passes unless the debt would exceed 2^53.
 ARGV[4]  the policy's limits as "C,P,N;C,P,N"
 ARGV[5..] C, P, N of each limit in turn: capacity, ticks per token, ticks per microsecond
 
-Reply: { allowed (1 or 0), index of the reported limit (0-based), remaining whole tokens of that limit,
-         retry-after in microseconds (0 when allowed), reset-after of that limit in microseconds,
-         wait in microseconds before an allowed caller may proceed (0 unless it reserved ahead) }
+Reply: { now, D1, D2, ... }: the time of the decision in microseconds, and the debt of each limit just
+         before this request, after refill (and conversion, if the policy changed). The caller works out
+         the decision from them with io.tollgate.TokenBucket, the arithmetic this script repeats; the request
+         was charged exactly when that decision allows it.
 
 An allowed request writes; a refused one only reads, unless the policy changed and the bucket had to be
 converted (the in-memory limiter keeps a converted bucket too).
@@ -88,7 +91,7 @@ end
 
 -- The common case first, without tables: a policy of one limit, and a bucket (if any) written under the
 -- same limit. It computes exactly what the general case below computes for one limit.
-if count == 1 then
+if count == 1 and cost > 0 then
   local stored_time, stored_debt
   local same_limits = true
   if stored then
@@ -120,9 +123,8 @@ if count == 1 then
     end
     if allowed1 then
       redis.call('SET', key, string.format('%d|%s|%d', now, limits, charged1), 'PX', ttl_millis(ceil_div(charged1, n1)))
-      return { 1, 0, remaining(charged1, fill1, p1), 0, ceil_div(charged1, n1), wait1 }
     end
-    return { 0, 0, remaining(debt1, fill1, p1), wait1, ceil_div(debt1, n1), 0 }
+    return { now, debt1 }
   end
 end
 
@@ -179,26 +181,13 @@ local allowed = true
 local charged = {}
 for i = 1, count do
   charged[i] = debt[i] + cost * p[i]
+  if charged[i] < 0 then
+    charged[i] = 0 -- a refund fills the bucket at most
+  end
   if max_wait == 0 then
     allowed = allowed and charged[i] <= fill[i]
   else
     allowed = allowed and charged[i] <= MAX_TICKS - fill[i] and wait_micros(charged[i], fill[i], n[i]) <= max_wait
-  end
-end
-
-local reported, reported_wait, reported_remaining, wait = 1, -1, MAX_TICKS, 0
-for i = 1, count do
-  local w = wait_micros(charged[i], fill[i], n[i])
-  if w > wait then
-    wait = w
-  end
-  if allowed then
-    local r = remaining(charged[i], fill[i], p[i])
-    if r < reported_remaining then
-      reported, reported_remaining = i, r
-    end
-  elseif w > reported_wait then
-    reported, reported_wait = i, w
   end
 end
 
@@ -226,12 +215,8 @@ elseif converted then
   store(debt)
 end
 
-local after = allowed and charged[reported] or debt[reported]
-return {
-  allowed and 1 or 0,
-  reported - 1,
-  remaining(after, fill[reported], p[reported]),
-  allowed and 0 or reported_wait,
-  ceil_div(after, n[reported]),
-  allowed and wait or 0
-}
+local reply = { now }
+for i = 1, count do
+  reply[1 + i] = debt[i]
+end
+return reply

@@ -27,8 +27,8 @@ ARGV[3+Q]       the runs, packed big-endian, 16 bytes each: the policy's positio
          capacity) and M as a 4-byte integer. One argument rather than three per run: Redis spends about
          0.2 µs on each argument it hands a script (measured: 0.6 µs per key for three).
 
-Reply: one flat array: for each run in order, the debt before the run of each limit of its policy; or -1
-       and a message when the run's key holds something else than a Tollgate bucket (a key of another
+Reply: one flat array: the time of the decisions in microseconds, then for each run in order, the debt
+       before the run of each limit of its policy; or -1 and a message when the run's key holds something else than a Tollgate bucket (a key of another
        type, or another program's string). Such a key fails only its own requests.
 
 Speed. Redis spends most of a batch on its calls: one MGET reads every bucket and one SET ... PX writes
@@ -127,8 +127,8 @@ local packed = ARGV[3 + policy_count]
 local run_count = #packed / 16
 local run = { struct.unpack('>' .. string.rep('i4i8i4', run_count), packed) }
 
-local reply = {}
-local at = 0
+local reply = { now }
+local at = 1
 
 -- The bucket being worked on: its key, whether MGET found nothing there, the limits it was last written
 -- under (nil for no bucket), the time of its debts, and its debts: the one debt of a one-limit bucket in

@@ -51,6 +51,27 @@ class CircuitBreakerTest {
     }
 
     @Test
+    void aLateAnswerWhileOpenLetsTheNextCallProbeAtOnce() {
+        failTimes(3, 0);
+
+        breaker.onLateAnswer();
+
+        assertThat(breaker.tryCall(1)).as("long before the pause is over").isTrue();
+        assertThat(breaker.state()).isEqualTo(State.HALF_OPEN);
+        assertThat(breaker.tryCall(2)).as("one probe at a time").isFalse();
+    }
+
+    @Test
+    void aLateAnswerLeavesAClosedBreakerAsItIs() {
+        failTimes(2, 0);
+
+        breaker.onLateAnswer();
+        breaker.onFailure(0);
+
+        assertThat(breaker.state()).as("the failures still count").isEqualTo(State.OPEN);
+    }
+
+    @Test
     void aSuccessfulProbeClosesTheBreaker() {
         failTimes(3, 0);
         breaker.tryCall(100_000);

@@ -3,6 +3,7 @@ package io.tollgate.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
@@ -10,6 +11,7 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -56,21 +58,28 @@ class MicrometerMetricsTest {
 
         assertThat(count("tollgate.decisions", "policy", "two", "outcome", "allowed", "source", "redis"))
                 .isEqualTo(2);
-        assertThat(count("tollgate.decisions", "policy", "two", "outcome", "denied", "source", "redis"))
+        assertThat(count("tollgate.decisions", "policy", "two", "outcome", "refused", "source", "redis"))
                 .isEqualTo(1);
-        assertThat(count("tollgate.decisions", "policy", "two", "outcome", "denied", "source", "deny_cache"))
+        assertThat(count("tollgate.decisions", "policy", "two", "outcome", "refused", "source", "deny_cache"))
                 .isEqualTo(2);
         assertThat(count("tollgate.deny_cache.hits", "policy", "two")).isEqualTo(2);
     }
 
     @Test
-    void timesRedisCallsWithPercentiles() {
+    void timesRedisCallsInHistogramBucketsThatAddUpAcrossInstances() {
         limiter.tryAcquire("alice", TWO);
         limiter.tryAcquire("bob", TWO);
 
-        assertThat(registry.get("tollgate.redis.latency").timer().count()).isEqualTo(2);
-        assertThat(registry.get("tollgate.redis.latency").timer().takeSnapshot().percentileValues())
-                .hasSize(4);
+        HistogramSnapshot latency =
+                registry.get("tollgate.redis.latency").timer().takeSnapshot();
+        assertThat(latency.count()).isEqualTo(2);
+        assertThat(latency.percentileValues()).as("no client-side percentiles").isEmpty();
+        assertThat(latency.histogramCounts())
+                .extracting(bucket -> bucket.bucket(TimeUnit.MILLISECONDS))
+                .containsExactly(0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 1000.0);
+        assertThat(latency.histogramCounts()[latency.histogramCounts().length - 1].count())
+                .as("both calls within a second")
+                .isEqualTo(2);
     }
 
     @Test
@@ -85,7 +94,34 @@ class MicrometerMetricsTest {
         assertThat(count("tollgate.redis.failures", "cause", "circuit_open")).isEqualTo(2);
         assertThat(count("tollgate.decisions", "policy", "two", "outcome", "allowed", "source", "fallback"))
                 .isEqualTo(4);
-        assertThat(registry.get("tollgate.circuit.state").gauge().value()).isEqualTo(2.0);
+        assertThat(circuitState("open")).isEqualTo(1.0);
+        assertThat(circuitState("half_open")).isEqualTo(0.0);
+        assertThat(circuitState("closed")).isEqualTo(0.0);
+    }
+
+    @Test
+    void theCircuitStateIsPublishedPerNodeAndStateAndSurvivesGarbageCollection() throws Exception {
+        limiter.tryAcquire("alice", TWO);
+
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+
+        String node = "127.0.0.1:" + redis.server().port();
+        assertThat(registry.find("tollgate.circuit.state").gauges())
+                .extracting(gauge ->
+                        gauge.getId().getTag("node") + " " + gauge.getId().getTag("state"))
+                .containsExactlyInAnyOrder(node + " closed", node + " half_open", node + " open");
+        assertThat(circuitState("closed")).isEqualTo(1.0);
+        assertThat(circuitState("open")).isEqualTo(0.0);
+    }
+
+    private double circuitState(String state) {
+        return registry.get("tollgate.circuit.state")
+                .tag("state", state)
+                .gauge()
+                .value();
     }
 
     private double count(String name, String... tags) {

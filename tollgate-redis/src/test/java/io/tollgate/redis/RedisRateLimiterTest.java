@@ -245,12 +245,27 @@ class RedisRateLimiterTest {
             limiter.tryAcquire("alice", TEN_PER_SECOND, 4);
 
             redis.server().restart();
+            awaitReconnected();
             Decision afterRestart = limiter.tryAcquire("alice", TEN_PER_SECOND, 4);
 
+            assertThat(afterRestart.degraded()).as("decided by Redis").isFalse();
             assertThat(afterRestart.allowed()).isTrue();
             assertThat(afterRestart.remaining())
                     .as("the restarted Redis is empty")
                     .isEqualTo(6);
+        }
+    }
+
+    /** Waits until the limiter's connection, reconnecting by itself, reaches Redis again. */
+    private void awaitReconnected() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (limiter.ping().toCompletableFuture().join().isPresent()) {
+            assertThat(System.nanoTime()).as("reconnected within 10 s").isLessThan(deadline);
+            try {
+                TimeUnit.MILLISECONDS.sleep(20);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
         }
     }
 

@@ -1,0 +1,286 @@
+package io.tollgate.redis;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import io.tollgate.Decision;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.TimeSource;
+import io.tollgate.TokenBucket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The buckets this instance knows, on which the {@code LOCAL} failure policy decides: for each key that
+ * Redis decided lately, the debts Redis last reported, as of when its answer arrived, plus what the fallback
+ * charged since. A key that Redis last reported empty is therefore refused here with the retry-after its
+ * bucket implies, and one with tokens left admits only those. Only keys this instance never saw (or forgot)
+ * start full.
+ *
+ * <p><b>Shares.</b> With {@code expectedInstances} n above 1, each instance decides on its share of a
+ * policy: each limit's capacity divided by n (rounded up) and its rate divided by n. A bucket that Redis
+ * reported is brought into the share by its time: the share is full again when the real bucket would be,
+ * so the instances together hold about what the real bucket held.
+ *
+ * <p><b>Time.</b> An answer is taken as of its arrival, after Redis decided, so the bucket here refills no
+ * sooner than the real one. Answers that arrive out of order (batches of one key on their way together, a
+ * late answer after a newer one) are told apart by the Redis time they carry: an older one never replaces
+ * a newer one.
+ *
+ * <p><b>Bounds.</b> At most {@code maximumKeys} keys, the least used dropped first; a key is also dropped
+ * about a minute after its bucket is full again, when it is the same as a key never seen. Thread-safe: each
+ * key's bucket is locked only by the requests for that key.
+ */
+final class LocalBuckets {
+
+    /** How long a key stays known after its bucket is full again. */
+    private static final long FORGET_AFTER_FULL_MICROS = 60_000_000;
+
+    private static final int MAX_CACHED_POLICIES = 1_024;
+
+    private record Key(String policy, String key) {}
+
+    /** One key's bucket: the debts of the local policy's limits at {@code atMicros}. */
+    private static final class Known {
+        private Policy policy;
+        private long[] debts;
+        private long atMicros;
+        private long redisMicros;
+        /** When the fallback last charged this bucket: Redis's answers to requests sent before miss that. */
+        private long chargedLocallyMicros = Long.MIN_VALUE;
+        /** When the cache drops this key unless it is written again; moved on only when the bucket nears it. */
+        private volatile long forgetAtMicros;
+
+        Known(Policy policy, long[] debts, long atMicros, long redisMicros) {
+            set(policy, debts, atMicros, redisMicros);
+        }
+
+        private void set(Policy policy, long[] debts, long atMicros, long redisMicros) {
+            this.policy = policy;
+            this.debts = debts;
+            this.atMicros = atMicros;
+            this.redisMicros = redisMicros;
+        }
+
+        /** Returns when this bucket is full again, in µs of the local clock. */
+        long fullAtMicros() {
+            long until = 0;
+            for (int i = 0; i < debts.length; i++) {
+                until = Math.max(
+                        until,
+                        TokenBucket.untilFullMicros(debts[i], policy.limits().get(i)));
+            }
+            return atMicros + until;
+        }
+
+        /** Brings the debts to {@code nowMicros}: as the local policy's limits refill them. */
+        void refill(Policy local, long nowMicros) {
+            if (!local.limits().equals(policy.limits())) {
+                // The policy changed under this name since: start again, as for a key never seen.
+                set(local, new long[local.limits().size()], nowMicros, redisMicros);
+                return;
+            }
+            long elapsed = Math.max(0, nowMicros - atMicros);
+            for (int i = 0; i < debts.length; i++) {
+                debts[i] =
+                        TokenBucket.debtAfter(debts[i], elapsed, policy.limits().get(i));
+            }
+            atMicros = Math.max(atMicros, nowMicros);
+        }
+    }
+
+    private final TimeSource time;
+    private final int expectedInstances;
+    private final Cache<Key, Known> known;
+    private final Map<Policy, Policy> shares = new ConcurrentHashMap<>();
+
+    LocalBuckets(long maximumKeys, int expectedInstances, TimeSource time) {
+        this.time = time;
+        this.expectedInstances = expectedInstances;
+        this.known = Caffeine.newBuilder()
+                .maximumSize(maximumKeys)
+                .ticker(() -> time.nowMicros() * 1_000)
+                .executor(Runnable::run)
+                .expireAfter(new UntilForgotten())
+                .build();
+    }
+
+    /**
+     * Takes note of what Redis reported for a key: its real bucket's {@code debts} after a request sent at
+     * {@code sentMicros} that Redis decided at {@code redisMicros}, as of {@code nowMicros}, when the answer
+     * arrived. If the fallback charged the bucket here after that request was sent, Redis cannot have seen
+     * that charge yet: each limit keeps the larger debt of the two, so that nothing admitted is forgotten.
+     */
+    void learn(Policy policy, String key, long[] debts, long redisMicros, long sentMicros, long nowMicros) {
+        Policy local = share(policy);
+        long[] localDebts = local == policy ? debts.clone() : toShare(policy, local, debts);
+        Key cacheKey = new Key(policy.name(), key);
+        Known bucket = known.policy().getIfPresentQuietly(cacheKey);
+        if (bucket == null) {
+            bucket = known.asMap().putIfAbsent(cacheKey, new Known(local, localDebts, nowMicros, redisMicros));
+            if (bucket == null) {
+                return;
+            }
+        }
+        synchronized (bucket) {
+            if (redisMicros < bucket.redisMicros) {
+                return; // an older answer than the one already known
+            }
+            if (sentMicros < bucket.chargedLocallyMicros
+                    && bucket.policy.limits().equals(local.limits())) {
+                bucket.refill(local, nowMicros);
+                for (int i = 0; i < localDebts.length; i++) {
+                    localDebts[i] = Math.max(localDebts[i], bucket.debts[i]);
+                }
+            }
+            bucket.set(local, localDebts, nowMicros, redisMicros);
+        }
+        keepUntilFull(cacheKey, bucket);
+    }
+
+    /**
+     * Decides a request of {@code cost}, no larger than the {@link #share} policy's smallest capacity, on
+     * this instance's bucket of the key, and charges it if it passes.
+     */
+    Decision tryAcquire(Policy policy, String key, long cost) {
+        Policy local = share(policy);
+        long now = time.nowMicros();
+        Key cacheKey = new Key(policy.name(), key);
+        Known bucket = bucket(cacheKey, local, now);
+        Decision decision;
+        synchronized (bucket) {
+            bucket.refill(local, now);
+            decision = TokenBucket.decide(local.limits(), bucket.debts, cost, 0);
+            if (decision.allowed()) {
+                bucket.debts = TokenBucket.charged(local.limits(), bucket.debts, cost);
+                bucket.chargedLocallyMicros = now;
+            }
+        }
+        keepUntilFull(cacheKey, bucket);
+        return decision;
+    }
+
+    /**
+     * Takes {@code cost}, no larger than the {@link #share} policy's smallest capacity, ahead of time from
+     * this instance's bucket of the key if it can be had within {@code maxWaitMicros}; returns the
+     * microseconds to wait before using it, or -1 if it cannot.
+     */
+    long reserve(Policy policy, String key, long cost, long maxWaitMicros) {
+        Policy local = share(policy);
+        long now = time.nowMicros();
+        Key cacheKey = new Key(policy.name(), key);
+        Known bucket = bucket(cacheKey, local, now);
+        long wait;
+        synchronized (bucket) {
+            bucket.refill(local, now);
+            if (!TokenBucket.allFit(local.limits(), bucket.debts, cost, maxWaitMicros)) {
+                return -1;
+            }
+            wait = TokenBucket.waitMicros(local.limits(), bucket.debts, cost);
+            bucket.debts = TokenBucket.charged(local.limits(), bucket.debts, cost);
+            bucket.chargedLocallyMicros = now;
+        }
+        keepUntilFull(cacheKey, bucket);
+        return wait;
+    }
+
+    /**
+     * Returns the microseconds until this instance's bucket of the key is full again, as far as it knows; 0
+     * for a key it does not know. For tests.
+     */
+    long untilFullMicros(Policy policy, String key) {
+        Known bucket = known.policy().getIfPresentQuietly(new Key(policy.name(), key));
+        if (bucket == null) {
+            return 0;
+        }
+        synchronized (bucket) {
+            return Math.max(0, bucket.fullAtMicros() - time.nowMicros());
+        }
+    }
+
+    /** Returns the policy that this instance enforces for {@code policy} on its own: its share of it. */
+    Policy share(Policy policy) {
+        if (expectedInstances == 1) {
+            return policy;
+        }
+        Policy cached = shares.get(policy);
+        if (cached != null) {
+            return cached;
+        }
+        List<Limit> limits = new ArrayList<>();
+        for (Limit limit : policy.limits()) {
+            long capacity = Math.max(1, (limit.capacity() + expectedInstances - 1) / expectedInstances);
+            limits.add(Limit.of(
+                    capacity,
+                    Rate.of(limit.refill().tokens(), limit.refill().period().multipliedBy(expectedInstances))));
+        }
+        Policy share = new Policy(policy.name(), limits);
+        if (shares.size() >= MAX_CACHED_POLICIES) {
+            shares.clear(); // policies made on the fly: keep the cache bounded
+        }
+        shares.put(policy, share);
+        return share;
+    }
+
+    private Known bucket(Key cacheKey, Policy local, long now) {
+        Known bucket = known.policy().getIfPresentQuietly(cacheKey);
+        if (bucket == null) {
+            bucket = known.get(
+                    cacheKey, k -> new Known(local, new long[local.limits().size()], now, Long.MIN_VALUE));
+        }
+        return bucket;
+    }
+
+    /**
+     * Moves the key's expiry on when its bucket will be full later than the cache would forget it: rarely,
+     * since the expiry is set a minute past the bucket's full time.
+     */
+    private void keepUntilFull(Key cacheKey, Known bucket) {
+        long fullAt;
+        synchronized (bucket) {
+            fullAt = bucket.fullAtMicros();
+        }
+        if (fullAt > bucket.forgetAtMicros - FORGET_AFTER_FULL_MICROS / 2) {
+            known.asMap().replace(cacheKey, bucket, bucket); // asks UntilForgotten again
+        }
+    }
+
+    /** The debts of a share whose limits are full again when the real ones of {@code debts} would be. */
+    private static long[] toShare(Policy real, Policy share, long[] debts) {
+        long[] shared = new long[debts.length];
+        for (int i = 0; i < debts.length; i++) {
+            long untilFull = TokenBucket.untilFullMicros(debts[i], real.limits().get(i));
+            long ticksPerMicro = share.limits().get(i).refill().ticksPerMicrosecond();
+            shared[i] = Math.min(untilFull, TokenBucket.MAX_TICKS / ticksPerMicro) * ticksPerMicro;
+        }
+        return shared;
+    }
+
+    /** A key is forgotten a minute after its bucket is full again, as of its last write. */
+    private static final class UntilForgotten implements Expiry<Key, Known> {
+
+        @Override
+        public long expireAfterCreate(Key key, Known bucket, long currentTime) {
+            long fullAt;
+            synchronized (bucket) {
+                fullAt = bucket.fullAtMicros();
+            }
+            bucket.forgetAtMicros = fullAt + FORGET_AFTER_FULL_MICROS;
+            return Math.max(0, (bucket.forgetAtMicros - currentTime / 1_000) * 1_000);
+        }
+
+        @Override
+        public long expireAfterUpdate(Key key, Known bucket, long currentTime, long currentDuration) {
+            return expireAfterCreate(key, bucket, currentTime);
+        }
+
+        @Override
+        public long expireAfterRead(Key key, Known bucket, long currentTime, long currentDuration) {
+            return currentDuration;
+        }
+    }
+}

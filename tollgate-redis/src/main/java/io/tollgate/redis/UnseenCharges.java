@@ -1,0 +1,62 @@
+package io.tollgate.redis;
+
+import io.tollgate.Policy;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Requests that the {@code LOCAL} failure policy admitted while Redis could not be asked (the circuit
+ * breaker was open, or there was no connection), so that Redis never saw them: their costs, summed per key,
+ * are charged to Redis once it answers again, and every admission is charged there in the end. Requests
+ * that reached Redis need no such note: Redis's own answer, in time or late, accounts for them.
+ *
+ * <p>Bounded: at most {@code maximumKeys} keys are noted; admissions for further keys while it is full are
+ * not charged later. Thread-safe.
+ */
+final class UnseenCharges {
+
+    private record Key(Policy policy, String key) {}
+
+    /** Where the noted charges go: one call per key, with the sum of its costs. */
+    interface Charger {
+        void charge(String key, Policy policy, long cost);
+    }
+
+    private final long maximumKeys;
+    private final Map<Key, Long> costs = new ConcurrentHashMap<>();
+    private final AtomicBoolean flushing = new AtomicBoolean();
+
+    UnseenCharges(long maximumKeys) {
+        this.maximumKeys = maximumKeys;
+    }
+
+    /** Notes a request of {@code cost} that was admitted without Redis. */
+    void add(Policy policy, String key, long cost) {
+        Key noted = new Key(policy, key);
+        if (costs.size() < maximumKeys || costs.containsKey(noted)) {
+            costs.merge(noted, cost, Long::sum);
+        }
+    }
+
+    /**
+     * Hands every noted charge to {@code charger} and forgets it, unless there is none or another thread is
+     * doing so. Called before every call to Redis, so that the charges go ahead of the calls of this thread;
+     * cheap when there is nothing to do.
+     */
+    void flush(Charger charger) {
+        if (costs.isEmpty() || !flushing.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            for (Key noted : costs.keySet()) {
+                Long cost = costs.remove(noted);
+                if (cost != null) {
+                    charger.charge(noted.key(), noted.policy(), cost);
+                }
+            }
+        } finally {
+            flushing.set(false);
+        }
+    }
+}

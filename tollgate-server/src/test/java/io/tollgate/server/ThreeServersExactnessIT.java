@@ -1,0 +1,159 @@
+package io.tollgate.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.testing.RedisExtension;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What a new user tries before trusting a shared limit: three server jars started cold on one Redis with the
+ * default settings (budget 50 ms, {@code on-failure: local}), and a burst of concurrent decisions for one key
+ * spread over the three. Exactly the capacity is admitted, in every round, with fresh servers each time.
+ */
+@Timeout(600)
+class ThreeServersExactnessIT {
+
+    private static final int ROUNDS = 3;
+    private static final int CAPACITY = 200;
+    private static final int REQUESTS = 600;
+    private static final int CLIENT_THREADS = 12;
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    @TempDir
+    Path dir;
+
+    private final HttpClient client = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
+
+    @Test
+    void threeColdServersOnOneRedisAdmitExactlyTheCapacity() throws Exception {
+        Path config = Files.writeString(
+                dir.resolve("tollgate.yaml"), """
+                store:
+                  redis:
+                    uri: %s
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: %d
+                        refill: 1/h
+                """.formatted(redis.server().uri(), CAPACITY));
+        List<Round> rounds = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            redis.server().command("FLUSHALL");
+            rounds.add(round(config));
+        }
+
+        assertThat(rounds).allSatisfy(round -> {
+            assertThat(round.allowed()).as("allowed in %s", round).isEqualTo(CAPACITY);
+            assertThat(round.refused()).as("refused in %s", round).isEqualTo(REQUESTS - CAPACITY);
+            assertThat(round.degraded()).as("degraded decisions in %s", round).isZero();
+        });
+    }
+
+    /** Starts three servers at once, cold, sends the burst, and stops them. */
+    private Round round(Path config) throws Exception {
+        List<CompletableFuture<ServerProcess>> starting = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            starting.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    return ServerProcess.start(config);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        List<ServerProcess> servers = new ArrayList<>();
+        try {
+            for (CompletableFuture<ServerProcess> server : starting) {
+                servers.add(server.join());
+            }
+            int[] ports = new int[servers.size()];
+            for (int i = 0; i < ports.length; i++) {
+                ports[i] = servers.get(i).awaitPort();
+            }
+            return burst(ports);
+        } finally {
+            for (CompletableFuture<ServerProcess> server : starting) {
+                server.handle((started, failure) -> started).join();
+            }
+            for (CompletableFuture<ServerProcess> server : starting) {
+                ServerProcess started = server.handle((s, failure) -> s).join();
+                if (started != null) {
+                    started.close();
+                }
+            }
+        }
+    }
+
+    private Round burst(int[] ports) throws Exception {
+        AtomicInteger next = new AtomicInteger();
+        AtomicInteger allowed = new AtomicInteger();
+        AtomicInteger refused = new AtomicInteger();
+        AtomicInteger degraded = new AtomicInteger();
+        List<String> unexpected = new ArrayList<>();
+        ExecutorService threads = Executors.newFixedThreadPool(CLIENT_THREADS);
+        try {
+            List<Future<?>> clients = new ArrayList<>();
+            for (int t = 0; t < CLIENT_THREADS; t++) {
+                clients.add(threads.submit(() -> {
+                    for (int i; (i = next.getAndIncrement()) < REQUESTS; ) {
+                        HttpResponse<String> response = check(ports[i % ports.length]);
+                        if (response.body().contains("\"degraded\":true")) {
+                            degraded.incrementAndGet();
+                        }
+                        switch (response.statusCode()) {
+                            case 200 -> allowed.incrementAndGet();
+                            case 429 -> refused.incrementAndGet();
+                            default -> {
+                                synchronized (unexpected) {
+                                    unexpected.add(response.statusCode() + " " + response.body());
+                                }
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> c : clients) {
+                c.get();
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        assertThat(unexpected).isEmpty();
+        return new Round(allowed.get(), refused.get(), degraded.get());
+    }
+
+    private HttpResponse<String> check(int port) throws Exception {
+        return client.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/check"))
+                        .timeout(Duration.ofSeconds(30))
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"policy\":\"per-client\",\"key\":\"alice\"}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private record Round(int allowed, int refused, int degraded) {}
+}
