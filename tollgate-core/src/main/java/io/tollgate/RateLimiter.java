@@ -23,6 +23,13 @@ import java.util.concurrent.CompletionStage;
 public interface RateLimiter {
 
     /**
+     * The names of the policies that {@link #warmUp} decides start with this: {@code tollgate.warm-up} and
+     * {@code tollgate.warm-up-refused}. Their decisions are counted in metrics like any other, but a limiter
+     * does not log them as degraded.
+     */
+    String WARM_UP_POLICY_PREFIX = "tollgate.warm-up";
+
+    /**
      * Takes {@code cost} tokens from the buckets of {@code key} under {@code policy} if every limit has
      * enough, and says what happened. Never waits for tokens.
      *

@@ -16,13 +16,15 @@ import java.util.concurrent.TimeoutException;
 final class WarmUpDecisions {
 
     /** Enough for the JIT's top tier to compile the paths of a decision. */
-    static final int DECISIONS = 20_000;
+    static final int DECISIONS = 10_000;
 
     /** Allows every warm-up decision: a million tokens, refilled at a million per second. */
-    static final Policy PASSING = Policy.of("tollgate.warm-up", Limit.of(1_000_000, Rate.perSecond(1_000_000)));
+    static final Policy PASSING =
+            Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX, Limit.of(1_000_000, Rate.perSecond(1_000_000)));
 
     /** Refuses most: one token, refilled every millisecond. */
-    static final Policy REFUSING = Policy.of("tollgate.warm-up-refused", Limit.of(1, Rate.perSecond(1_000)));
+    static final Policy REFUSING =
+            Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX + "-refused", Limit.of(1, Rate.perSecond(1_000)));
 
     private static final int IN_FLIGHT = 64;
     private static final int KEYS = 8;
@@ -30,10 +32,13 @@ final class WarmUpDecisions {
     private WarmUpDecisions() {}
 
     static boolean run(RateLimiter limiter, Duration maxTime) {
-        long deadline = System.nanoTime() + Arguments.maxWaitMicros(maxTime) * 1_000;
+        long deadline = System.nanoTime() + Math.min(Arguments.maxWaitMicros(maxTime), Long.MAX_VALUE / 4_000) * 1_000;
         String prefix = "tollgate-warm-up-" + UUID.randomUUID() + "-";
         CompletableFuture<?>[] wave = new CompletableFuture<?>[IN_FLIGHT];
         for (int done = 0; done < DECISIONS; done += IN_FLIGHT + 1) {
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
             for (int i = 0; i < IN_FLIGHT; i++) {
                 wave[i] = limiter.tryAcquireAsync(prefix + i % KEYS, i % 4 == 0 ? REFUSING : PASSING, 1)
                         .toCompletableFuture();

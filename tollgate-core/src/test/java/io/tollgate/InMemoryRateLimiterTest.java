@@ -23,6 +23,25 @@ class InMemoryRateLimiterTest {
             InMemoryRateLimiter.builder().timeSource(time).build();
 
     @Test
+    void aWarmUpDecidesOnPoliciesAndKeysOfItsOwnAndLeavesTheClientsBucketsAlone() {
+        limiter.tryAcquire("alice", TEN_PER_SECOND, 4);
+
+        boolean warm = limiter.warmUp(Duration.ofSeconds(30));
+
+        assertThat(warm).isTrue();
+        assertThat(limiter.tryAcquire("alice", TEN_PER_SECOND).remaining()).isEqualTo(5);
+        assertThat(limiter.estimatedKeyCount())
+                .as("alice and a few warm-up keys")
+                .isBetween(2L, 17L);
+    }
+
+    @Test
+    void aWarmUpWithNoTimeLeftSaysItIsNotWarm() {
+        assertThat(limiter.warmUp(Duration.ZERO)).isFalse();
+        assertThatThrownBy(() -> limiter.warmUp(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void allowsABurstUpToCapacity() {
         for (int i = 9; i >= 0; i--) {
             Decision decision = limiter.tryAcquire("alice", TEN_PER_SECOND);

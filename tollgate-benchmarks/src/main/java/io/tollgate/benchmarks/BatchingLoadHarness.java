@@ -42,7 +42,9 @@ import java.util.function.Function;
  *
  * <p>Run: {@code java -cp tollgate-benchmarks/target/benchmarks.jar io.tollgate.benchmarks.BatchingLoadHarness
  * [seconds per point] [plot.svg]}. Prints Markdown tables for docs/benchmarks.md and writes the plot. With
- * the single argument {@code ceilings} it measures only what Redis does with batches of script calls.
+ * the single argument {@code ceilings} it measures only what Redis does with batches of script calls. With
+ * {@code -Dharness.subjects=NAME} (such as {@code "Tollgate, batching"}) it measures that limiter only, without
+ * ceilings or plot: a quick before-and-after comparison of a change.
  */
 public final class BatchingLoadHarness {
 
@@ -78,6 +80,10 @@ public final class BatchingLoadHarness {
         subjects.put("Tollgate, unbatched", redis -> tollgate(redis, false));
         subjects.put("Bucket4j, batching", redis -> bucket4j(redis, true));
         subjects.put("Bucket4j (CAS)", redis -> bucket4j(redis, false));
+        String only = System.getProperty("harness.subjects"); // e.g. "Tollgate, batching": a quick comparison
+        if (only != null) {
+            subjects.keySet().removeIf(name -> !name.equals(only));
+        }
         Map<String, double[][]> throughput = new LinkedHashMap<>();
         try (RedisServer redis = RedisServer.start()) {
             System.out.println("redis " + redis.info("redis_version") + " on port " + redis.port() + ", "
@@ -103,6 +109,9 @@ public final class BatchingLoadHarness {
                         }
                     }
                 }
+            }
+            if (only != null) {
+                return; // a quick comparison: no ceilings, no plot
             }
             System.out.println();
             RedisLoadHarness.ceiling(redis);

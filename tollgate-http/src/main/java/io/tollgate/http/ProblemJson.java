@@ -11,9 +11,15 @@ final class ProblemJson {
 
     /** Returns the JSON of a problem, with the names of the violated policies when there are any. */
     static String write(String type, int status, String detail, List<String> policies, Long retryAfterSeconds) {
+        return write(type, title(status), status, detail, policies, retryAfterSeconds);
+    }
+
+    /** Returns the JSON of a problem with its own title, with the names of the policies when there are any. */
+    static String write(
+            String type, String title, int status, String detail, List<String> policies, Long retryAfterSeconds) {
         StringBuilder json = new StringBuilder(160);
         json.append("{\"type\":").append(quote(type));
-        json.append(",\"title\":").append(quote(title(status)));
+        json.append(",\"title\":").append(quote(title));
         json.append(",\"status\":").append(status);
         json.append(",\"detail\":").append(quote(detail));
         if (!policies.isEmpty()) {

@@ -2,10 +2,14 @@ package io.tollgate.http;
 
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -32,8 +36,11 @@ import java.util.function.Function;
  * {@code RateLimit} ({@link RateLimitFields}) for the rules checked. A refused request is answered with 429
  * Too Many Requests (or the configured status), {@code Retry-After} in whole seconds (rounded up, at least
  * 1), {@code Cache-Control: no-store}, and by default an RFC 9457 {@code application/problem+json} body
- * that names the violated policies. A request that lacks a rule's key source is answered as the rule's
- * {@link MissingKey} says, before anything is charged.
+ * that names the violated policies. A request refused only because the limiter could not decide and fails
+ * closed ({@link io.tollgate.FailurePolicy#DENY}) did not exceed anything: it is answered with 503 Service
+ * Unavailable (or the configured status) and a problem of type {@value #UNAVAILABLE_TYPE}, with the same
+ * {@code Retry-After}. A request that lacks a rule's key source is answered as the rule's {@link
+ * MissingKey} says, before anything is charged.
  *
  * <p><b>Keys.</b> A client key longer than {@value #MAX_KEY_LENGTH} characters (a long API key, a composite)
  * is replaced by its SHA-256 digest, so that a client sending huge header values cannot make each bucket
@@ -46,12 +53,25 @@ public final class RequestLimiter {
     /** The longest client key used as it is; longer keys are replaced by their digest. */
     public static final int MAX_KEY_LENGTH = 256;
 
+    /** The problem type of a refusal because the limiter is unavailable and fails closed. */
+    public static final String UNAVAILABLE_TYPE = "urn:tollgate:limiter-unavailable";
+
+    /** The default status of a refusal because the limiter is unavailable and fails closed. */
+    public static final int DEFAULT_UNAVAILABLE_STATUS = 503;
+
+    private static final int WARM_UP_CHECKS = 2_000;
+    private static final Policy WARM_UP_PASSING =
+            Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX + "-http", Limit.of(1_000_000, Rate.perSecond(1_000_000)));
+    private static final Policy WARM_UP_REFUSING =
+            Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX + "-http-refused", Limit.of(1, Rate.perSecond(1_000)));
+
     private final RateLimiter limiter;
     private final List<Rule> rules;
     private final ClientIpResolver clientIps;
     private final boolean legacyHeaders;
     private final boolean degradedHeader;
     private final int refusalStatus;
+    private final int unavailableStatus;
     private final String refusalContentType;
     private final Function<Refusal, String> refusalBody;
     private final RequestMetrics metrics;
@@ -63,6 +83,7 @@ public final class RequestLimiter {
         this.legacyHeaders = builder.legacyHeaders;
         this.degradedHeader = builder.degradedHeader;
         this.refusalStatus = builder.refusalStatus;
+        this.unavailableStatus = builder.unavailableStatus;
         this.refusalContentType = builder.refusalContentType;
         this.refusalBody = builder.refusalBody;
         this.metrics = builder.metrics;
@@ -80,6 +101,38 @@ public final class RequestLimiter {
     /** Returns the rules, in the order they are checked. */
     public List<Rule> rules() {
         return rules;
+    }
+
+    /**
+     * Prepares this request limiter for traffic, so that the first real requests pay for no class loading
+     * or compilation: warms its limiter ({@link RateLimiter#warmUp}), then checks and answers, allowed and
+     * refused, rules of its own (policies {@code tollgate.warm-up-http} and {@code
+     * tollgate.warm-up-http-refused}, on keys no client uses, whose buckets are full again within
+     * milliseconds). A server or an application calls it before it says it is ready. The checks are
+     * counted in the metrics like any other.
+     *
+     * @param maxTime the longest this may take
+     * @return true once warm; false if the limiter's store could not be reached or {@code maxTime} ran out
+     *     (the request limiter works all the same)
+     * @throws IllegalArgumentException if maxTime is negative
+     * @throws NullPointerException if maxTime is null
+     */
+    public boolean warmUp(Duration maxTime) {
+        long start = System.nanoTime();
+        boolean warm = limiter.warmUp(maxTime);
+        long maxNanos = Math.min(maxTime.toMillis(), Long.MAX_VALUE / 2_000_000) * 1_000_000;
+        Rule passing = Rule.builder(WARM_UP_PASSING).build();
+        Rule refusing = Rule.builder(WARM_UP_REFUSING).build();
+        for (int i = 0; i < WARM_UP_CHECKS; i++) {
+            if (System.nanoTime() - start > maxNanos) {
+                return false;
+            }
+            String key = "tollgate-warm-up-" + i % 8;
+            RuleOutcome allowed = check(passing, key);
+            respond(List.of(allowed));
+            respond(List.of(allowed, check(refusing, key)));
+        }
+        return warm;
     }
 
     /**
@@ -198,6 +251,9 @@ public final class RequestLimiter {
         if (refusals.isEmpty()) {
             return new RequestDecision(true, 200, headers, new byte[0], outcomes);
         }
+        // A client over its limit is told so, even if another rule could not decide.
+        boolean unavailable = refusals.stream().allMatch(RuleOutcome::limiterUnavailable);
+        int status = unavailable ? unavailableStatus : refusalStatus;
         long retryAfter = RateLimitFields.retryAfterSeconds(
                 RateLimitFields.mostRestrictive(refusals).decision());
         headers.put("Retry-After", Long.toString(retryAfter));
@@ -208,9 +264,9 @@ public final class RequestLimiter {
                 .distinct()
                 .toList();
         byte[] body = refusalBody
-                .apply(new Refusal(refusalStatus, retryAfter, policies, outcomes))
+                .apply(new Refusal(status, retryAfter, policies, outcomes, unavailable))
                 .getBytes(StandardCharsets.UTF_8);
-        return new RequestDecision(false, refusalStatus, headers, body, outcomes);
+        return new RequestDecision(false, status, headers, body, outcomes);
     }
 
     private static RequestDecision missingKey(Rule rule, int status) {
@@ -249,15 +305,28 @@ public final class RequestLimiter {
         return String.join(", ", items);
     }
 
-    /** The default refusal body: an RFC 9457 problem of the given type. */
+    /**
+     * The default refusal body: an RFC 9457 problem of the given type, or of type {@value #UNAVAILABLE_TYPE}
+     * when the limiter is unavailable.
+     */
     private static Function<Refusal, String> problemBody(String type) {
-        return refusal -> ProblemJson.write(
-                type,
-                refusal.status(),
-                "Rate limit exceeded for " + String.join(", ", refusal.policies()) + "; retry in "
-                        + refusal.retryAfterSeconds() + " s.",
-                refusal.policies(),
-                refusal.retryAfterSeconds());
+        return refusal -> refusal.limiterUnavailable()
+                ? ProblemJson.write(
+                        UNAVAILABLE_TYPE,
+                        "Rate limiter unavailable",
+                        refusal.status(),
+                        "The rate limiter cannot decide for " + String.join(", ", refusal.policies())
+                                + " and refuses requests until it can; retry in " + refusal.retryAfterSeconds()
+                                + " s.",
+                        refusal.policies(),
+                        refusal.retryAfterSeconds())
+                : ProblemJson.write(
+                        type,
+                        refusal.status(),
+                        "Rate limit exceeded for " + String.join(", ", refusal.policies()) + "; retry in "
+                                + refusal.retryAfterSeconds() + " s.",
+                        refusal.policies(),
+                        refusal.retryAfterSeconds());
     }
 
     /** Settings for a {@link RequestLimiter}. Not thread-safe. */
@@ -269,6 +338,7 @@ public final class RequestLimiter {
         private boolean legacyHeaders;
         private boolean degradedHeader;
         private int refusalStatus = 429;
+        private int unavailableStatus = DEFAULT_UNAVAILABLE_STATUS;
         private String refusalContentType = ProblemJson.CONTENT_TYPE;
         private Function<Refusal, String> refusalBody = problemBody("about:blank");
         private RequestMetrics metrics = RequestMetrics.NONE;
@@ -320,6 +390,21 @@ public final class RequestLimiter {
                 throw new IllegalArgumentException("refusal status must be 4xx or 5xx, was " + status);
             }
             this.refusalStatus = status;
+            return this;
+        }
+
+        /**
+         * Sets the status of a refusal because the limiter could not decide and fails closed (default
+         * {@value RequestLimiter#DEFAULT_UNAVAILABLE_STATUS}): the client did not exceed anything, and should
+         * not be told so.
+         *
+         * @throws IllegalArgumentException unless status is a 4xx or 5xx status
+         */
+        public Builder unavailableStatus(int status) {
+            if (status < 400 || status > 599) {
+                throw new IllegalArgumentException("unavailable status must be 4xx or 5xx, was " + status);
+            }
+            this.unavailableStatus = status;
             return this;
         }
 

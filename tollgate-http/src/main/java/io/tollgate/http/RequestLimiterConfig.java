@@ -47,6 +47,7 @@ import java.util.function.UnaryOperator;
  *   legacy-headers: false
  *   degraded-header: false
  *   refusal-status: 429
+ *   unavailable-status: 503  # refused because the limiter fails closed
  *   problem-type: about:blank
  * }</pre>
  *
@@ -66,7 +67,7 @@ public final class RequestLimiterConfig {
             Set.of("path", "methods", "host", "require-header", "policy", "key", "cost", "on-missing-key", "dry-run");
     private static final Set<String> CLIENT_IP = Set.of("trusted-proxies", "forwarding-header", "group-ipv6-by-64");
     private static final Set<String> RESPONSES =
-            Set.of("legacy-headers", "degraded-header", "refusal-status", "problem-type");
+            Set.of("legacy-headers", "degraded-header", "refusal-status", "unavailable-status", "problem-type");
 
     private final List<Policy> policies;
     private final List<Rule> rules;
@@ -148,19 +149,17 @@ public final class RequestLimiterConfig {
     }
 
     /**
-     * Reads the {@code responses} section ({@code refusal-status}, {@code problem-type}, {@code
-     * legacy-headers}, {@code degraded-header}; each optional) and returns what it does to a request limiter's
-     * builder.
+     * Reads the {@code responses} section ({@code refusal-status}, {@code unavailable-status}, {@code
+     * problem-type}, {@code legacy-headers}, {@code degraded-header}; each optional) and returns what it does
+     * to a request limiter's builder.
      *
      * @throws ConfigException if a setting is invalid, naming it
      */
     public static UnaryOperator<RequestLimiter.Builder> readResponses(ConfigNode responses) {
         responses.checkKeys(RESPONSES);
-        ConfigNode status = responses.child("refusal-status");
-        long refusalStatus = status.longValue(429);
-        if (refusalStatus < 400 || refusalStatus > 599) {
-            throw status.error("must be a 4xx or 5xx status, was " + refusalStatus);
-        }
+        int refusalStatus = status(responses.child("refusal-status"), 429);
+        int unavailableStatus =
+                status(responses.child("unavailable-status"), RequestLimiter.DEFAULT_UNAVAILABLE_STATUS);
         ConfigNode problemTypeNode = responses.child("problem-type");
         String problemType = problemTypeNode.string("about:blank");
         if (problemType.isEmpty()) {
@@ -170,8 +169,17 @@ public final class RequestLimiterConfig {
         boolean degradedHeader = responses.child("degraded-header").bool(false);
         return builder -> builder.legacyHeaders(legacyHeaders)
                 .degradedHeader(degradedHeader)
-                .refusalStatus((int) refusalStatus)
+                .refusalStatus(refusalStatus)
+                .unavailableStatus(unavailableStatus)
                 .problemType(problemType);
+    }
+
+    private static int status(ConfigNode node, int defaultStatus) {
+        long status = node.longValue(defaultStatus);
+        if (status < 400 || status > 599) {
+            throw node.error("must be a 4xx or 5xx status, was " + status);
+        }
+        return (int) status;
     }
 
     /** Returns the policies: in the order a YAML file defines them, by name from a properties file. */

@@ -1,6 +1,7 @@
 package io.tollgate.http;
 
 import io.tollgate.Decision;
+import io.tollgate.FailurePolicy;
 
 /**
  * What one rule decided for a request.
@@ -14,5 +15,13 @@ public record RuleOutcome(Rule rule, String key, Decision decision) {
     /** Returns whether this outcome refuses the request: refused, and not a dry run. */
     public boolean refuses() {
         return !decision.allowed() && !rule.dryRun();
+    }
+
+    /**
+     * Returns whether this outcome refuses the request because the limiter could not decide and fails
+     * closed ({@link FailurePolicy#DENY}), rather than because the client exceeded its limit.
+     */
+    public boolean limiterUnavailable() {
+        return refuses() && decision.degraded() && decision.degradation().fallback() == FailurePolicy.DENY;
     }
 }

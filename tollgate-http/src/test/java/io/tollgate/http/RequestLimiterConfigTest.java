@@ -3,6 +3,7 @@ package io.tollgate.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.ManualTimeSource;
@@ -52,6 +53,7 @@ class RequestLimiterConfigTest {
               legacy-headers: true
               degraded-header: true
               refusal-status: 503
+              unavailable-status: 500
               problem-type: https://example.com/problems/rate-limited
             """;
 
@@ -79,6 +81,7 @@ class RequestLimiterConfigTest {
             responses.legacy-headers=true
             responses.degraded-header=true
             responses.refusal-status=503
+            responses.unavailable-status=500
             responses.problem-type=https://example.com/problems/rate-limited
             """;
 
@@ -141,6 +144,19 @@ class RequestLimiterConfigTest {
     }
 
     @Test
+    void theUnavailableStatusReachesTheRequestLimiter() {
+        RequestLimiter requests = RequestLimiterConfig.parse(YAML, "tollgate.yaml")
+                .newRequestLimiter(new DegradedLimiter(FailurePolicy.DENY));
+
+        RequestDecision refused =
+                requests.decide(TestRequest.get("/api")).toCompletableFuture().join();
+
+        assertThat(refused.status()).isEqualTo(500);
+        assertThat(new String(refused.body(), java.nio.charset.StandardCharsets.UTF_8))
+                .contains("\"type\":\"urn:tollgate:limiter-unavailable\"");
+    }
+
+    @Test
     void loadsAFileByItsExtension(@TempDir Path dir) throws IOException {
         Path file = Files.writeString(dir.resolve("limits.yml"), YAML);
 
@@ -176,6 +192,7 @@ class RequestLimiterConfigTest {
                 "client-ip: {trusted-proxies: [10.0.0.0/33]} | t.yaml:2: client-ip.trusted-proxies: invalid trusted",
                 "client-ip: {forwarding-header: x-real-ip} | t.yaml:2: client-ip.forwarding-header: must be",
                 "responses: {refusal-status: 200} | t.yaml:2: responses.refusal-status: must be a 4xx or 5xx",
+                "responses: {unavailable-status: 600} | t.yaml:2: responses.unavailable-status: must be a 4xx or 5xx",
                 "responses: {problem-type: ''} | t.yaml:2: responses.problem-type: must be a URI",
             })
     void anInvalidSettingIsNamedInTheErrorWithItsLine(String yaml, String message) {

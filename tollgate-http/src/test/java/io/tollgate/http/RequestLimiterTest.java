@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.tollgate.Decision;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
@@ -346,6 +347,55 @@ class RequestLimiterTest {
         assertThat(decide(silent, TestRequest.get("/")).headers()).doesNotContainKey("Tollgate-Degraded");
         assertThat(decide(telling, TestRequest.get("/")).headers())
                 .containsEntry("Tollgate-Degraded", "\"per-ip\";cause=timeout;fallback=allow");
+    }
+
+    @Test
+    void aRefusalBecauseTheLimiterFailsClosedIs503ThatSaysTheLimiterIsUnavailable() {
+        RequestLimiter requests = RequestLimiter.builder(new DegradedLimiter(FailurePolicy.DENY))
+                .rule(Rule.builder(THREE).build())
+                .build();
+
+        RequestDecision refused = decide(requests, TestRequest.get("/"));
+
+        assertThat(refused.allowed()).isFalse();
+        assertThat(refused.status()).isEqualTo(503);
+        assertThat(refused.headers())
+                .containsEntry("Retry-After", "1")
+                .containsEntry("Content-Type", "application/problem+json");
+        assertThat(new String(refused.body(), StandardCharsets.UTF_8))
+                .isEqualTo("{\"type\":\"urn:tollgate:limiter-unavailable\",\"title\":\"Rate limiter unavailable\","
+                        + "\"status\":503,\"detail\":\"The rate limiter cannot decide for per-ip and refuses requests"
+                        + " until it can; retry in 1 s.\",\"policies\":[\"per-ip\"],\"retry_after\":1}");
+    }
+
+    @Test
+    void theStatusOfAnUnavailableLimiterIsConfigurableApartFromARefusals() {
+        RequestLimiter requests = RequestLimiter.builder(new DegradedLimiter(FailurePolicy.DENY))
+                .rule(Rule.builder(THREE).build())
+                .refusalStatus(420)
+                .unavailableStatus(500)
+                .build();
+
+        assertThat(decide(requests, TestRequest.get("/")).status()).isEqualTo(500);
+        assertThatThrownBy(() -> RequestLimiter.builder(limiter).unavailableStatus(200))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("unavailable status must be 4xx or 5xx, was 200");
+    }
+
+    @Test
+    void aClientOverItsLimitIsToldSoEvenIfAnotherRuleCouldNotDecide() {
+        RequestLimiter requests = RequestLimiter.builder(limiter).build();
+        Rule unavailable = Rule.builder(GLOBAL).build();
+        Rule perIp = Rule.builder(THREE).build();
+        Decision failedClosed = new DegradedLimiter(FailurePolicy.DENY).tryAcquire("all", GLOBAL);
+        Decision overLimit = new Decision(false, THREE.limits().get(0), 0, 0, 2_000_000, 3_000_000);
+
+        RequestDecision answer = requests.respond(
+                List.of(new RuleOutcome(unavailable, "all", failedClosed), new RuleOutcome(perIp, "ip:1", overLimit)));
+
+        assertThat(answer.status()).isEqualTo(429);
+        assertThat(answer.headers()).containsEntry("Retry-After", "2");
+        assertThat(new String(answer.body(), StandardCharsets.UTF_8)).contains("\"title\":\"Too Many Requests\"");
     }
 
     @Test

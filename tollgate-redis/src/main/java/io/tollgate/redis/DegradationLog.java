@@ -2,6 +2,7 @@ package io.tollgate.redis;
 
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
+import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import java.lang.System.Logger.Level;
 import java.util.Locale;
@@ -41,8 +42,14 @@ final class DegradationLog {
         this.time = time;
     }
 
-    /** Notes a decision that the failure policy made because Redis could not, as {@code degradation} says. */
+    /**
+     * Notes a decision that the failure policy made because Redis could not, as {@code degradation} says;
+     * those of a warm-up ({@link RateLimiter#warmUp}), cold by design, are not logged.
+     */
     void degraded(Policy policy, Degradation degradation) {
+        if (policy.name().startsWith(RateLimiter.WARM_UP_POLICY_PREFIX)) {
+            return;
+        }
         String cause = degradation.cause().name().toLowerCase(Locale.ROOT).replace('_', '-');
         String counted = count(new Topic(policy.name(), cause), "decision");
         if (counted != null) {

@@ -110,14 +110,15 @@ final class LocalBuckets {
     }
 
     /**
-     * Takes note of what Redis reported for a key: its real bucket's {@code debts} after a request sent at
+     * Takes note of what Redis reported for a key: its real bucket's {@code debts} (an array this class may
+     * keep and change) after a request sent at
      * {@code sentMicros} that Redis decided at {@code redisMicros}, as of {@code nowMicros}, when the answer
      * arrived. If the fallback charged the bucket here after that request was sent, Redis cannot have seen
      * that charge yet: each limit keeps the larger debt of the two, so that nothing admitted is forgotten.
      */
     void learn(Policy policy, String key, long[] debts, long redisMicros, long sentMicros, long nowMicros) {
         Policy local = share(policy);
-        long[] localDebts = local == policy ? debts.clone() : toShare(policy, local, debts);
+        long[] localDebts = local == policy ? debts : toShare(policy, local, debts);
         Key cacheKey = new Key(policy.name(), key);
         Known bucket = known.policy().getIfPresentQuietly(cacheKey);
         if (bucket == null) {
@@ -126,6 +127,7 @@ final class LocalBuckets {
                 return;
             }
         }
+        long fullAt;
         synchronized (bucket) {
             if (redisMicros < bucket.redisMicros) {
                 return; // an older answer than the one already known
@@ -138,8 +140,9 @@ final class LocalBuckets {
                 }
             }
             bucket.set(local, localDebts, nowMicros, redisMicros);
+            fullAt = bucket.fullAtMicros();
         }
-        keepUntilFull(cacheKey, bucket);
+        keepUntilFull(cacheKey, bucket, fullAt);
     }
 
     /**
@@ -152,6 +155,7 @@ final class LocalBuckets {
         Key cacheKey = new Key(policy.name(), key);
         Known bucket = bucket(cacheKey, local, now);
         Decision decision;
+        long fullAt;
         synchronized (bucket) {
             bucket.refill(local, now);
             decision = TokenBucket.decide(local.limits(), bucket.debts, cost, 0);
@@ -159,8 +163,9 @@ final class LocalBuckets {
                 bucket.debts = TokenBucket.charged(local.limits(), bucket.debts, cost);
                 bucket.chargedLocallyMicros = now;
             }
+            fullAt = bucket.fullAtMicros();
         }
-        keepUntilFull(cacheKey, bucket);
+        keepUntilFull(cacheKey, bucket, fullAt);
         return decision;
     }
 
@@ -175,6 +180,7 @@ final class LocalBuckets {
         Key cacheKey = new Key(policy.name(), key);
         Known bucket = bucket(cacheKey, local, now);
         long wait;
+        long fullAt;
         synchronized (bucket) {
             bucket.refill(local, now);
             if (!TokenBucket.allFit(local.limits(), bucket.debts, cost, maxWaitMicros)) {
@@ -183,8 +189,9 @@ final class LocalBuckets {
             wait = TokenBucket.waitMicros(local.limits(), bucket.debts, cost);
             bucket.debts = TokenBucket.charged(local.limits(), bucket.debts, cost);
             bucket.chargedLocallyMicros = now;
+            fullAt = bucket.fullAtMicros();
         }
-        keepUntilFull(cacheKey, bucket);
+        keepUntilFull(cacheKey, bucket, fullAt);
         return wait;
     }
 
@@ -236,14 +243,10 @@ final class LocalBuckets {
     }
 
     /**
-     * Moves the key's expiry on when its bucket will be full later than the cache would forget it: rarely,
-     * since the expiry is set a minute past the bucket's full time.
+     * Moves the key's expiry on when its bucket, full again at {@code fullAt}, will be full later than the
+     * cache would forget it: rarely, since the expiry is set a minute past the bucket's full time.
      */
-    private void keepUntilFull(Key cacheKey, Known bucket) {
-        long fullAt;
-        synchronized (bucket) {
-            fullAt = bucket.fullAtMicros();
-        }
+    private void keepUntilFull(Key cacheKey, Known bucket, long fullAt) {
         if (fullAt > bucket.forgetAtMicros - FORGET_AFTER_FULL_MICROS / 2) {
             known.asMap().replace(cacheKey, bucket, bucket); // asks UntilForgotten again
         }

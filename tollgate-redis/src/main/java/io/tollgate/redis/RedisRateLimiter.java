@@ -84,6 +84,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(RedisRateLimiter.class.getName());
 
+    /** How long {@link #warmUp} waits for a connection still being opened. */
+    private static final Duration CONNECT_WAIT = Duration.ofSeconds(1);
+
     private static final int MAX_CACHED_POLICIES = 1_024;
 
     private final RedisConnector connector;
@@ -242,9 +245,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     /**
      * Prepares the limiter for traffic, so that the first real requests do not pay for connecting, loading
      * scripts, loading classes or compiling code, and so do not run out of their budget: waits for the
-     * connection, loads both scripts into Redis, then runs decisions of a policy of its own ({@code
-     * tollgate.warm-up}) on keys no client uses, whose buckets refill within milliseconds. Those decisions are
-     * counted in the metrics like any other.
+     * connection (up to a second more than the builder did), loads both scripts into Redis, then runs
+     * decisions as {@link RateLimiter#warmUp} says, on keys no client uses, whose buckets refill within
+     * milliseconds. Those decisions are counted in the metrics like any other, and never logged as degraded.
      *
      * @param maxTime the longest this may take
      * @return true once warm; false if Redis could not be reached within {@code maxTime} (the limiter then
@@ -253,10 +256,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public boolean warmUp(Duration maxTime) {
-        long deadline =
-                System.nanoTime() + Objects.requireNonNull(maxTime, "maxTime").toNanos();
-        Arguments.maxWaitMicros(maxTime);
-        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.awaitCommands(maxTime);
+        long maxNanos = Math.min(Arguments.maxWaitMicros(maxTime), Long.MAX_VALUE / 4_000) * 1_000;
+        long deadline = System.nanoTime() + maxNanos;
+        // The builder waited for the first attempt already: wait no longer for a Redis that is not there.
+        RedisScriptingAsyncCommands<byte[], byte[]> redis =
+                connector.awaitCommands(Duration.ofNanos(Math.min(maxNanos, CONNECT_WAIT.toNanos())));
         if (redis == null) {
             LOG.log(Level.WARNING, "Tollgate: not warmed up: not connected to Redis at {0}", connector.target());
             return false;

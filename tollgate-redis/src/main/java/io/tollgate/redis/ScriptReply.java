@@ -30,9 +30,12 @@ record ScriptReply(long nowMicros, long[] debtsBefore) {
         return TokenBucket.decide(policy.limits(), debtsBefore, cost, maxWaitMicros);
     }
 
-    /** Returns the debts once the request is decided: charged if it was allowed, as they were if not. */
+    /**
+     * Returns the debts once the request is decided, as a new array: charged if it was allowed, as they were
+     * if not.
+     */
     long[] debtsAfter(Policy policy, long cost, boolean allowed) {
-        return allowed ? TokenBucket.charged(policy.limits(), debtsBefore, cost) : debtsBefore;
+        return allowed ? TokenBucket.charged(policy.limits(), debtsBefore, cost) : debtsBefore.clone();
     }
 
     /** Returns how long a caller that reserved tokens ahead must wait before using them, in µs. */

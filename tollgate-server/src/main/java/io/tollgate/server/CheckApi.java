@@ -10,18 +10,26 @@ import com.fasterxml.jackson.core.StreamReadFeature;
 import io.tollgate.Decision;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
-import io.tollgate.http.RateLimitFields;
+import io.tollgate.http.RequestDecision;
+import io.tollgate.http.RequestLimiter;
+import io.tollgate.http.Rule;
+import io.tollgate.http.RuleOutcome;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -29,14 +37,20 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * The decision API, {@code POST /v1/check}: takes {@code {"policy": "per-client", "key": "alice", "cost": 1}}
- * and answers 200 when the request is allowed and 429 when it is refused, with the decision as JSON and the
- * same rate-limit header fields as proxied responses. {@code {"checks": [...]}} decides up to {@value
- * #MAX_CHECKS} such requests in one round trip, each on its own, and answers 200 with their {@code
+ * and answers 200 when the request is allowed and 429 when it is refused (or the configured refusal
+ * status), with the decision as JSON and the same rate-limit header fields as proxied responses, rendered by
+ * the same {@link RequestLimiter}. A request refused because the store could not decide and the failure
+ * policy is {@code deny} is answered 503 (or the configured status) with an RFC 9457 problem that says the
+ * limiter is unavailable and also carries the decision's fields. {@code {"checks": [...]}} decides up to
+ * {@value #MAX_CHECKS} such requests in one round trip, each on its own, and answers 200 with their {@code
  * results} in order.
  *
  * <p>Client errors are RFC 9457 problems: malformed JSON, a missing, unknown or wrong-typed field, a cost out
  * of range or a key longer than {@value #MAX_KEY_LENGTH} characters get 400, an unknown policy 404, a body
- * over {@value #MAX_BODY_BYTES} bytes 413, another method than POST 405. Thread-safe.
+ * over {@value #MAX_BODY_BYTES} bytes 413, another method than POST 405. After a 413 the rest of the body is
+ * read and thrown away, up to {@value #LINGER_MAX_BYTES} bytes and {@value #LINGER_MAX_SECONDS} seconds, as
+ * nginx's lingering close does, so that a client that writes its whole body before reading gets the 413
+ * rather than a broken pipe; then the connection is closed. Thread-safe.
  */
 final class CheckApi {
 
@@ -49,11 +63,19 @@ final class CheckApi {
     /** The most checks in one batch. */
     static final int MAX_CHECKS = 100;
 
+    /** The most bytes of a refused body read and thrown away after a 413. */
+    static final long LINGER_MAX_BYTES = 32L * 1024 * 1024;
+
+    /** The longest a refused body is read and thrown away after a 413, in seconds. */
+    static final long LINGER_MAX_SECONDS = 5;
+
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
     private final Map<String, Policy> policies;
     private final RateLimiter limiter;
+    private final RequestLimiter answers;
     private final ServerMetrics metrics;
+    private final Map<Policy, Rule> rules = new ConcurrentHashMap<>();
     private final JsonFactory json = JsonFactory.builder()
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .streamReadConstraints(StreamReadConstraints.builder()
@@ -64,6 +86,20 @@ final class CheckApi {
 
     /** One request for tokens. */
     private record Check(Policy policy, String key, long cost) {}
+
+    /** What to answer a request: the status, the header fields, Content-Type included, and the body. */
+    record Answer(int status, Map<String, String> headers, byte[] body) {
+
+        static Answer of(RequestDecision decision) {
+            return new Answer(decision.status(), decision.headers(), decision.body());
+        }
+
+        static Answer json(int status, Map<String, String> headers, String json) {
+            Map<String, String> withType = new LinkedHashMap<>(headers);
+            withType.put("Content-Type", Responses.JSON);
+            return new Answer(status, withType, json.getBytes(StandardCharsets.UTF_8));
+        }
+    }
 
     /** A request that cannot be decided, and the status and detail it is answered with. */
     private static final class BadRequest extends Exception {
@@ -76,9 +112,14 @@ final class CheckApi {
         }
     }
 
-    CheckApi(Map<String, Policy> policies, RateLimiter limiter, ServerMetrics metrics) {
+    /**
+     * @param answers renders the status and header fields of every decision, as for proxied requests (its
+     *     rules are not used)
+     */
+    CheckApi(Map<String, Policy> policies, RateLimiter limiter, RequestLimiter answers, ServerMetrics metrics) {
         this.policies = Map.copyOf(policies);
         this.limiter = limiter;
+        this.answers = answers;
         this.metrics = metrics;
     }
 
@@ -88,10 +129,22 @@ final class CheckApi {
             return;
         }
         if (request.getLength() > MAX_BODY_BYTES) {
-            tooLarge(response, callback);
+            tooLarge(request, response, callback);
             return;
         }
         read(request, new ByteArrayOutputStream(), response, callback);
+    }
+
+    /**
+     * Answers a whole request body. The stage completes exceptionally only if the limiter itself fails (a
+     * bug), which is answered with a 500.
+     */
+    CompletableFuture<Answer> answer(byte[] body) {
+        try {
+            return decide(body);
+        } catch (BadRequest bad) {
+            return CompletableFuture.completedFuture(Answer.of(RequestDecision.problem(bad.status, bad.getMessage())));
+        }
     }
 
     /**
@@ -118,42 +171,28 @@ final class CheckApi {
             }
             chunk.release();
             if (tooLarge) {
-                tooLarge(response, callback);
+                tooLarge(request, response, callback);
                 return;
             }
             if (chunk.isLast()) {
-                try {
-                    decide(body.toByteArray(), response, callback);
-                } catch (BadRequest bad) {
-                    Responses.problem(response, callback, bad.status, bad.getMessage());
-                }
+                answer(body.toByteArray()).whenComplete((answer, failure) -> {
+                    if (failure != null) {
+                        failed(response, callback, failure);
+                    } else {
+                        Responses.write(response, callback, answer.status(), answer.headers(), answer.body());
+                    }
+                });
                 return;
             }
         }
     }
 
-    private void decide(byte[] body, Response response, Callback callback) throws BadRequest {
+    private CompletableFuture<Answer> decide(byte[] body) throws BadRequest {
         Map<String, Object> fields = parse(body);
         Object checks = fields.remove("checks");
         if (checks == null) {
             Check check = check(fields, "");
-            decide(check).whenComplete((decision, failure) -> {
-                if (failure != null) {
-                    failed(response, callback, failure);
-                    return;
-                }
-                Map<String, String> headers = new LinkedHashMap<>();
-                headers.put("RateLimit-Policy", RateLimitFields.policy(check.policy()));
-                headers.put("RateLimit", RateLimitFields.rateLimit(check.policy(), decision));
-                if (!decision.allowed()) {
-                    headers.put("Retry-After", Long.toString(RateLimitFields.retryAfterSeconds(decision)));
-                }
-                headers.put("Cache-Control", "no-store");
-                Responses.json(response, callback, decision.allowed() ? 200 : 429, headers, write(generator -> {
-                    result(generator, check, decision);
-                }));
-            });
-            return;
+            return decide(check).thenApply(decision -> single(check, decision));
         }
         if (!fields.isEmpty()) {
             throw new BadRequest(
@@ -175,21 +214,36 @@ final class CheckApi {
         for (int i = 0; i < decisions.length; i++) {
             decisions[i] = decide(batch.get(i));
         }
-        CompletableFuture.allOf(decisions).whenComplete((done, failure) -> {
-            if (failure != null) {
-                failed(response, callback, failure);
-                return;
-            }
-            Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), write(generator -> {
-                generator.writeStartObject();
-                generator.writeArrayFieldStart("results");
-                for (int i = 0; i < decisions.length; i++) {
-                    result(generator, batch.get(i), decisions[i].join());
-                }
-                generator.writeEndArray();
-                generator.writeEndObject();
-            }));
-        });
+        return CompletableFuture.allOf(decisions)
+                .thenApply(done -> Answer.json(200, Map.of("Cache-Control", "no-store"), write(generator -> {
+                    generator.writeStartObject();
+                    generator.writeArrayFieldStart("results");
+                    for (int i = 0; i < decisions.length; i++) {
+                        result(generator, batch.get(i), decisions[i].join());
+                    }
+                    generator.writeEndArray();
+                    generator.writeEndObject();
+                })));
+    }
+
+    /**
+     * The answer to one check: the status and header fields as for a proxied request; the decision as JSON,
+     * or, when the limiter is unavailable, a problem that also carries the decision's fields.
+     */
+    private Answer single(Check check, Decision decision) {
+        Rule rule = rules.computeIfAbsent(
+                check.policy(), policy -> Rule.builder(policy).build());
+        RuleOutcome outcome = new RuleOutcome(rule, check.key(), decision);
+        RequestDecision rendered = answers.respond(List.of(outcome));
+        Map<String, String> headers = new LinkedHashMap<>(rendered.headers());
+        headers.put("Cache-Control", "no-store");
+        String result = write(generator -> result(generator, check, decision));
+        if (outcome.limiterUnavailable()) {
+            String problem = new String(rendered.body(), StandardCharsets.UTF_8);
+            String merged = problem.substring(0, problem.length() - 1) + "," + result.substring(1);
+            return new Answer(rendered.status(), headers, merged.getBytes(StandardCharsets.UTF_8));
+        }
+        return Answer.json(rendered.status(), headers, result);
     }
 
     private CompletableFuture<Decision> decide(Check check) {
@@ -344,9 +398,59 @@ final class CheckApi {
         Responses.problem(response, callback, 500, "The rate limiter failed; the server log says why.");
     }
 
-    private static void tooLarge(Response response, Callback callback) {
+    /**
+     * Answers 413 and closes the connection, but first reads and throws away the rest of the body, within
+     * bounds, so that a client still sending it reads the 413 instead of a reset connection.
+     */
+    private static void tooLarge(Request request, Response response, Callback callback) {
+        response.getHeaders().put(HttpHeader.CONNECTION, "close");
+        AtomicBoolean done = new AtomicBoolean();
+        Callback once = Callback.from(
+                () -> {
+                    if (done.compareAndSet(false, true)) {
+                        callback.succeeded();
+                    }
+                },
+                failure -> {
+                    if (done.compareAndSet(false, true)) {
+                        callback.failed(failure);
+                    }
+                });
         Responses.problem(
-                response, callback, 413, "The body is larger than " + MAX_BODY_BYTES + " bytes; send fewer checks.");
+                response,
+                Callback.from(
+                        () -> {
+                            request.getComponents()
+                                    .getScheduler()
+                                    .schedule(once::succeeded, LINGER_MAX_SECONDS, TimeUnit.SECONDS);
+                            discard(request, 0, done, once);
+                        },
+                        once::failed),
+                413,
+                "The body is larger than " + MAX_BODY_BYTES + " bytes; send fewer checks.");
+    }
+
+    /** Reads and throws away the body until its end, {@value #LINGER_MAX_BYTES} bytes, or {@code done}. */
+    private static void discard(Request request, long discarded, AtomicBoolean done, Callback once) {
+        long total = discarded;
+        while (!done.get()) {
+            Content.Chunk chunk = request.read();
+            if (chunk == null) {
+                long sofar = total;
+                request.demand(() -> discard(request, sofar, done, once));
+                return;
+            }
+            if (Content.Chunk.isFailure(chunk)) {
+                once.succeeded(); // the client went away: the 413 was all there was to say
+                return;
+            }
+            total += chunk.remaining();
+            chunk.release();
+            if (chunk.isLast() || total >= LINGER_MAX_BYTES) {
+                once.succeeded();
+                return;
+            }
+        }
     }
 
     private static String describe(JsonToken token) {

@@ -202,6 +202,14 @@ public final class ServerConfig {
         return upstreamTimeout;
     }
 
+    /**
+     * Returns a builder for a request limiter without rules, that renders decisions of {@code limiter} as the
+     * {@code responses} section says: for the decision API.
+     */
+    RequestLimiter.Builder responses(io.tollgate.RateLimiter limiter) {
+        return responses.apply(RequestLimiter.builder(limiter));
+    }
+
     /** Returns a builder for the request limiter that enforces the routes with {@code limiter}. */
     RequestLimiter.Builder requestLimiter(io.tollgate.RateLimiter limiter) {
         return responses.apply(RequestLimiter.builder(limiter).rules(routes).clientIps(clientIps));

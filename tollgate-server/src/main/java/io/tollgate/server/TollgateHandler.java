@@ -10,6 +10,7 @@ import org.eclipse.jetty.util.Callback;
 /**
  * Routes every request: {@code /healthz}, {@code /readyz}, {@code /metrics} and {@code /v1/check} are the
  * server's own; everything else goes to the proxy, or, with no upstream, is a 404. Each answer is timed.
+ * {@code /readyz} answers 503 until the server is warm, then as the store answers.
  */
 final class TollgateHandler extends Handler.Abstract {
 
@@ -19,6 +20,7 @@ final class TollgateHandler extends Handler.Abstract {
     private final LimitingProxy proxy;
     private final StoreMonitor store;
     private final ServerMetrics metrics;
+    private volatile boolean ready;
 
     TollgateHandler(CheckApi checks, LimitingProxy proxy, StoreMonitor store, ServerMetrics metrics) {
         this.checks = checks;
@@ -28,6 +30,11 @@ final class TollgateHandler extends Handler.Abstract {
         if (proxy != null) {
             addBean(proxy);
         }
+    }
+
+    /** Says that the server is warm: {@code /readyz} follows the store from now on. */
+    void ready() {
+        ready = true;
     }
 
     /** The proxy is called from here rather than from the handler tree, so it learns of the server here. */
@@ -75,6 +82,10 @@ final class TollgateHandler extends Handler.Abstract {
         }
         if (path.equals("/healthz")) {
             Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), "{\"status\":\"up\"}");
+            return;
+        }
+        if (!ready) {
+            Responses.problem(response, callback, 503, "The server is warming up.");
             return;
         }
         store.check().whenComplete((unavailable, failure) -> {

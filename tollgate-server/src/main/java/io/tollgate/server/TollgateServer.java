@@ -19,8 +19,10 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * A running Tollgate server: the decision API, the health and metrics endpoints, and, with an upstream, the
- * rate-limiting reverse proxy, on one port. {@link #start(ServerConfig)} returns once it accepts
- * connections; {@link #close()} stops it gracefully: it stops accepting, lets requests in flight finish for
+ * rate-limiting reverse proxy, on one port. {@link #start(ServerConfig)} returns once it accepts connections
+ * and is warm: connected to the store, its scripts loaded, and its request paths run enough that the first
+ * real requests pay for no class loading or compilation ({@link WarmUp}); until then {@code /readyz}
+ * answers 503. {@link #close()} stops it gracefully: it stops accepting, lets requests in flight finish for
  * up to the configured shutdown timeout, then closes the store.
  *
  * <p>Thread-safe.
@@ -51,14 +53,16 @@ public final class TollgateServer implements AutoCloseable {
             store = StoreMonitor.memory();
         }
         LimitingProxy proxy = null;
+        RequestLimiter requests = null;
         if (config.upstream() != null) {
-            RequestLimiter requests = config.requestLimiter(limiter)
+            requests = config.requestLimiter(limiter)
                     .metrics(MicrometerRequestMetrics.of(metrics.registry()))
                     .build();
             proxy = new LimitingProxy(
                     config.upstream(), requests, config.clientIps(), config.upstreamTimeout(), metrics);
         }
-        CheckApi checks = new CheckApi(config.policies(), limiter, metrics);
+        RequestLimiter answers = config.responses(limiter).build();
+        CheckApi checks = new CheckApi(config.policies(), limiter, answers, metrics);
 
         QueuedThreadPool threads = new QueuedThreadPool();
         threads.setName("tollgate");
@@ -70,7 +74,8 @@ public final class TollgateServer implements AutoCloseable {
         connector.setHost(config.host());
         connector.setPort(config.port());
         jetty.addConnector(connector);
-        jetty.setHandler(new GracefulHandler(new TollgateHandler(checks, proxy, store, metrics)));
+        TollgateHandler handler = new TollgateHandler(checks, proxy, store, metrics);
+        jetty.setHandler(new GracefulHandler(handler));
         jetty.setErrorHandler(new ProblemErrorHandler());
         jetty.setStopTimeout(config.shutdownTimeout().toMillis());
         jetty.setStopAtShutdown(false);
@@ -80,6 +85,8 @@ public final class TollgateServer implements AutoCloseable {
             closeQuietly();
             throw e;
         }
+        WarmUp.run(limiter, requests != null ? requests : answers, metrics, port());
+        handler.ready();
         LOG.log(
                 Level.INFO,
                 "tollgate started on {0}, store {1}{2}",

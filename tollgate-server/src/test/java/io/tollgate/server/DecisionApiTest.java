@@ -164,6 +164,28 @@ class DecisionApiTest {
     }
 
     @Test
+    void aClientThatWritesAFiveMegabyteBodyBeforeReadingReadsThe413() throws Exception {
+        byte[] body = new byte[5 * 1024 * 1024];
+        java.util.Arrays.fill(body, (byte) 'x');
+        byte[] chunked = ("500000\r\n" + "x".repeat(5 * 1024 * 1024) + "\r\n0\r\n\r\n").getBytes();
+
+        RawHttp.Answer withLength = RawHttp.send(
+                server.server().port(),
+                "POST /v1/check HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + body.length,
+                body);
+        RawHttp.Answer inChunks = RawHttp.send(
+                server.server().port(),
+                "POST /v1/check HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked",
+                chunked);
+
+        assertThat(withLength.status()).isEqualTo(413);
+        assertThat(withLength.header("Connection")).containsExactly("close");
+        assertThat(withLength.body()).contains("The body is larger than 65536 bytes");
+        assertThat(inChunks.status()).isEqualTo(413);
+        assertThat(inChunks.body()).contains("The body is larger than 65536 bytes");
+    }
+
+    @Test
     void anotherMethodThanPostIs405() {
         HttpResponse<String> get = server.get("/v1/check");
         HttpResponse<String> put = server.send(server.request("/v1/check")

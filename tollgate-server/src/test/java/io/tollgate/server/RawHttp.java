@@ -36,10 +36,22 @@ final class RawHttp {
 
     /** Sends {@code head} (request line and header lines, without the blank line) and reads the answer. */
     static Answer send(int port, String head) throws IOException {
+        return send(port, head, new byte[0]);
+    }
+
+    /**
+     * Sends {@code head} and then {@code body}, all of it, before reading anything, as some clients do
+     * (Python's urllib), and reads the answer.
+     */
+    static Answer send(int port, String head, byte[] body) throws IOException {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
-            out.write((head + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            byte[] headBytes = (head + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1);
+            byte[] request = new byte[headBytes.length + body.length];
+            System.arraycopy(headBytes, 0, request, 0, headBytes.length);
+            System.arraycopy(body, 0, request, headBytes.length, body.length);
+            out.write(request);
             out.flush();
             InputStream in = socket.getInputStream();
             ByteArrayOutputStream all = new ByteArrayOutputStream();

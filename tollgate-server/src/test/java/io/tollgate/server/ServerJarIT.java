@@ -157,7 +157,31 @@ class ServerJarIT {
             assertThat(statuses).containsExactly(200, 200, 200, 429, 429, 429);
             assertThat(readyBefore.statusCode()).isEqualTo(200);
             assertThat(readyDuring.statusCode()).isEqualTo(503);
-            assertThat(refusedWhileDown).as("on-failure: deny").isEqualTo(429);
+            assertThat(refusedWhileDown)
+                    .as("on-failure: deny: the limiter is unavailable")
+                    .isEqualTo(503);
+        }
+    }
+
+    @Test
+    void theJarWarmsUpOnRedisBeforeItSaysItListens() throws Exception {
+        Path config = config("store: {redis: {uri: " + redis.server().uri() + "}}");
+        try (ServerProcess server = ServerProcess.start(config)) {
+            int port = server.awaitPort();
+
+            String metricsAtOnce = get(port, "/metrics").body();
+            HttpResponse<String> readyAtOnce = get(port, "/readyz");
+
+            assertThat(metricsAtOnce)
+                    .as("decisions of the warm-up, on Redis, before the listening line")
+                    .containsPattern("tollgate_decisions_total\\{outcome=\"allowed\",policy=\"tollgate.warm-up\","
+                            + "source=\"redis\"} [1-9]")
+                    .containsPattern("tollgate_api_decisions_total\\{degraded=\"false\",outcome=\"refused\","
+                            + "policy=\"tollgate.warm-up-refused\"} [1-9]");
+            assertThat(readyAtOnce.statusCode()).isEqualTo(200);
+            assertThat(redis.server().command("SCRIPT", "EXISTS", scriptDigest("token_bucket.lua")))
+                    .as("the scripts are loaded")
+                    .isEqualTo(List.of(1L));
         }
     }
 
@@ -181,6 +205,13 @@ class ServerJarIT {
         assertThat(server.awaitExit()).isZero();
         assertThat(String.join("\n", server.out()))
                 .startsWith("Usage: java -jar tollgate-server.jar --config FILE [--port N]");
+    }
+
+    /** Returns the SHA-1 digest of a script of tollgate-redis, under which Redis caches it. */
+    private static String scriptDigest(String script) throws Exception {
+        try (InputStream in = io.tollgate.redis.RedisRateLimiter.class.getResourceAsStream(script)) {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(in.readAllBytes()));
+        }
     }
 
     private void awaitUpstreamSaw(String path) throws InterruptedException {

@@ -127,6 +127,28 @@ class ServerOnRedisTest {
     }
 
     @Test
+    void theMetricsOfTheStoreStillReadAfterGarbageCollection() throws Exception {
+        RunningServer server = start("local");
+        server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dora\"}");
+
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        String metrics = server.get("/metrics").body();
+
+        String node = "node=\"127.0.0.1:" + redis.server().port() + "\"";
+        assertThat(metrics)
+                .contains("tollgate_circuit_state{" + node + ",state=\"closed\"} 1.0")
+                .contains("tollgate_circuit_state{" + node + ",state=\"open\"} 0.0")
+                .contains("tollgate_circuit_state{" + node + ",state=\"half_open\"} 0.0")
+                .contains("tollgate_redis_latency_seconds_bucket{le=\"0.001\"}")
+                .doesNotContain("NaN")
+                .containsPattern(
+                        "tollgate_decisions_total\\{outcome=\"allowed\",policy=\"per-client\",source=\"redis\"} 1.0");
+    }
+
+    @Test
     void failingOpenAllowsEveryCheckWhileRedisIsDownAndReadyzSaysSo() throws Exception {
         RunningServer server = start("allow");
 
@@ -148,15 +170,20 @@ class ServerOnRedisTest {
     }
 
     @Test
-    void failingClosedRefusesEveryCheckWhileRedisIsDown() throws Exception {
+    void failingClosedRefusesEveryCheckWhileRedisIsDownAsUnavailableNotAsOverTheLimit() throws Exception {
         RunningServer server = start("deny");
 
         Outage outage = outage(server);
 
         assertThat(outage.during).isNotEmpty().allSatisfy(response -> {
-            assertThat(response.statusCode()).isEqualTo(429);
+            assertThat(response.statusCode()).isEqualTo(503);
             assertThat(response.headers().firstValue("Retry-After")).hasValue("1");
-            assertThat(response.body()).contains("\"allowed\":false").contains("\"degraded\":true");
+            assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+            assertThat(response.body())
+                    .contains("\"type\":\"urn:tollgate:limiter-unavailable\"")
+                    .contains("\"status\":503")
+                    .contains("\"allowed\":false")
+                    .contains("\"degraded\":true");
         });
         assertThat(outage.failures).isEmpty();
     }

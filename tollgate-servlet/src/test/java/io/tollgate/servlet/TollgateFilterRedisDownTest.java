@@ -86,7 +86,7 @@ class TollgateFilterRedisDownTest {
 
     @Test
     @Timeout(60)
-    void failingClosedRefusesWithA429AndARetryAfter() throws Exception {
+    void failingClosedRefusesWithA503ThatSaysTheLimiterIsUnavailableAndARetryAfter() throws Exception {
         RedisRateLimiter limiter = own(RedisRateLimiter.builder()
                 .uri(redis.server().uri())
                 .failurePolicy(FailurePolicy.DENY)
@@ -103,11 +103,14 @@ class TollgateFilterRedisDownTest {
         }
 
         assertThat(duringOutage).allSatisfy(response -> {
-            assertThat(response.statusCode()).isEqualTo(429);
+            assertThat(response.statusCode()).isEqualTo(503);
             assertThat(response.headers().firstValue("Retry-After")).hasValue("1");
             assertThat(response.headers().firstValue("Tollgate-Degraded"))
                     .hasValueSatisfying(value -> assertThat(value).endsWith(";fallback=deny"));
-            assertThat(response.body()).contains("\"status\":429");
+            assertThat(response.body())
+                    .contains("\"type\":\"urn:tollgate:limiter-unavailable\"")
+                    .contains("\"title\":\"Rate limiter unavailable\"")
+                    .contains("\"status\":503");
         });
         assertThat(app.served()).isZero();
     }

@@ -56,6 +56,7 @@ final class PropertiesReader {
         TollgateProperties.Responses responses = properties.getResponses();
         Map<String, Object> answers = new LinkedHashMap<>();
         put(answers, "refusal-status", responses.getRefusalStatus());
+        put(answers, "unavailable-status", responses.getUnavailableStatus());
         put(answers, "problem-type", responses.getProblemType());
         put(answers, "legacy-headers", responses.isLegacyHeaders());
         put(answers, "degraded-header", responses.isDegradedHeader());

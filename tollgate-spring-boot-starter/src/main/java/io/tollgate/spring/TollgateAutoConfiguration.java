@@ -14,8 +14,11 @@ import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.servlet.TollgateFilter;
 import jakarta.servlet.DispatcherType;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.AopUtils;
@@ -25,6 +28,7 @@ import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.ApplicationRunner;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -56,7 +60,8 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
  *   <li>the {@link TollgateFilter}, when there are rules, at {@code tollgate.filter.order};
  *   <li>{@link RateLimit @RateLimit} on Spring MVC controllers, and the answer to a {@link
  *       RateLimitExceededException};
- *   <li>metrics on the application's {@code MeterRegistry} when Micrometer is there.
+ *   <li>metrics on the application's {@code MeterRegistry} when Micrometer is there;
+ *   <li>a warm-up before the application reports ready, unless {@code tollgate.warm-up} is false.
  * </ul>
  *
  * <p>Every property is checked at startup; a bad one fails the start with an {@link
@@ -78,6 +83,11 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 })
 public final class TollgateAutoConfiguration {
 
+    private static final System.Logger LOG = System.getLogger(TollgateAutoConfiguration.class.getName());
+
+    /** The longest the warm-up may hold up the application's readiness. */
+    private static final Duration WARM_UP_LIMIT = Duration.ofSeconds(20);
+
     /** The policies and rules of {@code tollgate.*}, checked. */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -96,6 +106,26 @@ public final class TollgateAutoConfiguration {
         RequestLimiter.Builder builder = config.toBuilder(limiter);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
         return builder.build();
+    }
+
+    /**
+     * Warms the limiter and the request limiter up ({@link RequestLimiter#warmUp}) before the application
+     * reports ready: application runners run before the {@code ApplicationReadyEvent} that moves readiness
+     * to accepting traffic.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnBooleanProperty(name = "tollgate.warm-up", matchIfMissing = true)
+    ApplicationRunner tollgateWarmUp(RequestLimiter requests) {
+        return arguments -> {
+            long start = System.nanoTime();
+            boolean warm = requests.warmUp(WARM_UP_LIMIT);
+            LOG.log(
+                    warm ? Level.INFO : Level.WARNING,
+                    "Tollgate warmed up in {0} ms{1}",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
+                    warm ? "" : "; its store was not reached: deciding by the failure policy until it answers");
+        };
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.tollgate.spring;
 
 import io.tollgate.FailurePolicy;
+import io.tollgate.http.RequestLimiter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -44,12 +45,26 @@ public class TollgateProperties {
     /** Where the servlet filter sits. */
     private Filter filter = new Filter();
 
+    /**
+     * Whether to warm the limiter up (connect, load the scripts, run decisions of its own) before the
+     * application reports ready, so that the first requests do not run out of the Redis time budget.
+     */
+    private boolean warmUp = true;
+
     public boolean isEnabled() {
         return enabled;
     }
 
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
+    }
+
+    public boolean isWarmUp() {
+        return warmUp;
+    }
+
+    public void setWarmUp(boolean warmUp) {
+        this.warmUp = warmUp;
     }
 
     public Map<String, Policy> getPolicies() {
@@ -295,6 +310,9 @@ public class TollgateProperties {
         /** The status of a refusal, 4xx or 5xx. */
         private int refusalStatus = 429;
 
+        /** The status of a refusal because the limiter is unavailable and fails closed, 4xx or 5xx. */
+        private int unavailableStatus = RequestLimiter.DEFAULT_UNAVAILABLE_STATUS;
+
         /** The type URI of the refusal's problem body. */
         private String problemType = "about:blank";
 
@@ -310,6 +328,14 @@ public class TollgateProperties {
 
         public void setRefusalStatus(int refusalStatus) {
             this.refusalStatus = refusalStatus;
+        }
+
+        public int getUnavailableStatus() {
+            return unavailableStatus;
+        }
+
+        public void setUnavailableStatus(int unavailableStatus) {
+            this.unavailableStatus = unavailableStatus;
         }
 
         public String getProblemType() {

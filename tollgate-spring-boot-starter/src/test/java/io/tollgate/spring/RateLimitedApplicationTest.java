@@ -115,6 +115,13 @@ class RateLimitedApplicationTest {
     }
 
     @Test
+    void theRequestLimiterWarmedUpBeforeTheApplicationWasReady() throws Exception {
+        HttpResponse<String> decisions = get("/actuator/metrics/tollgate.http.decisions");
+
+        assertThat(decisions.body()).contains("\"tollgate.warm-up-http\"", "\"tollgate.warm-up-http-refused\"");
+    }
+
+    @Test
     void theDecisionsAreActuatorMetrics() throws Exception {
         get("/users/carol/orders");
 

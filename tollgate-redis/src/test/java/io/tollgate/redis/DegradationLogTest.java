@@ -1,0 +1,111 @@
+package io.tollgate.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.Degradation;
+import io.tollgate.FailurePolicy;
+import io.tollgate.Limit;
+import io.tollgate.ManualTimeSource;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** What an operator reads about degraded decisions: the first at once, then one line per 10 s, counted. */
+class DegradationLogTest {
+
+    private static final Policy POLICY = Policy.of("per-client", Limit.of(5, Rate.perSecond(1)));
+    private static final Degradation TIMEOUT =
+            new Degradation(Degradation.Cause.TIMEOUT, FailurePolicy.LOCAL, "Redis did not answer within 50 ms");
+
+    private final ManualTimeSource time = new ManualTimeSource();
+    private final DegradationLog log = new DegradationLog(time);
+    private final Logger logger = Logger.getLogger(RedisRateLimiter.class.getName());
+    private final List<LogRecord> lines = new CopyOnWriteArrayList<>();
+    private final Handler capture = new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+            lines.add(record);
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {}
+    };
+
+    @BeforeEach
+    void capture() {
+        logger.addHandler(capture);
+    }
+
+    @AfterEach
+    void release() {
+        logger.removeHandler(capture);
+    }
+
+    @Test
+    void logsTheFirstDegradedDecisionAtOnceAndThenAtMostOneCountedLinePerTenSeconds() {
+        for (int i = 0; i < 5; i++) {
+            log.degraded(POLICY, TIMEOUT);
+        }
+        time.advance(Duration.ofSeconds(5));
+        for (int i = 0; i < 3; i++) {
+            log.degraded(POLICY, TIMEOUT);
+        }
+        time.advance(Duration.ofSeconds(6));
+        log.degraded(POLICY, TIMEOUT);
+
+        assertThat(lines).extracting(LogRecord::getLevel).containsExactly(Level.WARNING, Level.WARNING);
+        assertThat(lines)
+                .extracting(LogRecord::getMessage)
+                .containsExactly(
+                        "Tollgate: policy 'per-client': 1 decision degraded (timeout), decided by the failure policy"
+                                + " LOCAL; the latest: Redis did not answer within 50 ms",
+                        "Tollgate: policy 'per-client': 8 decisions in the last 11 s degraded (timeout), decided by"
+                                + " the failure policy LOCAL; the latest: Redis did not answer within 50 ms");
+    }
+
+    @Test
+    void eachPolicyAndCauseHasItsOwnLine() {
+        log.degraded(POLICY, TIMEOUT);
+        log.degraded(POLICY, new Degradation(Degradation.Cause.CIRCUIT_OPEN, FailurePolicy.LOCAL, "open"));
+        log.degraded(Policy.of("login", Limit.of(5, Rate.perSecond(1))), TIMEOUT);
+
+        assertThat(lines).hasSize(3);
+    }
+
+    @Test
+    void countsAdmissionsThatTheLateAnswerShowedOverTheLimit() {
+        log.overLimit(POLICY, "alice");
+        log.overLimit(POLICY, "bob");
+        time.advance(Duration.ofSeconds(10));
+        log.overLimit(POLICY, "carol");
+
+        assertThat(lines)
+                .extracting(LogRecord::getMessage)
+                .containsExactly(
+                        "Tollgate: policy 'per-client': 1 request admitted by the failure policy while Redis was late,"
+                                + " and over the limit by its late answer; charged to Redis (the latest for key"
+                                + " 'alice')",
+                        "Tollgate: policy 'per-client': 2 requests in the last 10 s admitted by the failure policy"
+                                + " while Redis was late, and over the limit by its late answer; charged to Redis (the"
+                                + " latest for key 'carol')");
+    }
+
+    @Test
+    void aWarmUpIsColdByDesignAndNotLogged() {
+        log.degraded(Policy.of("tollgate.warm-up", Limit.of(5, Rate.perSecond(1))), TIMEOUT);
+
+        assertThat(lines).isEmpty();
+    }
+}

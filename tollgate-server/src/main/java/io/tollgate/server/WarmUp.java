@@ -1,0 +1,165 @@
+package io.tollgate.server;
+
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.RateLimiter;
+import io.tollgate.http.RequestLimiter;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.System.Logger.Level;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the server's paths before it says it is ready, so that the first real requests do not pay for
+ * connecting to the store, loading classes and compiling code, and so do not run out of the store's time
+ * budget: the store's and the request limiter's own warm-ups ({@link RequestLimiter#warmUp}, which also runs
+ * the proxy's answer path), then the decision API's parsing, deciding and
+ * rendering, allowed and refused, on policies of its own ({@value #POLICY_NAME} and {@value
+ * #REFUSING_POLICY_NAME}, keys no client uses), then requests over the loopback to the server's own {@code
+ * /healthz}, through Jetty's parsing and writing; then it waits until the JIT has compiled what ran. A
+ * decision's answer is rendered on the thread that completes it, which for Redis is Lettuce's I/O thread:
+ * a first refusal rendered cold there would hold up every other answer behind it.
+ */
+final class WarmUp {
+
+    /** The longest the server spends warming up before it says it is ready anyway. */
+    static final Duration LIMIT = Duration.ofSeconds(20);
+
+    static final String POLICY_NAME = RateLimiter.WARM_UP_POLICY_PREFIX;
+    static final String REFUSING_POLICY_NAME = RateLimiter.WARM_UP_POLICY_PREFIX + "-refused";
+
+    private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+    private static final Policy POLICY = Policy.of(POLICY_NAME, Limit.of(1_000_000, Rate.perSecond(1_000_000)));
+    private static final Policy REFUSING = Policy.of(REFUSING_POLICY_NAME, Limit.of(1, Rate.perSecond(1_000)));
+    private static final int CHECKS = 5_000;
+    private static final int CHECKS_IN_FLIGHT = 32;
+    private static final int HTTP_REQUESTS = 1_000;
+
+    /** How long the JIT must stay idle, compiling nothing, before the warm-up counts as done. */
+    private static final long QUIET_MILLIS = 200;
+
+    private WarmUp() {}
+
+    /** Warms up the paths of a server listening on {@code port}; never throws, logs what it did. */
+    static void run(RateLimiter limiter, RequestLimiter requests, ServerMetrics metrics, int port) {
+        long start = System.nanoTime();
+        long deadline = start + LIMIT.toNanos();
+        boolean store = requests.warmUp(LIMIT);
+        int checks = checks(
+                new CheckApi(Map.of(POLICY_NAME, POLICY, REFUSING_POLICY_NAME, REFUSING), limiter, requests, metrics),
+                deadline);
+        int loopback = httpRequests(port, deadline);
+        boolean compiled = awaitCompilation(deadline);
+        LOG.log(
+                Level.INFO,
+                "tollgate warmed up in {0} ms: store {1}, {2} decision API checks, {3} HTTP requests, {4}",
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
+                store ? "ready" : "not reached (deciding by the failure policy until it answers)",
+                checks,
+                loopback,
+                compiled ? "compiled" : "still compiling");
+    }
+
+    /**
+     * Waits until the JIT has compiled what the warm-up ran: until it has spent no time compiling for
+     * {@value #QUIET_MILLIS} ms. Returns false if the deadline came first, or the JVM does not say.
+     */
+    private static boolean awaitCompilation(long deadline) {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return false;
+        }
+        long last = jit.getTotalCompilationTime();
+        while (System.nanoTime() < deadline) {
+            try {
+                TimeUnit.MILLISECONDS.sleep(QUIET_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            long now = jit.getTotalCompilationTime();
+            if (now == last) {
+                return true;
+            }
+            last = now;
+        }
+        return false;
+    }
+
+    private static int checks(CheckApi api, long deadline) {
+        byte[][] bodies = new byte[CHECKS_IN_FLIGHT][];
+        for (int i = 0; i < bodies.length; i++) {
+            // Allowed and refused (rendered as 429), one by one and in batches, on a few keys.
+            String check = "\"policy\":\"" + (i % 2 == 0 ? POLICY_NAME : REFUSING_POLICY_NAME) + "\",\"key\":\""
+                    + "tollgate-warm-up-" + i % 8 + "\"";
+            bodies[i] = (i % 4 == 3 ? "{\"checks\":[{" + check + "}]}" : "{" + check + ",\"cost\":1}")
+                    .getBytes(StandardCharsets.UTF_8);
+        }
+        int done = 0;
+        while (done < CHECKS && System.nanoTime() < deadline) {
+            List<CompletableFuture<CheckApi.Answer>> wave = new ArrayList<>(bodies.length);
+            for (byte[] body : bodies) {
+                wave.add(api.answer(body));
+            }
+            try {
+                CompletableFuture.allOf(wave.toArray(CompletableFuture[]::new))
+                        .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (Exception e) {
+                return done;
+            }
+            done += bodies.length;
+        }
+        return done;
+    }
+
+    /** Sends {@code GET /healthz} over one kept-alive loopback connection; returns how many were answered. */
+    private static int httpRequests(int port, long deadline) {
+        byte[] request = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        int answered = 0;
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            socket.setSoTimeout(5_000);
+            OutputStream out = socket.getOutputStream();
+            InputStream in = socket.getInputStream();
+            while (answered < HTTP_REQUESTS && System.nanoTime() < deadline) {
+                out.write(request);
+                out.flush();
+                readResponse(in);
+                answered++;
+            }
+        } catch (IOException e) {
+            LOG.log(Level.DEBUG, "tollgate warm-up: loopback request failed", e);
+        }
+        return answered;
+    }
+
+    /** Reads one response with a Content-Length body. */
+    private static void readResponse(InputStream in) throws IOException {
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            int b = in.read();
+            if (b < 0) {
+                throw new IOException("connection closed");
+            }
+            head.append((char) b);
+        }
+        long length = 0;
+        for (String line : head.toString().split("\r\n")) {
+            if (line.regionMatches(true, 0, "Content-Length:", 0, 15)) {
+                length = Long.parseLong(line.substring(15).trim());
+            }
+        }
+        in.skipNBytes(length);
+    }
+}
