@@ -2,7 +2,6 @@ package io.tollgate.redis;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -54,7 +53,7 @@ final class DenyCache {
                 .maximumSize(maximumKeys)
                 .ticker(() -> time.nowMicros() * 1_000)
                 .executor(Runnable::run)
-                .expireAfter(new UntilForgotten())
+                .expireAfter(new ForgetAt<Key, Denial>(denial -> denial.untilMicros + REMEMBERED_MICROS))
                 .build();
     }
 
@@ -154,24 +153,5 @@ final class DenyCache {
         }
         long fill = limit.capacity() * limit.refill().ticksPerToken();
         return resetMicros >= fill ? 0 : (fill - resetMicros) / limit.refill().ticksPerToken();
-    }
-
-    /** Entries live until a second after the refusal they hold ends. */
-    private static final class UntilForgotten implements Expiry<Key, Denial> {
-
-        @Override
-        public long expireAfterCreate(Key key, Denial denial, long currentTime) {
-            return Math.max(0, (denial.untilMicros + REMEMBERED_MICROS - currentTime / 1_000) * 1_000);
-        }
-
-        @Override
-        public long expireAfterUpdate(Key key, Denial denial, long currentTime, long currentDuration) {
-            return expireAfterCreate(key, denial, currentTime);
-        }
-
-        @Override
-        public long expireAfterRead(Key key, Denial denial, long currentTime, long currentDuration) {
-            return currentDuration;
-        }
     }
 }

@@ -2,7 +2,6 @@ package io.tollgate.redis;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -66,6 +65,15 @@ final class LocalBuckets {
             this.redisMicros = redisMicros;
         }
 
+        /**
+         * Returns when the cache is to forget this bucket, as it is written: a minute after it is full again;
+         * the time is kept, so that a later charge can tell whether it must be moved on.
+         */
+        synchronized long scheduleForgetting() {
+            forgetAtMicros = fullAtMicros() + FORGET_AFTER_FULL_MICROS;
+            return forgetAtMicros;
+        }
+
         /** Returns when this bucket is full again, in µs of the local clock. */
         long fullAtMicros() {
             long until = 0;
@@ -105,7 +113,7 @@ final class LocalBuckets {
                 .maximumSize(maximumKeys)
                 .ticker(() -> time.nowMicros() * 1_000)
                 .executor(Runnable::run)
-                .expireAfter(new UntilForgotten())
+                .expireAfter(new ForgetAt<Key, Known>(Known::scheduleForgetting))
                 .build();
     }
 
@@ -151,22 +159,7 @@ final class LocalBuckets {
      */
     Decision tryAcquire(Policy policy, String key, long cost) {
         Policy local = share(policy);
-        long now = time.nowMicros();
-        Key cacheKey = new Key(policy.name(), key);
-        Known bucket = bucket(cacheKey, local, now);
-        Decision decision;
-        long fullAt;
-        synchronized (bucket) {
-            bucket.refill(local, now);
-            decision = TokenBucket.decide(local.limits(), bucket.debts, cost, 0);
-            if (decision.allowed()) {
-                bucket.debts = TokenBucket.charged(local.limits(), bucket.debts, cost);
-                bucket.chargedLocallyMicros = now;
-            }
-            fullAt = bucket.fullAtMicros();
-        }
-        keepUntilFull(cacheKey, bucket, fullAt);
-        return decision;
+        return TokenBucket.decide(local.limits(), take(policy, local, key, cost, 0), cost, 0);
     }
 
     /**
@@ -176,23 +169,35 @@ final class LocalBuckets {
      */
     long reserve(Policy policy, String key, long cost, long maxWaitMicros) {
         Policy local = share(policy);
+        long[] before = take(policy, local, key, cost, maxWaitMicros);
+        return TokenBucket.allFit(local.limits(), before, cost, maxWaitMicros)
+                ? TokenBucket.waitMicros(local.limits(), before, cost)
+                : -1;
+    }
+
+    /**
+     * Charges {@code cost} to the key's bucket under the {@code local} policy if it fits within {@code
+     * maxWaitMicros}, and returns the debts it had just before.
+     */
+    private long[] take(Policy policy, Policy local, String key, long cost, long maxWaitMicros) {
         long now = time.nowMicros();
         Key cacheKey = new Key(policy.name(), key);
         Known bucket = bucket(cacheKey, local, now);
-        long wait;
+        long[] before;
         long fullAt;
         synchronized (bucket) {
             bucket.refill(local, now);
-            if (!TokenBucket.allFit(local.limits(), bucket.debts, cost, maxWaitMicros)) {
-                return -1;
+            before = bucket.debts;
+            if (TokenBucket.allFit(local.limits(), before, cost, maxWaitMicros)) {
+                bucket.debts = TokenBucket.charged(local.limits(), before, cost); // leaves before to the caller
+                bucket.chargedLocallyMicros = now;
+            } else {
+                before = before.clone(); // the bucket's own array is refilled in place later
             }
-            wait = TokenBucket.waitMicros(local.limits(), bucket.debts, cost);
-            bucket.debts = TokenBucket.charged(local.limits(), bucket.debts, cost);
-            bucket.chargedLocallyMicros = now;
             fullAt = bucket.fullAtMicros();
         }
         keepUntilFull(cacheKey, bucket, fullAt);
-        return wait;
+        return before;
     }
 
     /**
@@ -261,29 +266,5 @@ final class LocalBuckets {
             shared[i] = Math.min(untilFull, TokenBucket.MAX_TICKS / ticksPerMicro) * ticksPerMicro;
         }
         return shared;
-    }
-
-    /** A key is forgotten a minute after its bucket is full again, as of its last write. */
-    private static final class UntilForgotten implements Expiry<Key, Known> {
-
-        @Override
-        public long expireAfterCreate(Key key, Known bucket, long currentTime) {
-            long fullAt;
-            synchronized (bucket) {
-                fullAt = bucket.fullAtMicros();
-            }
-            bucket.forgetAtMicros = fullAt + FORGET_AFTER_FULL_MICROS;
-            return Math.max(0, (bucket.forgetAtMicros - currentTime / 1_000) * 1_000);
-        }
-
-        @Override
-        public long expireAfterUpdate(Key key, Known bucket, long currentTime, long currentDuration) {
-            return expireAfterCreate(key, bucket, currentTime);
-        }
-
-        @Override
-        public long expireAfterRead(Key key, Known bucket, long currentTime, long currentDuration) {
-            return currentDuration;
-        }
     }
 }
