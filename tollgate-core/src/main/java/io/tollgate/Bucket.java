@@ -31,9 +31,9 @@ abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
         this.policy = policy;
     }
 
-    /** Returns a full bucket for {@code policy}, counting from {@code nowMicros}. */
-    static Bucket full(Policy policy, long nowMicros) {
-        return withDebts(policy, nowMicros, new long[policy.limits().size()]);
+    /** Returns a new bucket for {@code policy}: full, or with its limits' initial tokens, from {@code nowMicros}. */
+    static Bucket fresh(Policy policy, long nowMicros) {
+        return withDebts(policy, nowMicros, TokenBucket.initialDebts(policy.limits()));
     }
 
     static Bucket withDebts(Policy policy, long nowMicros, long[] debts) {
@@ -51,15 +51,21 @@ abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
      */
     abstract long reserve(long nowMicros, long cost, long maxWaitMicros);
 
-    /** Returns whether every limit is full at {@code nowMicros}, or the bucket is retired. */
-    abstract boolean isFull(long nowMicros);
+    /** Returns each limit's debt at {@code nowMicros} without changing anything, or null if retired. */
+    abstract long[] debts(long nowMicros);
 
     /**
-     * Retires this bucket if every limit is full at {@code nowMicros}, atomically with respect to charges:
-     * a charge either lands first (and the bucket stays) or finds the bucket retired. Returns whether the
+     * Returns whether the bucket is retired, or is forgotten at {@code nowMicros}: every limit has been full
+     * for the policy's {@linkplain TokenBucket#retentionMicros retention} (for most policies, 0: full).
+     */
+    abstract boolean isForgotten(long nowMicros);
+
+    /**
+     * Retires this bucket if it is forgotten at {@code nowMicros}, atomically with respect to charges: a
+     * charge either lands first (and the bucket stays) or finds the bucket retired. Returns whether the
      * bucket is retired.
      */
-    abstract boolean retireIfFull(long nowMicros);
+    abstract boolean retireIfForgotten(long nowMicros);
 
     /** Returns whether this bucket must be replaced by a rebased successor before it can be used. */
     abstract boolean needsRebase(long nowMicros);
@@ -68,13 +74,20 @@ abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
     abstract long[] retire(long nowMicros);
 
     /**
+     * Retires this bucket and returns each limit's debt at {@code nowMicros}; or null if it was already
+     * retired or was forgotten then, so that a successor starts as a new bucket.
+     */
+    abstract long[] retireUnlessForgotten(long nowMicros);
+
+    /**
      * Retires this bucket and returns its successor under {@code newPolicy}: same debts, counted from
-     * {@code nowMicros}, converted if the limits differ.
+     * {@code nowMicros}, converted if the limits differ; a new bucket if this one was forgotten (under its own
+     * policy: for most, full).
      */
     final Bucket successor(Policy newPolicy, long nowMicros) {
-        long[] debts = retire(nowMicros);
+        long[] debts = retireUnlessForgotten(nowMicros);
         if (debts == null) {
-            return full(newPolicy, nowMicros);
+            return fresh(newPolicy, nowMicros);
         }
         List<Limit> from = policy.limits();
         List<Limit> to = newPolicy.limits();
@@ -99,6 +112,14 @@ abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
      */
     static long ticksSince(long baseMicros, long nowMicros, Limit limit) {
         return Math.max(0, nowMicros - baseMicros) * limit.refill().ticksPerMicrosecond();
+    }
+
+    /**
+     * Returns whether a limit that is full again {@code fullAt} ticks after {@code baseMicros} has been full
+     * for {@code retentionMicros} at {@code nowMicros}, however long ago the base was.
+     */
+    static boolean fullFor(long fullAt, long baseMicros, long nowMicros, Limit limit, long retentionMicros) {
+        return nowMicros - baseMicros - TokenBucket.untilFullMicros(fullAt, limit) >= retentionMicros;
     }
 
     /**

@@ -13,7 +13,7 @@ import java.util.function.LongConsumer;
  * <p>The sweep runs on the threads that use the limiter, a slice of {@value #SLICE} entries at a time: a
  * slice every {@value #SLICE_INTERVAL_MICROS} µs until a pass over all entries is done, then a pause of
  * {@value #PASS_INTERVAL_MICROS} µs. The thread that finds a slice due takes it; others do not wait. An
- * entry is removed only through {@link Bucket#retireIfFull}, so a charge that races with its removal is
+ * entry is removed only through {@link Bucket#retireIfForgotten}, so a charge that races with its removal is
  * never lost.
  */
 final class IdleBucketSweeper<K> {
@@ -73,10 +73,10 @@ final class IdleBucketSweeper<K> {
         for (int i = 0; i < max && cursor.hasNext(); i++) {
             Map.Entry<K, Bucket> entry = cursor.next();
             Bucket bucket = entry.getValue();
-            if (bucket.isFull(nowMicros)) {
+            if (bucket.isForgotten(nowMicros)) {
                 buckets.computeIfPresent(
                         entry.getKey(),
-                        (key, current) -> current == bucket && bucket.retireIfFull(nowMicros) ? null : current);
+                        (key, current) -> current == bucket && bucket.retireIfForgotten(nowMicros) ? null : current);
             }
         }
         if (cursor.hasNext()) {

@@ -31,6 +31,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
     /** The default bound on keys held at once. */
     public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
 
+    private static final System.Logger LOG = System.getLogger(InMemoryRateLimiter.class.getName());
+
     /**
      * One lookup in this many is shown to the cache's eviction policy. Recording every read makes all
      * threads write to shared buffers, which halves throughput on a hot key; a sample keeps the relative
@@ -67,6 +69,11 @@ public final class InMemoryRateLimiter implements RateLimiter {
         this.cachePolicy = buckets.policy();
         this.sweeper = new IdleBucketSweeper<>(
                 buckets.asMap(), now -> removedAt.accumulateAndGet(now, Math::max), timeSource.nowMicros());
+        LOG.log(
+                System.Logger.Level.INFO,
+                "Tollgate keeps its buckets in this process''s memory, at most {0} keys: limits are not shared with"
+                        + " other instances",
+                builder.maximumKeys);
     }
 
     /** Returns a limiter with the defaults: {@value #DEFAULT_MAXIMUM_KEYS} keys, the system time source. */
@@ -119,6 +126,49 @@ public final class InMemoryRateLimiter implements RateLimiter {
         }
     }
 
+    /**
+     * Returns what the key's buckets hold now, without changing them.
+     *
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public BucketState inspect(String key, Policy policy) {
+        BucketKey bucketKey = bucketKey(key, policy, 1);
+        long now = timeSource.nowMicros();
+        Bucket bucket = cachePolicy.getIfPresentQuietly(bucketKey);
+        long[] debts = bucket == null || bucket.isForgotten(now) ? null : bucket.debts(now);
+        if (debts == null) {
+            return BucketState.of(policy.limits(), TokenBucket.initialDebts(policy.limits()));
+        }
+        if (!bucket.serves(policy)) {
+            long[] converted = new long[policy.limits().size()]; // as Bucket.successor converts
+
+            for (int i = 0; i < converted.length && i < debts.length; i++) {
+                converted[i] = TokenBucket.convert(
+                        debts[i], bucket.policy.limits().get(i), policy.limits().get(i));
+            }
+            debts = converted;
+        }
+        return BucketState.of(policy.limits(), debts);
+    }
+
+    /**
+     * Forgets the key's buckets: its next request finds new ones.
+     *
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public void reset(String key, Policy policy) {
+        BucketKey bucketKey = bucketKey(key, policy, 1);
+        long now = timeSource.nowMicros();
+        buckets.asMap().computeIfPresent(bucketKey, (k, bucket) -> {
+            bucket.retire(now); // a thread that holds it looks the key up again
+            return null;
+        });
+    }
+
     /** Returns roughly how many keys hold buckets now; for monitoring. */
     public long estimatedKeyCount() {
         return buckets.estimatedSize();
@@ -141,14 +191,14 @@ public final class InMemoryRateLimiter implements RateLimiter {
             buckets.getIfPresent(bucketKey);
         }
         if (bucket == null) {
-            bucket = buckets.get(bucketKey, k -> Bucket.full(policy, Math.max(now, removedAt.get())));
+            bucket = buckets.get(bucketKey, k -> Bucket.fresh(policy, Math.max(now, removedAt.get())));
         }
         if (!bucket.serves(policy)) {
             bucket = buckets.asMap()
                     .compute(
                             bucketKey,
                             (k, current) -> current == null
-                                    ? Bucket.full(policy, Math.max(now, removedAt.get()))
+                                    ? Bucket.fresh(policy, Math.max(now, removedAt.get()))
                                     : current.serves(policy) ? current : current.successor(policy, now));
         }
         return bucket;

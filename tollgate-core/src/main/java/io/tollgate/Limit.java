@@ -6,7 +6,10 @@ import java.util.Objects;
 
 /**
  * One token bucket: it holds at most {@code capacity} tokens (the burst a client may send at once) and
- * regains them at the {@code refill} rate. A new bucket starts full.
+ * regains them at the {@code refill} rate. A new bucket starts full, or with {@code initialTokens} (as
+ * Bucket4j's initial tokens: start empty, or partly filled, so that a new client cannot send a whole burst
+ * at once). A bucket is new when its key was never used, and also once it was full again and forgotten (an
+ * idle key costs no memory): a client idle long enough starts over with the initial tokens.
  *
  * <p>Every backend computes buckets exactly in integers, and the Redis backend does so in Lua, whose
  * numbers are doubles exact only up to 2<sup>53</sup>. A limit is therefore accepted only if the time to
@@ -18,8 +21,9 @@ import java.util.Objects;
  *
  * @param capacity the most tokens the bucket holds, at least 1
  * @param refill how fast the bucket regains tokens
+ * @param initialTokens the tokens a new bucket holds, 0 to {@code capacity}
  */
-public record Limit(long capacity, Rate refill) {
+public record Limit(long capacity, Rate refill, long initialTokens) {
 
     /** The largest refill time from empty, in ticks, that every backend computes exactly. */
     static final long MAX_FILL_TICKS = 1L << 52;
@@ -27,13 +31,18 @@ public record Limit(long capacity, Rate refill) {
     /**
      * Validates the limit.
      *
-     * @throws IllegalArgumentException if capacity is below 1 or the limit is outside the exact range
+     * @throws IllegalArgumentException if capacity is below 1, the limit is outside the exact range, or
+     *     initialTokens is not 0 to capacity
      * @throws NullPointerException if refill is null
      */
     public Limit {
         Objects.requireNonNull(refill, "refill");
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity must be at least 1, was " + capacity);
+        }
+        if (initialTokens < 0 || initialTokens > capacity) {
+            throw new IllegalArgumentException(
+                    "initial tokens must be 0 to the capacity (" + capacity + "), was " + initialTokens);
         }
         if (capacity > MAX_FILL_TICKS / refill.ticksPerToken()) {
             throw new IllegalArgumentException("limit of capacity " + capacity + " refilled at " + refill
@@ -43,9 +52,32 @@ public record Limit(long capacity, Rate refill) {
         }
     }
 
-    /** Returns a limit of {@code capacity} tokens refilled at {@code refill}; see {@link Limit}. */
+    /**
+     * Creates a limit whose new buckets start full.
+     *
+     * @throws IllegalArgumentException see {@link Limit#Limit(long, Rate, long)}
+     */
+    public Limit(long capacity, Rate refill) {
+        this(capacity, refill, capacity);
+    }
+
+    /** Returns a limit of {@code capacity} tokens refilled at {@code refill}, new buckets full; see {@link Limit}. */
     public static Limit of(long capacity, Rate refill) {
         return new Limit(capacity, refill);
+    }
+
+    /**
+     * Returns this limit with new buckets holding {@code tokens}: 0 starts them empty.
+     *
+     * @throws IllegalArgumentException if tokens is not 0 to the capacity
+     */
+    public Limit withInitialTokens(long tokens) {
+        return new Limit(capacity, refill, tokens);
+    }
+
+    /** Returns the debt of a new bucket in ticks: 0 for one that starts full. */
+    public long initialDebtTicks() {
+        return (capacity - initialTokens) * refill.ticksPerToken();
     }
 
     /**
@@ -60,9 +92,10 @@ public record Limit(long capacity, Rate refill) {
         return capacity * refill.ticksPerToken();
     }
 
-    /** Returns this limit as {@code capacity 10 refilled at 5/s}. */
+    /** Returns this limit as {@code capacity 10 refilled at 5/s}, and {@code , new buckets with 0}. */
     @Override
     public String toString() {
-        return "capacity " + capacity + " refilled at " + refill;
+        return "capacity " + capacity + " refilled at " + refill
+                + (initialTokens == capacity ? "" : ", new buckets with " + initialTokens);
     }
 }

@@ -10,6 +10,7 @@ final class MultiLimitBucket extends Bucket {
 
     private final List<Limit> limits;
     private final long maxAgeMicros;
+    private final long retentionMicros;
 
     // Guarded by this. fullAt[i]: ticks since baseMicros at which limit i is full again.
     private long baseMicros;
@@ -20,6 +21,7 @@ final class MultiLimitBucket extends Bucket {
         super(policy);
         this.limits = policy.limits();
         this.maxAgeMicros = maxAgeMicros(limits);
+        this.retentionMicros = TokenBucket.retentionMicros(limits);
         this.baseMicros = baseMicros;
         this.fullAt = debts.clone();
     }
@@ -51,21 +53,28 @@ final class MultiLimitBucket extends Bucket {
         }
         if (nowMicros - baseMicros > maxAgeMicros) {
             // A lock is held anyway, so rebase in place instead of asking for a successor.
-            long[] debts = debts(nowMicros);
+            long[] debts = debtsNow(nowMicros);
             System.arraycopy(debts, 0, fullAt, 0, debts.length);
             baseMicros = nowMicros;
         }
-        long[] debts = debts(nowMicros);
-        if (TokenBucket.allFit(limits, debts, cost, maxWaitMicros)) {
-            for (int i = 0; i < limits.size(); i++) {
-                Limit limit = limits.get(i);
-                fullAt[i] = ticksSince(baseMicros, nowMicros, limit) + TokenBucket.charge(debts[i], cost, limit);
-            }
+        // Forgotten, it is a new bucket; a new one that does not start full begins now.
+        long[] debts =
+                retentionMicros > 0 && forgotten(nowMicros) ? TokenBucket.initialDebts(limits) : debtsNow(nowMicros);
+        long[] after = TokenBucket.allFit(limits, debts, cost, maxWaitMicros)
+                ? TokenBucket.charged(limits, debts, cost)
+                : debts; // unchanged, unless a new bucket that does not start full begins now
+        for (int i = 0; i < limits.size(); i++) {
+            fullAt[i] = ticksSince(baseMicros, nowMicros, limits.get(i)) + after[i];
         }
         return debts;
     }
 
-    private long[] debts(long nowMicros) {
+    @Override
+    synchronized long[] debts(long nowMicros) {
+        return retired ? null : debtsNow(nowMicros);
+    }
+
+    private long[] debtsNow(long nowMicros) {
         long[] debts = new long[limits.size()];
         for (int i = 0; i < debts.length; i++) {
             debts[i] = debtAt(fullAt[i], baseMicros, nowMicros, limits.get(i));
@@ -74,21 +83,21 @@ final class MultiLimitBucket extends Bucket {
     }
 
     @Override
-    synchronized boolean isFull(long nowMicros) {
-        return retired || allFull(nowMicros);
+    synchronized boolean isForgotten(long nowMicros) {
+        return retired || forgotten(nowMicros);
     }
 
     @Override
-    synchronized boolean retireIfFull(long nowMicros) {
-        if (!retired && allFull(nowMicros)) {
+    synchronized boolean retireIfForgotten(long nowMicros) {
+        if (!retired && forgotten(nowMicros)) {
             retired = true;
         }
         return retired;
     }
 
-    private boolean allFull(long nowMicros) {
+    private boolean forgotten(long nowMicros) {
         for (int i = 0; i < limits.size(); i++) {
-            if (debtAt(fullAt[i], baseMicros, nowMicros, limits.get(i)) > 0) {
+            if (!fullFor(fullAt[i], baseMicros, nowMicros, limits.get(i), retentionMicros)) {
                 return false;
             }
         }
@@ -101,11 +110,18 @@ final class MultiLimitBucket extends Bucket {
     }
 
     @Override
+    synchronized long[] retireUnlessForgotten(long nowMicros) {
+        boolean wasForgotten = !retired && forgotten(nowMicros);
+        long[] debts = retire(nowMicros);
+        return wasForgotten ? null : debts;
+    }
+
+    @Override
     synchronized long[] retire(long nowMicros) {
         if (retired) {
             return null;
         }
         retired = true;
-        return debts(nowMicros);
+        return debtsNow(nowMicros);
     }
 }

@@ -70,6 +70,32 @@ public interface RateLimiter {
     boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException;
 
     /**
+     * Returns what the buckets of {@code key} under {@code policy} hold now, without taking anything or
+     * changing them: each limit's whole tokens and time until full. A key without buckets is reported as its
+     * new buckets would start. For operators and admin tools, not for deciding: the state may change the
+     * moment after.
+     *
+     * @throws UnsupportedOperationException if this limiter cannot show its buckets (the default)
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    default BucketState inspect(String key, Policy policy) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot show its buckets");
+    }
+
+    /**
+     * Forgets the buckets of {@code key} under {@code policy}, so that its next request finds new buckets:
+     * full, or with their limits' initial tokens. For operators, such as to let a client in again at once.
+     *
+     * @throws UnsupportedOperationException if this limiter cannot reset its buckets (the default)
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    default void reset(String key, Policy policy) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot reset its buckets");
+    }
+
+    /**
      * Prepares this limiter for traffic, so that the first real requests do not pay for loading classes and
      * compiling code (and, for a store, for connecting): runs a few thousand decisions, synchronous and
      * asynchronous, allowed and refused, of policies of its own ({@code tollgate.warm-up} and {@code

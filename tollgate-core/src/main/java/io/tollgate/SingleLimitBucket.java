@@ -20,6 +20,7 @@ final class SingleLimitBucket extends Bucket {
     private final Limit limit;
     private final long baseMicros;
     private final long maxAgeMicros;
+    private final long retentionMicros;
 
     /** Ticks since the base at which the bucket is full again; {@link #RETIRED} once retired. */
     @SuppressWarnings("unused") // accessed through FULL_AT
@@ -30,6 +31,7 @@ final class SingleLimitBucket extends Bucket {
         this.limit = policy.limits().get(0);
         this.baseMicros = baseMicros;
         this.maxAgeMicros = maxAgeMicros(policy.limits());
+        this.retentionMicros = TokenBucket.retentionMicros(policy.limits());
         this.fullAt = debt;
     }
 
@@ -64,12 +66,18 @@ final class SingleLimitBucket extends Bucket {
                 return RETRY;
             }
             long debt = current > nowTicks ? current - nowTicks : 0;
+            // Forgotten, it is a new bucket; a new one that does not start full begins now.
+            boolean fresh = retentionMicros > 0 && fullFor(current, baseMicros, nowMicros, limit, retentionMicros);
+            if (fresh) {
+                debt = limit.initialDebtTicks();
+            }
             long charged = TokenBucket.charge(debt, cost, limit);
-            if (!TokenBucket.fits(charged, limit, maxWaitMicros)) {
+            boolean fits = TokenBucket.fits(charged, limit, maxWaitMicros);
+            if (!fits && !fresh) {
                 return debt;
             }
             // On failure the exchange returns the value that won, saving a read of the contended word.
-            long witness = (long) FULL_AT.compareAndExchange(this, current, nowTicks + charged);
+            long witness = (long) FULL_AT.compareAndExchange(this, current, nowTicks + (fits ? charged : debt));
             if (witness == current) {
                 return debt;
             }
@@ -78,19 +86,25 @@ final class SingleLimitBucket extends Bucket {
     }
 
     @Override
-    boolean isFull(long nowMicros) {
+    long[] debts(long nowMicros) {
         long current = (long) FULL_AT.getVolatile(this);
-        return current == RETIRED || debtAt(current, baseMicros, nowMicros, limit) == 0;
+        return current == RETIRED ? null : new long[] {debtAt(current, baseMicros, nowMicros, limit)};
     }
 
     @Override
-    boolean retireIfFull(long nowMicros) {
+    boolean isForgotten(long nowMicros) {
+        long current = (long) FULL_AT.getVolatile(this);
+        return current == RETIRED || fullFor(current, baseMicros, nowMicros, limit, retentionMicros);
+    }
+
+    @Override
+    boolean retireIfForgotten(long nowMicros) {
         for (; ; ) {
             long current = (long) FULL_AT.getVolatile(this);
             if (current == RETIRED) {
                 return true;
             }
-            if (debtAt(current, baseMicros, nowMicros, limit) > 0) {
+            if (!fullFor(current, baseMicros, nowMicros, limit, retentionMicros)) {
                 return false;
             }
             if (FULL_AT.compareAndSet(this, current, RETIRED)) {
@@ -102,6 +116,15 @@ final class SingleLimitBucket extends Bucket {
     @Override
     boolean needsRebase(long nowMicros) {
         return nowMicros - baseMicros > maxAgeMicros;
+    }
+
+    @Override
+    long[] retireUnlessForgotten(long nowMicros) {
+        long last = (long) FULL_AT.getAndSet(this, RETIRED);
+        if (last == RETIRED || fullFor(last, baseMicros, nowMicros, limit, retentionMicros)) {
+            return null;
+        }
+        return new long[] {debtAt(last, baseMicros, nowMicros, limit)};
     }
 
     @Override

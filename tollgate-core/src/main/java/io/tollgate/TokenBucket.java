@@ -148,6 +148,48 @@ public final class TokenBucket {
     }
 
     /**
+     * Returns how long a bucket of these limits is kept once every limit is full, before it is forgotten and
+     * a request finds a new bucket in its place: 0 when every limit's new buckets start full (a full bucket is
+     * then the same as a new one); else the longest time any of the limits takes to fill from empty, so that a
+     * bucket with initial tokens does not drop back to them the moment it is full.
+     */
+    public static long retentionMicros(List<Limit> limits) {
+        long retention = 0;
+        for (Limit limit : limits) {
+            if (limit.initialTokens() != limit.capacity()) {
+                for (Limit each : limits) {
+                    retention = Math.max(retention, untilFullMicros(each.fillTicks(), each));
+                }
+                return retention;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Returns whether a bucket whose debts were {@code debts} {@code elapsedMicros} ago has been full for at
+     * least its {@link #retentionMicros}: it is forgotten, and a request finds a new bucket.
+     */
+    public static boolean forgotten(List<Limit> limits, long[] debts, long elapsedMicros) {
+        long retention = retentionMicros(limits);
+        for (int i = 0; i < debts.length; i++) {
+            if (elapsedMicros - untilFullMicros(debts[i], limits.get(i)) < retention) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Returns the debts of a new bucket of {@code limits}: 0 for each that starts full. */
+    public static long[] initialDebts(List<Limit> limits) {
+        long[] debts = new long[limits.size()];
+        for (int i = 0; i < debts.length; i++) {
+            debts[i] = limits.get(i).initialDebtTicks();
+        }
+        return debts;
+    }
+
+    /**
      * Returns the debts of every limit once {@code cost} is charged to buckets whose debts are {@code debts},
      * as a new array. A negative cost gives tokens back (a refund): the debt falls by as much, and no lower
      * than zero, a full bucket.

@@ -16,7 +16,10 @@ public final class BucketGenerators {
 
     private BucketGenerators() {}
 
-    /** Limits across the supported range: small and huge capacities, common and odd rates. */
+    /**
+     * Limits across the supported range: small and huge capacities, common and odd rates; one in three
+     * whose new buckets do not start full (empty, or partly filled).
+     */
     public static Arbitrary<Limit> limits() {
         Arbitrary<Long> capacity = Arbitraries.frequencyOf(
                 Tuple.of(4, Arbitraries.longs().between(1, 10)),
@@ -32,7 +35,12 @@ public final class BucketGenerators {
         return Combinators.combine(capacity, tokens, periodMicros)
                 .as(BucketGenerators::tryLimit)
                 .filter(Optional::isPresent)
-                .map(Optional::get);
+                .map(Optional::get)
+                .flatMap(limit -> Arbitraries.frequencyOf(
+                        Tuple.of(2, Arbitraries.just(limit)),
+                        Tuple.of(
+                                1,
+                                Arbitraries.longs().between(0, limit.capacity()).map(limit::withInitialTokens))));
     }
 
     /** Policies named {@code name} with one to three limits. */

@@ -7,13 +7,17 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
- * Keeps documentation honest: every Java example on a page must appear, whitespace aside, in a test
- * source file that runs it. Shared with the other modules through this module's test jar.
+ * Keeps documentation honest: every Java example on a page shows its imports, and its code appears,
+ * whitespace aside, in a test source file that runs it, which compiles with those imports. Shared with the
+ * other modules through this module's test jar.
  */
 public final class DocumentationExamples {
 
@@ -25,22 +29,94 @@ public final class DocumentationExamples {
     private DocumentationExamples() {}
 
     /**
-     * Asserts that every {@code ```java} block of each page (relative to the project root) is contained in
-     * {@code testSource} (relative to the project root); returns how many blocks were checked.
+     * Asserts that every {@code ```java} block of each page (relative to the project root) begins with the
+     * imports of the types it names and that its code, after them, is contained in {@code testSource}
+     * (relative to the project root), whose own imports hold the block's; returns how many blocks were
+     * checked. A type the block names is one that the test source imports, or a public type of the test
+     * source's own package, which a reader's code must import as well.
      */
     public static int assertRunBy(String testSource, String... pages) {
-        String source = withoutWhitespace(read(PROJECT.resolve(testSource)));
+        String text = read(PROJECT.resolve(testSource));
+        String source = withoutWhitespace(text);
+        Map<String, String> importable = importable(text);
         int examples = 0;
         for (String page : pages) {
             Matcher block = JAVA_BLOCK.matcher(read(PROJECT.resolve(page)));
             while (block.find()) {
                 examples++;
+                List<String> imports = new ArrayList<>();
+                StringBuilder code = new StringBuilder();
+                for (String line : block.group(1).split("\n")) {
+                    if (line.startsWith("import ") && code.toString().isBlank()) {
+                        imports.add(line.strip());
+                    } else {
+                        code.append(line).append('\n');
+                    }
+                }
                 assertThat(source)
-                        .as("example in %s is not run by %s:%n%s", page, testSource, block.group(1))
-                        .contains(withoutWhitespace(block.group(1)));
+                        .as("example in %s is not run by %s:%n%s", page, testSource, code)
+                        .contains(withoutWhitespace(code.toString()));
+                for (String imported : imports) {
+                    assertThat(importable)
+                            .as("%s in an example of %s: %s does not import it", imported, page, testSource)
+                            .containsValue(imported.substring("import ".length(), imported.length() - 1));
+                }
+                Matcher type = Pattern.compile("\\b[A-Z][A-Za-z0-9]*\\b").matcher(withoutComments(code.toString()));
+                while (type.find()) {
+                    String name = importable.get(type.group());
+                    if (name != null) {
+                        assertThat(imports)
+                                .as("an example of %s names %s but does not import it:%n%s", page, type.group(), code)
+                                .contains("import " + name + ";");
+                    }
+                }
             }
         }
         return examples;
+    }
+
+    /**
+     * The types a reader's code needs imports for, by simple name: those the test source imports, and the
+     * public types of its package in every module's main sources.
+     */
+    private static Map<String, String> importable(String testSource) {
+        Map<String, String> types = new HashMap<>();
+        Matcher imported = Pattern.compile("(?m)^import ([\\w.]+)\\.(\\w+);").matcher(testSource);
+        while (imported.find()) {
+            types.put(imported.group(2), imported.group(1) + "." + imported.group(2));
+        }
+        Matcher declared = Pattern.compile("(?m)^package ([\\w.]+);").matcher(testSource);
+        if (declared.find()) {
+            String pkg = declared.group(1);
+            try (Stream<Path> modules = Files.list(PROJECT)) {
+                for (Path module : modules.toList()) {
+                    Path dir = module.resolve("src/main/java").resolve(pkg.replace('.', '/'));
+                    if (Files.isDirectory(dir)) {
+                        try (Stream<Path> files = Files.list(dir)) {
+                            files.map(file -> file.getFileName().toString())
+                                    .filter(name -> name.endsWith(".java") && !name.equals("package-info.java"))
+                                    .map(name -> name.substring(0, name.length() - ".java".length()))
+                                    .filter(name -> Pattern.compile(
+                                                    "(?m)^public\\s+[\\w\\s]*(class|@?interface|record|enum)\\s+" + name
+                                                            + "\\b")
+                                            .matcher(read(dir.resolve(name + ".java")))
+                                            .find())
+                                    .forEach(name -> types.putIfAbsent(name, pkg + "." + name));
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return types;
+    }
+
+    /** The code without its comments and string literals, whose words are no types. */
+    private static String withoutComments(String code) {
+        return code.replaceAll("(?s)/\\*.*?\\*/", "")
+                .replaceAll("//[^\\n]*", "")
+                .replaceAll("\"(\\\\.|[^\"\\\\\\n])*\"", "\"\"");
     }
 
     /**

@@ -85,6 +85,48 @@ class DocumentationExamplesTest {
     }
 
     @Test
+    void conceptsInitialTokens() {
+        ManualTimeSource time = new ManualTimeSource();
+        RateLimiter memory = InMemoryRateLimiter.builder().timeSource(time).build();
+
+        // --- concepts: initial tokens
+        Limit earned = Limit.of(100, Rate.perMinute(100)).withInitialTokens(0); // new clients start empty
+        Limit half = Limit.of(100, Rate.perMinute(100)).withInitialTokens(50);
+        // ---
+
+        Policy empty = Policy.of("earned", earned);
+        Policy halfFull = Policy.of("half", half);
+        assertThat(memory.tryAcquire("new", empty).allowed()).isFalse();
+        assertThat(memory.tryAcquire("new", halfFull, 50).allowed()).isTrue();
+        time.advance(Duration.ofMinutes(1)); // full again
+        assertThat(memory.inspect("new", empty).tokens()).isEqualTo(100);
+        time.advance(Duration.ofMinutes(1)); // full for a minute: forgotten
+        assertThat(memory.inspect("new", empty).tokens()).isZero();
+        assertThat(memory.inspect("new", halfFull).tokens()).isEqualTo(50);
+    }
+
+    @Test
+    void conceptsInspectAndReset() {
+        // --- concepts: inspect and reset
+        Policy perClient = Policy.of("per-client", Limit.of(10, Rate.perSecond(5)));
+        RateLimiter limiter = InMemoryRateLimiter.create();
+        limiter.tryAcquire("alice", perClient, 4);
+
+        BucketState state = limiter.inspect("alice", perClient);
+        System.out.println(
+                state.tokens() + " tokens, full again in " + state.untilFull()); // 6 tokens, full again in PT0.8S
+
+        limiter.reset("alice", perClient);
+        System.out.println(limiter.inspect("alice", perClient).tokens() + " tokens"); // 10 tokens
+        // ---
+
+        assertThat(state.tokens()).isEqualTo(6);
+        assertThat(state.untilFull()).isBetween(Duration.ofMillis(700), Duration.ofMillis(800));
+        assertThat(limiter.inspect("alice", perClient).tokens()).isEqualTo(10);
+        assertThat(limiter.tryAcquire("alice", perClient, 10).allowed()).isTrue();
+    }
+
+    @Test
     void conceptsCost() {
         Policy perClient = Policy.of("per-client", Limit.of(10, Rate.perSecond(5)));
         RateLimiter limiter = InMemoryRateLimiter.create();

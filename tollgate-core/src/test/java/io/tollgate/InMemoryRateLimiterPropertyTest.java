@@ -106,7 +106,8 @@ class InMemoryRateLimiterPropertyTest {
 
     @Property(tries = 500)
     void aBucketIsFullExactlyWhenItsResetAfterHasPassed(
-            @ForAll("limits") Limit limit, @ForAll("steps") List<Step> steps) {
+            @ForAll("limits") Limit generated, @ForAll("steps") List<Step> steps) {
+        Limit limit = generated.withInitialTokens(generated.capacity()); // full again: as new, and new is full
         Policy policy = Policy.of("one", limit);
         ManualTimeSource time = new ManualTimeSource(START);
         InMemoryRateLimiter limiter =
@@ -123,6 +124,34 @@ class InMemoryRateLimiterPropertyTest {
 
         assertThat(whole.allowed()).isTrue();
         assertThat(whole.remaining()).isZero();
+    }
+
+    @Property(tries = 300)
+    void aBucketFullForItsRefillTimeIsForgottenAndStartsOverWithItsInitialTokens(
+            @ForAll("limits") Limit limit, @ForAll("steps") List<Step> steps) {
+        Policy policy = Policy.of("one", limit);
+        ManualTimeSource time = new ManualTimeSource(START);
+        InMemoryRateLimiter limiter =
+                InMemoryRateLimiter.builder().timeSource(time).build();
+        Decision last = limiter.tryAcquire("client", policy, 1);
+        for (Step step : steps) {
+            time.advanceMicros(step.advanceMicros());
+            last = limiter.tryAcquire("client", policy, step.cost(policy));
+        }
+        long kept = limit.initialTokens() == limit.capacity() ? 0 : micros(limit.refillTime());
+
+        time.advanceMicros(micros(last.resetAfter()));
+        BucketState full = limiter.inspect("client", policy);
+        time.advanceMicros(kept);
+        BucketState asNew = limiter.inspect("client", policy);
+
+        assertThat(full.tokens()).isEqualTo(kept == 0 ? limit.initialTokens() : limit.capacity());
+        assertThat(asNew.tokens()).isEqualTo(limit.initialTokens());
+        if (limit.initialTokens() > 0) {
+            Decision all = limiter.tryAcquire("client", policy, limit.initialTokens());
+            assertThat(all.allowed()).isTrue();
+            assertThat(all.remaining()).isZero();
+        }
     }
 
     @Provide

@@ -217,11 +217,11 @@ class InMemoryRateLimiterTest {
         void aFullBucketStaysFullAsNoBucketWouldSoSweepingChangesNothing() {
             Policy one = Policy.of("grow", Limit.of(1, Rate.perSecond(1)));
             Policy two = Policy.of("grow", Limit.of(2, Rate.perSecond(1)));
-            Bucket held = Bucket.full(one, 0);
+            Bucket held = Bucket.fresh(one, 0);
             held.tryAcquire(0, 1);
 
             Decision converted = held.successor(two, 1_000_000).tryAcquire(1_000_000, 1); // full again by then
-            Decision fresh = Bucket.full(two, 1_000_000).tryAcquire(1_000_000, 1); // as if swept away
+            Decision fresh = Bucket.fresh(two, 1_000_000).tryAcquire(1_000_000, 1); // as if swept away
 
             assertThat(converted).isEqualTo(fresh);
             assertThat(converted.remaining()).isEqualTo(1);

@@ -8,22 +8,33 @@ import java.util.List;
  * The token bucket computed the obvious way, as an oracle for the real arithmetic: each limit holds a
  * rational number of tokens, kept exactly as {@code tokens × period} in BigIntegers, refilled by elapsed
  * time and capped at capacity. It shares nothing with {@link TokenBucket}: no ticks, no lowest terms, no
- * debt.
+ * debt. A bucket begins with its first request, with each limit's initial tokens; when some limit does not
+ * start full, a bucket whose limits have all been full for the longest refill time of any of them is
+ * forgotten and begins again, as every backend forgets idle buckets.
  */
 final class ReferenceModel {
 
     private final List<Limit> limits;
     // units[i] = tokens in limit i, times period_i in µs: one µs adds rate_i.tokens() units exactly.
     private final BigInteger[] units;
+    private final long[] fullSince; // when each limit last became full, while it is full
+    private final long retentionMicros;
     private long lastMicros;
+    private boolean started;
 
+    /** A bucket that begins with its first request, as every backend's does; {@code startMicros} is ignored. */
     ReferenceModel(Policy policy, long startMicros) {
         this.limits = policy.limits();
         this.units = new BigInteger[limits.size()];
-        for (int i = 0; i < units.length; i++) {
-            units[i] = capacityUnits(i);
-        }
+        this.fullSince = new long[limits.size()];
         this.lastMicros = startMicros;
+        long retention = 0;
+        boolean startsFull = true;
+        for (int i = 0; i < units.length; i++) {
+            startsFull &= limits.get(i).initialTokens() == limits.get(i).capacity();
+            retention = Math.max(retention, ceilDiv(capacityUnits(i), BigInteger.valueOf(rate(i).tokens())));
+        }
+        this.retentionMicros = startsFull ? 0 : retention;
     }
 
     /** Decides a request that will not wait. */
@@ -68,12 +79,40 @@ final class ReferenceModel {
     }
 
     private void refill(long nowMicros) {
+        if (!started) {
+            started = true;
+            lastMicros = nowMicros;
+            begin(nowMicros);
+            return;
+        }
         long elapsed = Math.max(0, nowMicros - lastMicros);
+        long from = lastMicros;
         lastMicros = Math.max(lastMicros, nowMicros);
+        boolean forgotten = retentionMicros > 0;
         for (int i = 0; i < units.length; i++) {
+            BigInteger missing = capacityUnits(i).subtract(units[i]);
+            if (missing.signum() > 0) {
+                fullSince[i] = from + ceilDiv(missing, BigInteger.valueOf(rate(i).tokens()));
+            }
             BigInteger added = BigInteger.valueOf(elapsed).multiply(BigInteger.valueOf(rate(i).tokens()));
             units[i] = units[i].add(added).min(capacityUnits(i));
+            forgotten &= units[i].equals(capacityUnits(i)) && lastMicros - fullSince[i] >= retentionMicros;
         }
+        if (forgotten) {
+            begin(lastMicros);
+        }
+    }
+
+    /** A new bucket, at {@code nowMicros}. */
+    private void begin(long nowMicros) {
+        for (int i = 0; i < units.length; i++) {
+            units[i] = initialUnits(i);
+            fullSince[i] = nowMicros;
+        }
+    }
+
+    private BigInteger initialUnits(int i) {
+        return BigInteger.valueOf(limits.get(i).initialTokens()).multiply(periodMicros(i));
     }
 
     private void take(long cost) {

@@ -153,12 +153,11 @@ public final class RequestLimiter {
             }
             String key = rule.key().resolve(request, clientIps);
             if (key == null) {
-                metrics.missingKey(rule);
-                MissingKey onMissing = rule.onMissingKey();
-                if (onMissing instanceof MissingKey.Reject reject) {
-                    return CompletableFuture.completedFuture(missingKey(rule, reject.status()));
+                RequestDecision rejected = missingKey(rule, rule.key().describe());
+                if (rejected != null) {
+                    return CompletableFuture.completedFuture(rejected);
                 }
-                if (onMissing instanceof MissingKey.Fallback fallback) {
+                if (rule.onMissingKey() instanceof MissingKey.Fallback fallback) {
                     key = fallback.key().resolve(request, clientIps);
                 }
                 if (key == null) {
@@ -269,9 +268,21 @@ public final class RequestLimiter {
         return new RequestDecision(false, status, headers, body, outcomes);
     }
 
-    private static RequestDecision missingKey(Rule rule, int status) {
-        return RequestDecision.problem(
-                status, "This request must carry " + rule.key().describe() + ".");
+    /**
+     * Records that a request lacks the source of {@code rule}'s key, and returns the answer its {@link
+     * Rule#onMissingKey()} asks for if that rejects the request (a problem saying that the request must carry
+     * {@code whatIsMissing}), or null if the rule is skipped or falls back to another key. For rules checked
+     * elsewhere, such as an annotation whose key expression found nothing.
+     *
+     * @throws NullPointerException if an argument is null
+     */
+    public RequestDecision missingKey(Rule rule, String whatIsMissing) {
+        metrics.missingKey(Objects.requireNonNull(rule, "rule"));
+        Objects.requireNonNull(whatIsMissing, "whatIsMissing");
+        if (rule.onMissingKey() instanceof MissingKey.Reject reject) {
+            return RequestDecision.problem(reject.status(), "This request must carry " + whatIsMissing + ".");
+        }
+        return null;
     }
 
     /**

@@ -87,7 +87,8 @@ final class DecisionBatcher {
     private final Map<Integer, Lane> slots = new ConcurrentHashMap<>();
 
     /**
-     * @param limitsOf a policy's limits as the scripts store them, {@code "C,P,N;..."}
+     * @param limitsOf a policy's limits as the batch script takes them, {@code "C,P,N;..."} and, when new buckets
+     *     do not all start full, {@code "#I;..."}
      * @param clientClock the caller's clock, or null for Redis's own time
      */
     DecisionBatcher(

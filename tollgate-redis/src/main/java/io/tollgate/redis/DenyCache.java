@@ -112,6 +112,11 @@ final class DenyCache {
                                 denial.decision));
     }
 
+    /** Forgets any refusal of the key, whose bucket was reset. */
+    void forget(Policy policy, String key) {
+        denials.invalidate(new Key(policy.name(), key));
+    }
+
     /** Ends a probe that {@link #lookup} started, whatever its outcome, and wakes the requests waiting on it. */
     void probed(Policy policy, String key, CompletableFuture<Void> probe) {
         probes.remove(new Key(policy.name(), key), probe);

@@ -89,7 +89,7 @@ final class LocalBuckets {
         void refill(Policy local, long nowMicros) {
             if (!local.limits().equals(policy.limits())) {
                 // The policy changed under this name since: start again, as for a key never seen.
-                set(local, new long[local.limits().size()], nowMicros, redisMicros);
+                set(local, TokenBucket.initialDebts(local.limits()), nowMicros, redisMicros);
                 return;
             }
             long elapsed = Math.max(0, nowMicros - atMicros);
@@ -186,18 +186,26 @@ final class LocalBuckets {
         long[] before;
         long fullAt;
         synchronized (bucket) {
+            boolean forgotten = bucket.policy.limits().equals(local.limits())
+                    && TokenBucket.retentionMicros(local.limits()) > 0
+                    && TokenBucket.forgotten(local.limits(), bucket.debts, now - bucket.atMicros);
             bucket.refill(local, now);
-            before = bucket.debts;
-            if (TokenBucket.allFit(local.limits(), before, cost, maxWaitMicros)) {
-                bucket.debts = TokenBucket.charged(local.limits(), before, cost); // leaves before to the caller
+            before = forgotten ? TokenBucket.initialDebts(local.limits()) : bucket.debts;
+            boolean fits = TokenBucket.allFit(local.limits(), before, cost, maxWaitMicros);
+            // The bucket gets an array of its own, refilled in place later; before is left to the caller.
+            bucket.debts = fits ? TokenBucket.charged(local.limits(), before, cost) : before.clone();
+            if (fits) {
                 bucket.chargedLocallyMicros = now;
-            } else {
-                before = before.clone(); // the bucket's own array is refilled in place later
             }
             fullAt = bucket.fullAtMicros();
         }
         keepUntilFull(cacheKey, bucket, fullAt);
         return before;
+    }
+
+    /** Forgets what this instance knows of the key, whose bucket was reset. */
+    void forget(Policy policy, String key) {
+        known.invalidate(new Key(policy.name(), key));
     }
 
     /**
@@ -226,9 +234,13 @@ final class LocalBuckets {
         List<Limit> limits = new ArrayList<>();
         for (Limit limit : policy.limits()) {
             long capacity = Math.max(1, (limit.capacity() + expectedInstances - 1) / expectedInstances);
+            long initial = (limit.initialTokens() + expectedInstances - 1) / expectedInstances;
             limits.add(Limit.of(
-                    capacity,
-                    Rate.of(limit.refill().tokens(), limit.refill().period().multipliedBy(expectedInstances))));
+                            capacity,
+                            Rate.of(
+                                    limit.refill().tokens(),
+                                    limit.refill().period().multipliedBy(expectedInstances)))
+                    .withInitialTokens(Math.min(capacity, initial)));
         }
         Policy share = new Policy(policy.name(), limits);
         if (shares.size() >= MAX_CACHED_POLICIES) {
@@ -242,7 +254,7 @@ final class LocalBuckets {
         Known bucket = known.policy().getIfPresentQuietly(cacheKey);
         if (bucket == null) {
             bucket = known.get(
-                    cacheKey, k -> new Known(local, new long[local.limits().size()], now, Long.MIN_VALUE));
+                    cacheKey, k -> new Known(local, TokenBucket.initialDebts(local.limits()), now, Long.MIN_VALUE));
         }
         return bucket;
     }

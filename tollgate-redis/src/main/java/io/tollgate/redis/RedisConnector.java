@@ -18,7 +18,7 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
-import java.lang.System.Logger.Level;
+import io.tollgate.TimeSource;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -39,7 +39,10 @@ import java.util.function.Supplier;
  */
 final class RedisConnector implements AutoCloseable {
 
-    private static final System.Logger LOG = System.getLogger(RedisRateLimiter.class.getName());
+    static {
+        Slf4jWithoutProvider.quiet(); // before Lettuce first logs
+    }
+
     private static final Duration FIRST_ATTEMPT = Duration.ofSeconds(2);
     private static final Duration RETRY_EVERY = Duration.ofSeconds(1);
 
@@ -51,6 +54,7 @@ final class RedisConnector implements AutoCloseable {
     private static final TimeoutOptions STALE_COMMANDS = TimeoutOptions.enabled(Duration.ofSeconds(5));
 
     private final String target;
+    private volatile String where;
     private final Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> open;
     private final Function<StatefulConnection<byte[], byte[]>, RedisScriptingAsyncCommands<byte[], byte[]>> commandsOf;
     private final List<AutoCloseable> owned;
@@ -59,6 +63,7 @@ final class RedisConnector implements AutoCloseable {
     private volatile Partitions partitions;
     private volatile RedisScriptingAsyncCommands<byte[], byte[]> commands;
     private volatile boolean closed;
+    private final ConnectionLog log;
 
     private RedisConnector(
             String target,
@@ -66,9 +71,11 @@ final class RedisConnector implements AutoCloseable {
             Function<StatefulConnection<byte[], byte[]>, RedisScriptingAsyncCommands<byte[], byte[]>> commandsOf,
             List<AutoCloseable> owned) {
         this.target = target;
+        this.where = target;
         this.open = open;
         this.commandsOf = commandsOf;
         this.owned = owned;
+        this.log = new ConnectionLog(target, TimeSource.system());
         this.retries = open == null
                 ? null
                 : Executors.newSingleThreadScheduledExecutor(runnable -> {
@@ -144,11 +151,21 @@ final class RedisConnector implements AutoCloseable {
                 .socketOptions(socket())
                 .timeoutOptions(STALE_COMMANDS)
                 .build());
-        return connecting(
+        RedisConnector connector = connecting(
                 hostAndPort(redisUri),
                 () -> created.connectAsync(ByteArrayCodec.INSTANCE, redisUri),
                 StatefulRedisConnection::async,
                 List.of(created::shutdown, resources::shutdown));
+        connector.where = redisUri.getSentinels().isEmpty()
+                ? "Redis at " + hostAndPort(redisUri) + tls(redisUri)
+                : "Redis Sentinel master '" + redisUri.getSentinelMasterId() + "' via "
+                        + String.join(
+                                ", ",
+                                redisUri.getSentinels().stream()
+                                        .map(RedisConnector::hostAndPort)
+                                        .toList())
+                        + tls(redisUri);
+        return connector;
     }
 
     /**
@@ -171,11 +188,19 @@ final class RedisConnector implements AutoCloseable {
                         .build())
                 .build());
         // A cluster client loads the topology before it connects, which only its blocking connect() does.
-        return connecting(
+        RedisConnector connector = connecting(
                 "cluster " + seeds.stream().map(RedisConnector::hostAndPort).toList(),
                 () -> CompletableFuture.supplyAsync(() -> created.connect(ByteArrayCodec.INSTANCE)),
                 StatefulRedisClusterConnection::async,
                 List.of(created::shutdown, resources::shutdown));
+        connector.where = "Redis Cluster via "
+                + String.join(
+                        ", ", seeds.stream().map(RedisConnector::hostAndPort).toList()) + tls(seeds.get(0));
+        return connector;
+    }
+
+    private static String tls(RedisURI uri) {
+        return uri.isSsl() ? " (TLS)" : " (no TLS)";
     }
 
     private static ClientResources resources() {
@@ -237,6 +262,33 @@ final class RedisConnector implements AutoCloseable {
         return node == null || node.getUri() == null ? target : hostAndPort(node.getUri());
     }
 
+    /**
+     * Returns why there is no connection, for messages: {@code not connected to Redis at HOST:PORT}, and the
+     * reason the latest attempt failed, such as Redis's {@code WRONGPASS} answer.
+     */
+    String notConnected() {
+        String reason = log.reason();
+        return "not connected to Redis at " + target + (reason == null ? "" : ": " + reason);
+    }
+
+    /**
+     * Returns where the buckets live, for the limiter's line at startup: {@code Redis at HOST:PORT (no TLS)},
+     * a Sentinel master, the seeds of a Cluster, or what the application said of a client it gave.
+     */
+    String where() {
+        return where;
+    }
+
+    /** Replaces {@link #where()} for a client or connection that the application gave, which it described. */
+    void describedAs(String description) {
+        where = description;
+    }
+
+    /** Returns whether a connection is open. */
+    boolean connected() {
+        return commands != null;
+    }
+
     /** Returns what this connector connects to, for messages. */
     String target() {
         return target;
@@ -263,7 +315,7 @@ final class RedisConnector implements AutoCloseable {
                 partitions = opened instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster
                         ? cluster.getPartitions()
                         : null;
-                LOG.log(Level.INFO, "Tollgate connected to Redis at {0}", target);
+                log.connected();
                 done.complete(null);
             }
         });
@@ -271,15 +323,12 @@ final class RedisConnector implements AutoCloseable {
     }
 
     private void failed(Throwable failure, CompletableFuture<Void> done) {
-        done.completeExceptionally(failure);
         if (closed) {
+            done.completeExceptionally(failure);
             return;
         }
-        LOG.log(
-                Level.WARNING,
-                "Tollgate cannot connect to Redis at {0} ({1}); deciding by the failure policy, retrying every second",
-                target,
-                TokenBucketScript.unwrap(failure).getMessage());
+        log.failed(failure); // first: whoever waits for this attempt reads the reason
+        done.completeExceptionally(failure);
         retries.schedule(this::attempt, RETRY_EVERY.toMillis(), TimeUnit.MILLISECONDS);
     }
 

@@ -3,10 +3,12 @@ package io.tollgate.redis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
+import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.tollgate.BucketState;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
@@ -30,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -127,13 +130,21 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 ? new DecisionBatcher(
                         new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE),
                         connector::commands,
-                        policy -> policyArguments(policy)[0],
+                        this::batchLimits,
                         builder.clientClock)
                 : null;
         this.local = new LocalBuckets(DEFAULT_DENY_CACHE_KEYS, builder.expectedInstances, timeSource);
         this.unseen = new UnseenCharges(DEFAULT_DENY_CACHE_KEYS);
         this.metrics = builder.metrics;
         this.degradations = new DegradationLog(timeSource);
+        LOG.log(
+                Level.INFO,
+                "Tollgate keeps its buckets in {0}; budget {1} ms, on failure {2}, batching {3}; {4}",
+                connector.where(),
+                timeout.toMillis(),
+                failurePolicy,
+                batcher != null ? "on" : "off",
+                connector.connected() ? "connected" : connector.notConnected() + ", trying again every second");
     }
 
     /** Returns a builder; give it exactly one way to reach Redis. */
@@ -262,7 +273,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         RedisScriptingAsyncCommands<byte[], byte[]> redis =
                 connector.awaitCommands(Duration.ofNanos(Math.min(maxNanos, CONNECT_WAIT.toNanos())));
         if (redis == null) {
-            LOG.log(Level.WARNING, "Tollgate: not warmed up: not connected to Redis at {0}", connector.target());
+            LOG.log(Level.WARNING, "Tollgate: not warmed up: {0}", connector.notConnected());
             return false;
         }
         try {
@@ -283,6 +294,65 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     }
 
     /**
+     * Returns what the key's buckets hold in Redis now, without taking anything: the script reads the bucket
+     * and writes nothing. Within the time budget.
+     *
+     * @throws IllegalStateException if Redis cannot answer within the budget, saying why
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public BucketState inspect(String key, Policy policy) {
+        Arguments.checkRequest(key, policy, 1);
+        byte[] bucketKey = keys.key(policy.name(), key);
+        ScriptReply reply = await(
+                bucketKey,
+                redis -> script.run(redis, bucketKey, arguments(policy, 0, 0)).thenApply(ScriptReply::of));
+        return BucketState.of(policy.limits(), reply.debtsBefore());
+    }
+
+    /**
+     * Deletes the key's buckets in Redis, and forgets what this instance knew of them (its deny cache and the
+     * fallback's copy): the next request on any instance finds new buckets. Within the time budget.
+     *
+     * @throws IllegalStateException if Redis cannot answer within the budget, saying why
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public void reset(String key, Policy policy) {
+        Arguments.checkRequest(key, policy, 1);
+        byte[] bucketKey = keys.key(policy.name(), key);
+        await(
+                bucketKey,
+                redis -> ((RedisKeyAsyncCommands<byte[], byte[]>) redis)
+                        .del(bucketKey)
+                        .toCompletableFuture());
+        local.forget(policy, key);
+        if (denyCache != null) {
+            denyCache.forget(policy, key);
+        }
+    }
+
+    /** Runs one call for an operator within the budget; throws {@link IllegalStateException} saying why not. */
+    private <T> T await(
+            byte[] bucketKey, Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<T>> call) {
+        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
+        if (redis == null) {
+            throw new IllegalStateException(connector.notConnected());
+        }
+        try {
+            return call.apply(redis).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for Redis", e);
+        } catch (Exception e) {
+            throw new IllegalStateException(
+                    StoreFailure.classify(e, timeout, bucketKey).detail(), e);
+        }
+    }
+
+    /**
      * Asks Redis whether it answers, for readiness probes: {@code PING}, to every master on Redis Cluster,
      * within the time budget. The stage completes with an empty optional when Redis answered, or with why
      * it did not, such as {@code not connected to Redis at 127.0.0.1:6379} or {@code Redis did not
@@ -292,7 +362,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     public CompletionStage<Optional<String>> ping() {
         var redis = connector.commands();
         if (redis == null) {
-            return CompletableFuture.completedFuture(Optional.of("not connected to Redis at " + connector.target()));
+            return CompletableFuture.completedFuture(Optional.of(connector.notConnected()));
         }
         CompletionStage<?> pong;
         try {
@@ -418,8 +488,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             }
             RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
             if (redis == null) {
-                return CompletableFuture.completedFuture(failed(new StoreFailure(
-                        Degradation.Cause.UNREACHABLE, "not connected to Redis at " + connector.target(), true)));
+                return CompletableFuture.completedFuture(
+                        failed(new StoreFailure(Degradation.Cause.UNREACHABLE, connector.notConnected(), true)));
             }
             unseen.flush(RedisRateLimiter.this::chargeUnseen); // ahead of this call, on its connection
             CompletableFuture<ScriptReply> sending;
@@ -650,26 +720,44 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return failurePolicies.getOrDefault(policy.name(), failurePolicy);
     }
 
-    /** Returns the policy's part of the script's arguments: "C,P,N;..." and then C, P, N of each limit. */
+    /**
+     * Returns the policy's limits as both scripts take and store them: {@code "C,P,N;..."}, and {@code "#I;..."}
+     * with the debt of a new bucket of each limit when any does not start full.
+     */
+    private byte[] batchLimits(Policy policy) {
+        return policyArguments(policy)[0];
+    }
+
+    /**
+     * Returns the policy's part of the one-decision script's arguments: its limits as {@link #batchLimits}
+     * gives them, then C, P, N and the debt of a new bucket of each limit.
+     */
     private byte[][] policyArguments(Policy policy) {
         byte[][] cached = policyArguments.get(policy);
         if (cached != null) {
             return cached;
         }
         List<Limit> limits = policy.limits();
-        byte[][] args = new byte[1 + 3 * limits.size()][];
+        byte[][] args = new byte[1 + 4 * limits.size()][];
         List<String> described = new ArrayList<>();
+        List<String> initial = new ArrayList<>();
         for (int i = 0; i < limits.size(); i++) {
             Limit limit = limits.get(i);
-            long[] cpn = {
-                limit.capacity(), limit.refill().ticksPerToken(), limit.refill().ticksPerMicrosecond()
+            long[] cpni = {
+                limit.capacity(),
+                limit.refill().ticksPerToken(),
+                limit.refill().ticksPerMicrosecond(),
+                limit.initialDebtTicks()
             };
-            described.add(cpn[0] + "," + cpn[1] + "," + cpn[2]);
-            for (int j = 0; j < 3; j++) {
-                args[1 + 3 * i + j] = TokenBucketScript.ascii(cpn[j]);
+            described.add(cpni[0] + "," + cpni[1] + "," + cpni[2]);
+            initial.add(Long.toString(cpni[3]));
+            for (int j = 0; j < 4; j++) {
+                args[1 + 4 * i + j] = TokenBucketScript.ascii(cpni[j]);
             }
         }
-        args[0] = String.join(";", described).getBytes(StandardCharsets.US_ASCII);
+        boolean allFull = limits.stream().allMatch(limit -> limit.initialTokens() == limit.capacity());
+        String text = String.join(";", described) + (allFull ? "" : "#" + String.join(";", initial));
+        args[0] = text.getBytes(StandardCharsets.US_ASCII);
         if (policyArguments.size() >= MAX_CACHED_POLICIES) {
             policyArguments.clear(); // policies made on the fly: keep the cache bounded
         }
@@ -707,6 +795,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         private long denyCacheKeys = DEFAULT_DENY_CACHE_KEYS;
         private MetricsRecorder metrics = MetricsRecorder.NONE;
         private boolean batching = true;
+        private boolean requireRedisAtStart;
+        private String description;
 
         private Builder() {}
 
@@ -877,6 +967,32 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             return this;
         }
 
+        /**
+         * Fails {@link #build()} when Redis cannot be reached within its first attempt (default off: the
+         * limiter starts anyway and decides by its failure policy until Redis answers). For deployments
+         * where a wrong host, port or password should stop the start rather than look like an outage.
+         */
+        public Builder requireRedisAtStart(boolean required) {
+            this.requireRedisAtStart = required;
+            return this;
+        }
+
+        /**
+         * Says where a {@link #client}, {@link #clusterClient} or connection given to the limiter connects,
+         * such as {@code "the application's Redis at cache:6379 (no TLS)"}, for the limiter's line at startup
+         * and its messages; the limiter cannot look into a client it did not create. URIs describe themselves.
+         *
+         * @throws IllegalArgumentException if description is blank
+         */
+        public Builder describedAs(String description) {
+            Objects.requireNonNull(description, "description");
+            if (description.isBlank()) {
+                throw new IllegalArgumentException("description must not be blank");
+            }
+            this.description = description;
+            return this;
+        }
+
         /** Records metrics to Micrometer (see {@link MicrometerMetrics} for names and tags). */
         public Builder metrics(MicrometerMetrics metrics) {
             this.metrics = Objects.requireNonNull(metrics, "metrics");
@@ -884,11 +1000,15 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         }
 
         /**
-         * Returns the limiter. When it opens its own connection and Redis is not reachable yet, it waits up
-         * to two seconds for it, then returns anyway: until Redis answers, the failure policy decides, and
-         * the limiter keeps trying to connect every second.
+         * Returns the limiter, and logs one line saying where its buckets live, its budget and failure
+         * policy, and whether it is connected. When it opens its own connection and Redis is not reachable
+         * yet, it waits for its first attempt (at most two seconds: a refused connection or a wrong password
+         * fails at once, an address that does not answer takes the connect timeout of one second), then
+         * returns anyway: until Redis answers, the failure policy decides, and the limiter keeps trying to
+         * connect every second. With {@link #requireRedisAtStart} it throws instead.
          *
-         * @throws IllegalStateException unless exactly one way to reach Redis was given
+         * @throws IllegalStateException unless exactly one way to reach Redis was given; or if Redis is
+         *     required at start and cannot be reached, saying why (such as Redis's {@code WRONGPASS})
          * @throws IllegalArgumentException if a URI is not a Redis URI
          */
         public RedisRateLimiter build() {
@@ -899,7 +1019,17 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 throw new IllegalStateException("give exactly one of uri, clusterUris, client, clusterClient, "
                         + "connection or clusterConnection; " + given + " were given");
             }
-            return new RedisRateLimiter(this, connector());
+            RedisConnector connector = connector();
+            if (description != null) {
+                connector.describedAs(description);
+            }
+            if (requireRedisAtStart && !connector.connected()) {
+                connector.close();
+                throw new IllegalStateException(
+                        "Redis is required at start (requireRedisAtStart), but it could not be reached: "
+                                + connector.notConnected());
+            }
+            return new RedisRateLimiter(this, connector);
         }
 
         private RedisConnector connector() {

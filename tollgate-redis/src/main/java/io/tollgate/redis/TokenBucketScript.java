@@ -14,6 +14,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 
 /**
  * A token bucket Lua script ({@code token_bucket.lua} for one decision, {@code token_bucket_batch.lua} for
@@ -82,8 +83,12 @@ final class TokenBucketScript {
                         : CompletableFuture.failedFuture(failure));
     }
 
+    /** Returns what failed inside a future's wrapping exception. */
     static Throwable unwrap(Throwable failure) {
-        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        return (failure instanceof CompletionException || failure instanceof ExecutionException)
+                        && failure.getCause() != null
+                ? failure.getCause()
+                : failure;
     }
 
     /** Both scripts' first argument: the caller's time in microseconds, or empty for Redis's own TIME. */

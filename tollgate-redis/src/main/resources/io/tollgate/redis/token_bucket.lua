@@ -13,12 +13,19 @@ KEYS[1]  the bucket: a string "T|LIMITS|D1|D2|...", where T is the microsecond t
 ARGV[1]  now in microseconds, or "" to take the time from redis.call('TIME'). With a caller's clock (tests)
          the key lives an hour longer than its bucket needs, because Redis expires it by its own clock.
 ARGV[2]  cost, an integer: positive (no larger than the smallest capacity) takes tokens; negative gives
-         them back (a refund, never beyond a full bucket, always allowed)
+         them back (a refund, never beyond a full bucket, always allowed); 0 only reads the bucket and writes
+         nothing (inspecting it)
 ARGV[3]  the longest the caller will wait, in microseconds; 0 never waits (tokens may be reserved ahead
          only as far as this allows). A charge that must land whatever the bucket holds (a request that a
          failure policy admitted) waits up to 2^53: it passes unless the debt would exceed 2^53.
-ARGV[4]  the policy's limits as "C,P,N;C,P,N"
-ARGV[5..] C, P, N of each limit in turn: capacity, ticks per token, ticks per microsecond
+ARGV[4]  the policy's limits as "C,P,N;C,P,N", and "#I;I" after them when any limit's new buckets do not
+         start full (as ARGV[5..] give them): stored with each bucket, so that a later request knows how long
+         the bucket is kept once full
+ARGV[5..] C, P, N, I of each limit in turn: capacity, ticks per token, ticks per microsecond, and the debt of
+         a new bucket (0 when new buckets start full). When some limit's new buckets do not start full, a
+         bucket is kept for R µs once it is full, R the longest time any limit takes to fill from empty, and
+         then forgotten: a request finds a new bucket (io.tollgate.TokenBucket.retentionMicros). Else R is 0 and
+         a full bucket is the same as a new one.
 
 Reply: { now, D1, D2, ... }: the time of the decision in microseconds, and the debt of each limit just
          before this request, after refill (and conversion, if the policy changed). The caller works out
@@ -26,7 +33,7 @@ Reply: { now, D1, D2, ... }: the time of the decision in microseconds, and the d
          was charged exactly when that decision allows it.
 
 An allowed request writes; a refused one only reads, unless the policy changed and the bucket had to be
-converted (the in-memory limiter keeps a converted bucket too).
+converted, or the bucket is new and does not start full (the in-memory limiter keeps those too).
 ]]
 
 local MAX_TICKS = 9007199254740992 -- 2^53
@@ -65,11 +72,33 @@ local function decayed(debt, elapsed, n)
   return debt - elapsed * n
 end
 
+-- Whether a bucket written under the limits `text` with debts `old`, `elapsed` µs ago, is forgotten: every
+-- limit has been full for that policy's retention, the longest time any of its limits takes to fill from
+-- empty if its new buckets do not all start full ("#" in the text), else 0. A request then finds a new bucket.
+local function forgotten(text, old, elapsed)
+  local starts_full = string.find(text, '#', 1, true) == nil
+  local retention, ns, i = 0, {}, 0
+  for c, pp, nn in string.gmatch(text, '(%d+),(%d+),(%d+)') do
+    i = i + 1
+    ns[i] = tonumber(nn)
+    local u = ceil_div(tonumber(c) * tonumber(pp), ns[i])
+    if not starts_full and u > retention then
+      retention = u
+    end
+  end
+  for j = 1, i do
+    if elapsed - ceil_div(old[j] or 0, ns[j]) < retention then
+      return false
+    end
+  end
+  return true
+end
+
 local key = KEYS[1]
 local cost = tonumber(ARGV[2])
 local max_wait = tonumber(ARGV[3])
 local limits = ARGV[4]
-local count = (#ARGV - 4) / 3
+local count = (#ARGV - 4) / 4
 
 local now
 if ARGV[1] == "" then
@@ -103,15 +132,22 @@ if count == 1 and cost > 0 then
     end
   end
   if same_limits then
-    local p1, n1 = tonumber(ARGV[6]), tonumber(ARGV[7])
+    local p1, n1, initial1 = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
     local fill1 = tonumber(ARGV[5]) * p1
-    local debt1 = 0
+    local retention1 = 0
+    if initial1 > 0 then
+      retention1 = ceil_div(fill1, n1)
+    end
+    local debt1 = initial1 -- a new bucket
+    local fresh = initial1 > 0 -- a new bucket that does not start full begins now, refused or not
     if stored_time then
       local elapsed = now - stored_time
       if elapsed < 0 then
         elapsed = 0
       end
-      debt1 = decayed(stored_debt, elapsed, n1)
+      if retention1 == 0 or elapsed - ceil_div(stored_debt, n1) < retention1 then
+        debt1, fresh = decayed(stored_debt, elapsed, n1), false
+      end
     end
     local charged1 = debt1 + cost * p1
     local wait1 = wait_micros(charged1, fill1, n1)
@@ -122,19 +158,34 @@ if count == 1 and cost > 0 then
       allowed1 = charged1 <= MAX_TICKS - fill1 and wait1 <= max_wait
     end
     if allowed1 then
-      redis.call('SET', key, string.format('%d|%s|%d', now, limits, charged1), 'PX', ttl_millis(ceil_div(charged1, n1)))
+      redis.call('SET', key, string.format('%d|%s|%d', now, limits, charged1), 'PX',
+        ttl_millis(ceil_div(charged1, n1) + retention1))
+    elseif fresh then
+      redis.call('SET', key, string.format('%d|%s|%d', now, limits, debt1), 'PX',
+        ttl_millis(ceil_div(debt1, n1) + retention1))
     end
     return { now, debt1 }
   end
 end
 
-local cap, p, n, fill, debt = {}, {}, {}, {}, {}
+local cap, p, n, fill, debt, initial = {}, {}, {}, {}, {}, {}
+local fresh, retention = false, 0
 for i = 1, count do
-  cap[i] = tonumber(ARGV[2 + 3 * i])
-  p[i] = tonumber(ARGV[3 + 3 * i])
-  n[i] = tonumber(ARGV[4 + 3 * i])
+  cap[i] = tonumber(ARGV[1 + 4 * i])
+  p[i] = tonumber(ARGV[2 + 4 * i])
+  n[i] = tonumber(ARGV[3 + 4 * i])
+  initial[i] = tonumber(ARGV[4 + 4 * i])
   fill[i] = cap[i] * p[i]
-  debt[i] = 0
+  debt[i] = initial[i] -- a new bucket
+  fresh = fresh or initial[i] > 0 -- one that does not start full begins now, refused or not
+end
+if fresh then
+  for i = 1, count do
+    local u = ceil_div(fill[i], n[i])
+    if u > retention then
+      retention = u
+    end
+  end
 end
 
 local converted = false
@@ -151,14 +202,21 @@ if stored then
   for d in string.gmatch(debts, '%d+') do
     old[#old + 1] = tonumber(d)
   end
-  if old_limits == limits then
+  if forgotten(old_limits, old, elapsed) then
+    -- a new bucket, as initialized above
+  elseif old_limits == limits then
+    fresh = false
     for i = 1, count do
       debt[i] = decayed(old[i], elapsed, n[i])
     end
   else
+    fresh = false
     -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity, and a
     -- full one stays full. Limits are matched by position; a limit that did not exist starts full.
     converted = true
+    for j = 1, count do
+      debt[j] = 0 -- a limit that did not exist starts full
+    end
     local i = 0
     for oc, op, on in string.gmatch(old_limits, '(%d+),(%d+),(%d+)') do
       i = i + 1
@@ -201,7 +259,7 @@ local function store(debts)
       until_full = u
     end
   end
-  local ttl = ttl_millis(until_full)
+  local ttl = ttl_millis(until_full + retention)
   if ttl == 0 then
     redis.call('DEL', key) -- a full bucket is no bucket
   else
@@ -209,10 +267,12 @@ local function store(debts)
   end
 end
 
-if allowed then
+if cost == 0 then
+  -- inspecting: nothing is written
+elseif allowed then
   store(charged)
-elseif converted then
-  store(debt)
+elseif converted or fresh then
+  store(debt) -- a converted bucket, or a new one that does not start full, begins now
 end
 
 local reply = { now }

@@ -20,7 +20,10 @@ KEYS     the buckets, each once, in the order of their runs; on Redis Cluster al
 ARGV[1]  now in microseconds, or "" to take the time from redis.call('TIME'). With a caller's clock (tests)
          keys live an hour longer than their buckets need, because Redis expires them by its own clock.
 ARGV[2]  the number of policies, Q
-ARGV[3 .. 2+Q]  each policy's limits as "C,P,N;C,P,N": capacity, ticks per token, ticks per microsecond
+ARGV[3 .. 2+Q]  each policy's limits as "C,P,N;C,P,N": capacity, ticks per token, ticks per microsecond;
+         followed by "#I;I" with each limit's debt of a new bucket when any limit's new buckets do not start
+         full. Such a bucket is kept for R µs once full, R the longest time any limit takes to fill, and then
+         forgotten, as token_bucket.lua says.
 ARGV[3+Q]       the runs, packed big-endian, 16 bytes each: the policy's position as a 4-byte integer
          (1-based; negated when the run is for the same key as the run before, else the run is for the next
          key of KEYS), the cost as an 8-byte integer (positive, no larger than the policy's smallest
@@ -108,15 +111,32 @@ local policy_count = tonumber(ARGV[2])
 local policies = {}
 for q = 1, policy_count do
   local text = ARGV[2 + q]
-  local cap, p, n, fill = {}, {}, {}, {}
+  local initial_text = match(text, '#(.*)$') or ''
+  local cap, p, n, fill, initial = {}, {}, {}, {}, {}
   for c, pp, nn in gmatch(text, '(%d+),(%d+),(%d+)') do
     local i = #cap + 1
     cap[i], p[i], n[i] = tonumber(c), tonumber(pp), tonumber(nn)
     fill[i] = cap[i] * p[i]
+    initial[i] = 0
+  end
+  local i = 0
+  for d in gmatch(initial_text, '%d+') do
+    i = i + 1
+    initial[i] = tonumber(d)
+  end
+  local retention = 0
+  if initial_text ~= '' then
+    for j = 1, #cap do
+      local u = ceil_div(fill[j], n[j])
+      if u > retention then
+        retention = u
+      end
+    end
   end
   local middle = '|' .. text .. '|'
   policies[q] = {
-    text = text, count = #cap, cap = cap, p = p, n = n, fill = fill, middle = middle, prefix = now_text .. middle
+    text = text, count = #cap, cap = cap, p = p, n = n, fill = fill, initial = initial, retention = retention,
+    middle = middle, prefix = now_text .. middle
   }
 end
 
@@ -206,7 +226,7 @@ local function store()
   else
     until_full = ceil_div(debt, written.n[1])
   end
-  local ttl = ceil_div(until_full, 1000)
+  local ttl = ceil_div(until_full + written.retention, 1000)
   if client_clock then
     ttl = ttl + CLIENT_CLOCK_TTL_MARGIN
   end
@@ -234,8 +254,29 @@ local function store()
   end
 end
 
--- Brings a bucket of any form to now under a policy, as a table of debts: decayed, or converted if the
--- policy changed.
+-- Whether a bucket written under the limits `text` with debts `old`, `elapsed` µs ago, is forgotten: every
+-- limit has been full for that policy's retention (0 unless "#" says its new buckets do not all start full).
+local function forgotten(text, old, elapsed)
+  local starts_full = find(text, '#', 1, true) == nil
+  local retention, ns, i = 0, {}, 0
+  for c, pp, nn in gmatch(text, '(%d+),(%d+),(%d+)') do
+    i = i + 1
+    ns[i] = tonumber(nn)
+    local u = ceil_div(tonumber(c) * tonumber(pp), ns[i])
+    if not starts_full and u > retention then
+      retention = u
+    end
+  end
+  for j = 1, i do
+    if elapsed - ceil_div(old[j] or 0, ns[j]) < retention then
+      return false
+    end
+  end
+  return true
+end
+
+-- Brings a bucket of any form to now under a policy, as a table of debts: decayed, converted if the policy
+-- changed, or new if there was none or it was forgotten (full for the policy's retention).
 local function bring_to(policy)
   local count, n = policy.count, policy.n
   local elapsed = now - time
@@ -244,7 +285,14 @@ local function bring_to(policy)
   end
   local old = debts or { debt }
   local now_debts = {}
-  if limits == policy.text then
+  if not limits or forgotten(limits, old, elapsed) then
+    for i = 1, count do
+      now_debts[i] = policy.initial[i]
+      if now_debts[i] > 0 then
+        written = policy -- a new bucket that does not start full begins now, refused or not
+      end
+    end
+  elseif limits == policy.text then
     for i = 1, count do
       now_debts[i] = decayed(old[i], elapsed, n[i])
     end
@@ -252,30 +300,28 @@ local function bring_to(policy)
     for i = 1, count do
       now_debts[i] = 0
     end
-    if limits then
-      -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity, and a
-      -- full one stays full. Limits are matched by position; a limit that did not exist starts full.
-      local i = 0
-      for oc, op, on in gmatch(limits, '(%d+),(%d+),(%d+)') do
-        i = i + 1
-        if i <= count then
-          local old_p = tonumber(op)
-          local d = decayed(old[i] or 0, elapsed, tonumber(on))
-          local old_fill = tonumber(oc) * old_p
-          if d > 0 then
-            local tokens = 0
-            if d < old_fill then
-              tokens = floor_div(old_fill - d, old_p)
-            end
-            if tokens > policy.cap[i] then
-              tokens = policy.cap[i]
-            end
-            now_debts[i] = (policy.cap[i] - tokens) * policy.p[i]
+    -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity, and a full
+    -- one stays full. Limits are matched by position; a limit that did not exist starts full.
+    local i = 0
+    for oc, op, on in gmatch(limits, '(%d+),(%d+),(%d+)') do
+      i = i + 1
+      if i <= count then
+        local old_p = tonumber(op)
+        local d = decayed(old[i] or 0, elapsed, tonumber(on))
+        local old_fill = tonumber(oc) * old_p
+        if d > 0 then
+          local tokens = 0
+          if d < old_fill then
+            tokens = floor_div(old_fill - d, old_p)
           end
+          if tokens > policy.cap[i] then
+            tokens = policy.cap[i]
+          end
+          now_debts[i] = (policy.cap[i] - tokens) * policy.p[i]
         end
       end
-      written = policy -- the in-memory limiter keeps a converted bucket too
     end
+    written = policy -- the in-memory limiter keeps a converted bucket too
   end
   limits, time, debts, debt = policy.text, now, now_debts, nil
 end
@@ -297,7 +343,14 @@ local function decide_run(r, policy)
     if elapsed < 0 then
       elapsed = 0
     end
-    debt = decayed(debt, elapsed, policy.n[1])
+    if not limits or (policy.retention > 0 and elapsed - ceil_div(debt, policy.n[1]) >= policy.retention) then
+      debt = policy.initial[1] -- none, or forgotten: a new bucket, which begins now if it does not start full
+      if debt > 0 then
+        written = policy
+      end
+    else
+      debt = decayed(debt, elapsed, policy.n[1])
+    end
     limits, time = policy.text, now
     at = at + 1
     reply[at] = debt
@@ -330,8 +383,8 @@ while r <= last do
   k = k + 1
   local policy = policies[run[r]] -- positive: the first run of the next key
   local inline = false
-  if policy.count == 1 and (r == last or run[r + 3] > 0) then
-    -- The common case, inline: the key's only run, under a one-limit policy.
+  if policy.count == 1 and policy.initial[1] == 0 and (r == last or run[r + 3] > 0) then
+    -- The common case, inline: the key's only run, under a one-limit policy whose new buckets start full.
     local stored = values[k]
     local t, d = now, 0
     if stored then

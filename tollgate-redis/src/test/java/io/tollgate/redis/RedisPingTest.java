@@ -37,7 +37,10 @@ class RedisPingTest {
         String uri = server.uri();
         server.close();
         try (RedisRateLimiter limiter = RedisRateLimiter.builder().uri(uri).build()) {
-            assertThat(ping(limiter)).hasValue("not connected to Redis at " + uri.substring("redis://".length()));
+            assertThat(ping(limiter))
+                    .hasValueSatisfying(reason -> assertThat(reason)
+                            .startsWith("not connected to Redis at " + uri.substring("redis://".length())
+                                    + ": Connection refused"));
         }
     }
 

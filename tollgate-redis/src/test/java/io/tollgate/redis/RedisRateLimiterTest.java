@@ -3,6 +3,7 @@ package io.tollgate.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tollgate.BucketState;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
@@ -256,6 +257,78 @@ class RedisRateLimiterTest {
         }
     }
 
+    @Nested
+    class InspectAndReset {
+
+        @Test
+        void inspectSaysWhatTheBucketHoldsAndWritesNothing() {
+            limiter.tryAcquire("alice", TEN_PER_SECOND, 4);
+            Object stored = redis.server().command("GET", "tollgate:ten:alice");
+            time.advance(Duration.ofMillis(100));
+
+            BucketState state = limiter.inspect("alice", TEN_PER_SECOND);
+
+            assertThat(state.tokens()).isEqualTo(7);
+            assertThat(state.untilFull()).isEqualTo(Duration.ofMillis(300));
+            assertThat(redis.server().command("GET", "tollgate:ten:alice")).isEqualTo(stored);
+            assertThat(limiter.inspect("bob", TEN_PER_SECOND).tokens())
+                    .as("a key never used")
+                    .isEqualTo(10);
+            assertThat(redis.server().command("EXISTS", "tollgate:ten:bob")).isEqualTo(0L);
+        }
+
+        @Test
+        void resetLetsTheClientInAgainAtOnceOnEveryInstance() {
+            for (int i = 0; i < 11; i++) {
+                limiter.tryAcquire("carol", TEN_PER_SECOND);
+            }
+            try (RedisRateLimiter other = RedisRateLimiter.builder()
+                    .timeout(PATIENT)
+                    .uri(redis.server().uri())
+                    .clientClock(time)
+                    .build()) {
+                other.reset("carol", TEN_PER_SECOND);
+            }
+
+            assertThat(redis.server().command("EXISTS", "tollgate:ten:carol")).isEqualTo(0L);
+            assertThat(limiter.tryAcquire("carol", TEN_PER_SECOND, 10).allowed())
+                    .as("a new bucket, though this instance had remembered a refusal")
+                    .isTrue();
+        }
+
+        @Test
+        void aNewBucketThatStartsEmptyBeginsWithItsFirstRequestEvenARefusedOne() {
+            Policy earned = Policy.of("earned", Limit.of(2, Rate.perSecond(10)).withInitialTokens(0));
+
+            Decision first = limiter.tryAcquire("dave", earned);
+            time.advance(Duration.ofMillis(100));
+            Decision second = limiter.tryAcquire("dave", earned);
+
+            assertThat(first.allowed()).isFalse();
+            assertThat(first.retryAfter()).isEqualTo(Duration.ofMillis(100));
+            assertThat(second.allowed())
+                    .as("one token refilled since the first request")
+                    .isTrue();
+        }
+
+        @Test
+        void onAnUnreachableRedisInspectAndResetSaySo() throws Exception {
+            int closed;
+            try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+                closed = socket.getLocalPort();
+            }
+            try (RedisRateLimiter unreachable = RedisRateLimiter.builder()
+                    .uri("redis://127.0.0.1:" + closed)
+                    .build()) {
+                assertThatThrownBy(() -> unreachable.inspect("alice", TEN_PER_SECOND))
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageStartingWith("not connected to Redis at 127.0.0.1:" + closed);
+                assertThatThrownBy(() -> unreachable.reset("alice", TEN_PER_SECOND))
+                        .isInstanceOf(IllegalStateException.class);
+            }
+        }
+    }
+
     /** Waits until the limiter's connection, reconnecting by itself, reaches Redis again. */
     private void awaitReconnected() {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -271,6 +344,122 @@ class RedisRateLimiterTest {
 
     @Nested
     class Connections {
+
+        @Test
+        void whileRedisIsUnreachableTheLogSaysSoOnceNotEverySecond() throws Exception {
+            java.util.logging.Logger logger = java.util.logging.Logger.getLogger(RedisRateLimiter.class.getName());
+            List<java.util.logging.LogRecord> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+            java.util.logging.Handler capture = new java.util.logging.Handler() {
+                @Override
+                public void publish(java.util.logging.LogRecord record) {
+                    lines.add(record);
+                }
+
+                @Override
+                public void flush() {}
+
+                @Override
+                public void close() {}
+            };
+            logger.addHandler(capture);
+            int closed;
+            try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+                closed = socket.getLocalPort();
+            }
+            try (RedisRateLimiter unreachable = RedisRateLimiter.builder()
+                    .uri("redis://127.0.0.1:" + closed)
+                    .build()) {
+                TimeUnit.MILLISECONDS.sleep(4_500); // four more attempts, a second apart
+            } finally {
+                logger.removeHandler(capture);
+            }
+
+            assertThat(lines)
+                    .filteredOn(line -> line.getLevel() == java.util.logging.Level.WARNING)
+                    .singleElement()
+                    .satisfies(line -> assertThat(line.getMessage()).startsWith("Tollgate cannot connect"));
+        }
+
+        @Test
+        void itSaysInOneLineWhereTheBucketsLiveAndHowItDecides() {
+            List<java.util.logging.LogRecord> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+            java.util.logging.Logger logger = java.util.logging.Logger.getLogger(RedisRateLimiter.class.getName());
+            java.util.logging.Handler capture = new java.util.logging.Handler() {
+                @Override
+                public void publish(java.util.logging.LogRecord record) {
+                    lines.add(record);
+                }
+
+                @Override
+                public void flush() {}
+
+                @Override
+                public void close() {}
+            };
+            logger.addHandler(capture);
+            try (RedisRateLimiter described = RedisRateLimiter.builder()
+                    .uri(redis.server().uri())
+                    .failurePolicy(FailurePolicy.DENY)
+                    .build()) {
+                assertThat(lines)
+                        .extracting(line -> new java.util.logging.SimpleFormatter().formatMessage(line))
+                        .containsExactly("Tollgate keeps its buckets in Redis at 127.0.0.1:"
+                                + redis.server().port()
+                                + " (no TLS); budget 50 ms, on failure DENY, batching on; connected");
+            } finally {
+                logger.removeHandler(capture);
+            }
+        }
+
+        @Test
+        void requiredAtStartARedisThatCannotBeReachedFailsTheBuildSayingWhy() throws Exception {
+            int closed;
+            try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+                closed = socket.getLocalPort();
+            }
+            redis.server().command("ACL", "SETUSER", "strict", "on", ">right", "~tollgate:*", "+@all");
+            try {
+                assertThatThrownBy(() -> RedisRateLimiter.builder()
+                                .uri("redis://127.0.0.1:" + closed)
+                                .requireRedisAtStart(true)
+                                .build())
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageStartingWith("Redis is required at start (requireRedisAtStart), but it could not be"
+                                + " reached: not connected to Redis at 127.0.0.1:" + closed + ": Connection refused");
+                assertThatThrownBy(() -> RedisRateLimiter.builder()
+                                .uri("redis://strict:wrong@127.0.0.1:"
+                                        + redis.server().port())
+                                .requireRedisAtStart(true)
+                                .build())
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("Redis answered WRONGPASS");
+            } finally {
+                redis.server().command("ACL", "DELUSER", "strict");
+            }
+        }
+
+        @Test
+        void aWrongPasswordIsReportedWithRedisOwnAnswer() {
+            redis.server().command("ACL", "SETUSER", "careful", "on", ">right", "~tollgate:*", "+@all");
+            String uri = "redis://careful:wrong@127.0.0.1:" + redis.server().port();
+
+            try (RedisRateLimiter refused = RedisRateLimiter.builder()
+                    .timeout(PATIENT)
+                    .uri(uri)
+                    .failurePolicy(FailurePolicy.DENY)
+                    .build()) {
+                Decision decision = refused.tryAcquire("alice", TEN_PER_SECOND);
+
+                assertThat(decision.degraded()).isTrue();
+                assertThat(decision.degradation().detail())
+                        .startsWith("not connected to Redis at 127.0.0.1:"
+                                + redis.server().port() + ": Redis answered" + " WRONGPASS");
+                assertThat(refused.ping().toCompletableFuture().join())
+                        .hasValueSatisfying(why -> assertThat(why).contains("WRONGPASS"));
+            } finally {
+                redis.server().command("ACL", "DELUSER", "careful");
+            }
+        }
 
         @Test
         void authenticatesWithTheUserAndPasswordInTheUri() {

@@ -1,11 +1,16 @@
 package io.tollgate.server;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * The command line: {@code java -jar tollgate-server.jar --config FILE [--port N]}. Prints {@code tollgate
+ * The command line: {@code java -jar tollgate-server.jar --config FILE [--port N]}, or {@code --version}, or
+ * {@code --help}. Prints {@code tollgate
  * listening on http://HOST:PORT} once the server accepts connections, and runs until it is stopped (SIGTERM,
  * Ctrl-C), when it shuts down gracefully. Bad flags or a bad configuration exit with status 2 and a message
  * that names the problem (for the configuration: the file, the line and the setting); a server that cannot
@@ -21,6 +26,7 @@ public final class Main {
 
               --config FILE   the YAML configuration (see docs/server.md)
               --port N        listen on port N instead of the configuration's server.port; 0 picks a free one
+              --version       print the version and exit
               --help          print this and exit
             """;
 
@@ -49,6 +55,10 @@ public final class Main {
         }
         if (arguments.help()) {
             out.print(USAGE);
+            return 0;
+        }
+        if (arguments.version()) {
+            out.println("tollgate-server " + version());
             return 0;
         }
         ServerConfig config;
@@ -87,6 +97,19 @@ public final class Main {
         return 0;
     }
 
+    /** Returns the server's version, as the build wrote it into {@code version.properties}. */
+    static String version() {
+        Properties build = new Properties();
+        try (InputStream in = Main.class.getResourceAsStream("version.properties")) {
+            if (in != null) {
+                build.load(in);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the version", e);
+        }
+        return build.getProperty("version", "unknown");
+    }
+
     private static String describe(Throwable failure) {
         Throwable cause = failure;
         while (cause.getCause() != null && cause.getCause() != cause) {
@@ -96,7 +119,7 @@ public final class Main {
     }
 
     /** What the command line asked for. */
-    record Arguments(Path config, Integer port, boolean help) {
+    record Arguments(Path config, Integer port, boolean help, boolean version) {
 
         static Arguments parse(String[] args) {
             Path config = null;
@@ -105,7 +128,10 @@ public final class Main {
                 String arg = args[i];
                 switch (arg) {
                     case "--help", "-h" -> {
-                        return new Arguments(null, null, true);
+                        return new Arguments(null, null, true, false);
+                    }
+                    case "--version" -> {
+                        return new Arguments(null, null, false, true);
                     }
                     case "--config" -> {
                         if (config != null) {
@@ -127,7 +153,7 @@ public final class Main {
             if (config == null) {
                 throw new IllegalArgumentException("--config FILE is required");
             }
-            return new Arguments(config, port, false);
+            return new Arguments(config, port, false, false);
         }
 
         private static String value(String[] args, int at, String flag) {

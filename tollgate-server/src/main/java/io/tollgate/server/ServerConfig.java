@@ -37,7 +37,8 @@ public final class ServerConfig {
     private static final Set<String> TOP = Set.of(
             "server", "store", "policies", "routes", "trusted-proxies", "upstream", "upstream-timeout", "responses");
     private static final Set<String> SERVER = Set.of("host", "port", "shutdown-timeout");
-    private static final Set<String> STORE = Set.of("redis", "memory", "on-failure", "expected-instances");
+    private static final Set<String> STORE =
+            Set.of("redis", "memory", "on-failure", "expected-instances", "require-redis-at-start");
     private static final Set<String> REDIS = Set.of("uri", "uris", "cluster", "timeout", "key-prefix", "batching");
     private static final Set<String> MEMORY = Set.of("maximum-keys");
 
@@ -63,6 +64,7 @@ public final class ServerConfig {
      *
      * @param expectedInstances how many servers share the load, for the {@code local} failure policy; 0 if
      *     not said
+     * @param requiredAtStart whether the server refuses to start when Redis cannot be reached
      */
     record RedisStore(
             List<String> uris,
@@ -71,7 +73,8 @@ public final class ServerConfig {
             String keyPrefix,
             FailurePolicy onFailure,
             int expectedInstances,
-            boolean batching)
+            boolean batching,
+            boolean requiredAtStart)
             implements Store {
 
         /** Returns the URIs as one string, for messages. */
@@ -271,12 +274,15 @@ public final class ServerConfig {
         ConfigNode memory = node.child("memory");
         ConfigNode onFailure = node.child("on-failure");
         ConfigNode instances = node.child("expected-instances");
+        ConfigNode required = node.child("require-redis-at-start");
         if (redis.isPresent() && memory.isPresent()) {
             throw node.error("has both redis and memory; choose one");
         }
         if (!redis.isPresent()) {
-            if (onFailure.isPresent() || instances.isPresent()) {
-                throw (onFailure.isPresent() ? onFailure : instances).error("applies only to store.redis");
+            for (ConfigNode redisOnly : List.of(onFailure, instances, required)) {
+                if (redisOnly.isPresent()) {
+                    throw redisOnly.error("applies only to store.redis");
+                }
             }
             memory.checkKeys(MEMORY);
             ConfigNode maximumKeys = memory.child("maximum-keys");
@@ -319,7 +325,8 @@ public final class ServerConfig {
                 keyPrefix,
                 failurePolicy(onFailure),
                 (int) expected,
-                redis.child("batching").bool(true));
+                redis.child("batching").bool(true),
+                required.bool(false));
     }
 
     private static String redisUri(ConfigNode node, String text) {

@@ -154,6 +154,7 @@ public final class TollgateServer implements AutoCloseable {
                 .keyPrefix(redis.keyPrefix())
                 .failurePolicy(redis.onFailure())
                 .batching(redis.batching())
+                .requireRedisAtStart(redis.requiredAtStart())
                 .metrics(MicrometerMetrics.of(metrics.registry()));
         if (redis.cluster()) {
             builder.clusterUris(redis.uris());

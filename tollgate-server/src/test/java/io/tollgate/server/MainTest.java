@@ -28,6 +28,15 @@ class MainTest {
         assertThat(err()).isEmpty();
     }
 
+    @Test
+    void versionPrintsTheVersionOfTheBuildAndExitsZero() {
+        int status = run("--version");
+
+        assertThat(status).isZero();
+        assertThat(out()).matches("tollgate-server \\d+\\.\\d+\\.\\d+(-SNAPSHOT)?\n");
+        assertThat(err()).isEmpty();
+    }
+
     @ParameterizedTest
     @CsvSource(
             delimiter = '|',

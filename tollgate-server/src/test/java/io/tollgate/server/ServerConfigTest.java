@@ -69,7 +69,8 @@ class ServerConfigTest {
                         "myapp:",
                         FailurePolicy.DENY,
                         3,
-                        true));
+                        true,
+                        false));
         assertThat(config.policies()).containsOnlyKeys("per-client", "daily").containsEntry("per-client", perClient);
         assertThat(config.routes())
                 .containsExactly(Rule.builder(perClient)
@@ -117,7 +118,19 @@ class ServerConfigTest {
                         "tollgate:",
                         FailurePolicy.ALLOW,
                         0,
-                        true));
+                        true,
+                        false));
+    }
+
+    @Test
+    void redisCanBeRequiredAtStart() {
+        ServerConfig config = ServerConfig.parse(
+                "store: {redis: {uri: 'redis://127.0.0.1:6379'}, require-redis-at-start: true}", "tollgate.yaml");
+
+        assertThat(((ServerConfig.RedisStore) config.store()).requiredAtStart()).isTrue();
+        assertThatThrownBy(() -> ServerConfig.parse("store: {require-redis-at-start: true}", "t.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("t.yaml:1: store.require-redis-at-start: applies only to store.redis");
     }
 
     @ParameterizedTest

@@ -199,6 +199,32 @@ class ServerJarIT {
     }
 
     @Test
+    void versionPrintsTheVersionOfThePom() throws Exception {
+        ServerProcess server = ServerProcess.run(List.of(), "--version");
+
+        assertThat(server.awaitExit()).isZero();
+        assertThat(server.out()).containsExactly("tollgate-server " + System.getProperty("tollgate.version"));
+    }
+
+    @Test
+    void aRedisRequiredAtStartThatCannotBeReachedStopsTheStart() throws Exception {
+        int closed;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closed = socket.getLocalPort();
+        }
+        Path config = config("store: {redis: {uri: 'redis://127.0.0.1:" + closed + "'}, require-redis-at-start: true}");
+
+        ServerProcess server = ServerProcess.run(List.of(), "--config", config.toString(), "--port", "0");
+
+        assertThat(server.awaitExit()).isEqualTo(1);
+        assertThat(server.err())
+                .contains("tollgate: cannot start on 0.0.0.0:0: Redis is required at start (requireRedisAtStart), but"
+                        + " it could not be reached: not connected to Redis at 127.0.0.1:" + closed
+                        + ": Connection refused");
+        assertThat(server.out()).isEmpty();
+    }
+
+    @Test
     void helpPrintsUsage() throws Exception {
         ServerProcess server = ServerProcess.run(List.of(), "--help");
 

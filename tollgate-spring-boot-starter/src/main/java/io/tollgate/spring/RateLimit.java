@@ -35,10 +35,20 @@ public @interface RateLimit {
     /**
      * A SpEL expression for the client key, over the method's arguments by name ({@code #user.id}) and the
      * current request ({@code #request}, an {@code HttpServletRequest}); empty, the default, is the client
-     * IP, found as {@code tollgate.client-ip} says. A key that evaluates to null or an empty string fails
-     * the call with an {@link IllegalStateException}.
+     * IP, found as {@code tollgate.client-ip} says. A key that evaluates to null or an empty string (a header
+     * the client did not send) is a missing key, handled as {@link #onMissingKey()} says; use SpEL's safe
+     * navigation ({@code #request.getHeader('X-User')?.trim()}) so that a missing value is null rather than
+     * an error.
      */
     String key() default "";
+
+    /**
+     * What to do when the key is missing, as for rules: {@code skip} (the default: this limit does not apply
+     * to the call), {@code fallback:KEY} (use another key, such as {@code fallback:ip}) or {@code
+     * reject:STATUS} (answer with that 4xx status and a problem body, such as {@code reject:401}). Checked
+     * when the application starts.
+     */
+    String onMissingKey() default "skip";
 
     /** The tokens a call costs, 1 to the policy's smallest capacity. */
     long cost() default 1;

@@ -12,8 +12,9 @@ import org.springframework.web.servlet.ModelAndView;
 
 /**
  * Answers a {@link RateLimitExceededException} from a controller as the filter answers a refused request:
- * the configured status, {@code Retry-After}, the rate-limit header fields and the problem body. Runs before
- * Spring MVC's own resolvers. Thread-safe.
+ * the configured status, {@code Retry-After}, the rate-limit header fields and the problem body; and a call
+ * that {@link RateLimit @RateLimit} rejects for a missing key, with its status and a problem body. Runs
+ * before Spring MVC's own resolvers. Thread-safe.
  */
 public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
 
@@ -24,14 +25,24 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
         this.requests = requests;
     }
 
-    /** Writes the refusal for a {@link RateLimitExceededException}; leaves every other exception alone. */
+    /**
+     * Writes the refusal for a {@link RateLimitExceededException} or a rejected missing key; leaves every
+     * other exception alone.
+     */
     @Override
     public ModelAndView resolveException(
             HttpServletRequest request, HttpServletResponse response, Object handler, Exception exception) {
-        if (!(exception instanceof RateLimitExceededException refused) || response.isCommitted()) {
+        if (response.isCommitted()) {
             return null;
         }
-        RequestDecision decision = requests.respond(refused.outcomes());
+        RequestDecision decision;
+        if (exception instanceof RateLimitExceededException refused) {
+            decision = requests.respond(refused.outcomes());
+        } else if (exception instanceof MissingRateLimitKeyException missing) {
+            decision = missing.answer();
+        } else {
+            return null;
+        }
         response.setStatus(decision.status());
         RateLimitInterceptor.addHeaders(response, decision);
         byte[] body = decision.body();

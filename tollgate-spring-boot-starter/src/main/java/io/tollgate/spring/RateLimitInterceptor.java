@@ -2,6 +2,7 @@ package io.tollgate.spring;
 
 import io.tollgate.Policy;
 import io.tollgate.http.ClientIpResolver;
+import io.tollgate.http.MissingKey;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
@@ -72,14 +73,21 @@ final class RateLimitInterceptor implements MethodInterceptor {
         HttpServletRequest request = attributes == null ? null : attributes.getRequest();
         List<RuleOutcome> outcomes = new ArrayList<>(annotations.size());
         for (Check check : annotations) {
-            RuleOutcome outcome = requests.check(check.rule(), key(check, invocation, request));
+            String key = key(check, invocation, request);
+            if (key == null) {
+                key = missingKey(check, request);
+                if (key == null) {
+                    continue; // skipped, as a rule without its key is
+                }
+            }
+            RuleOutcome outcome = requests.check(check.rule(), key);
             outcomes.add(outcome);
             if (outcome.refuses()) {
                 throw new RateLimitExceededException(outcomes);
             }
         }
         HttpServletResponse response = attributes == null ? null : attributes.getResponse();
-        if (response != null) {
+        if (response != null && !outcomes.isEmpty()) {
             addHeaders(response, requests.respond(outcomes));
         }
         return invocation.proceed();
@@ -123,7 +131,10 @@ final class RateLimitInterceptor implements MethodInterceptor {
             }
             Rule rule;
             try {
-                rule = Rule.builder(policy).cost(annotation.cost()).build();
+                rule = Rule.builder(policy)
+                        .cost(annotation.cost())
+                        .onMissingKey(MissingKey.parse(annotation.onMissingKey()))
+                        .build();
             } catch (IllegalArgumentException e) {
                 throw new InvalidTollgatePropertiesException(where + ": " + e.getMessage(), e);
             }
@@ -141,6 +152,7 @@ final class RateLimitInterceptor implements MethodInterceptor {
         return List.copyOf(read);
     }
 
+    /** Returns the call's key, or null if it is missing: the client has no address, or the key found nothing. */
     private String key(Check check, MethodInvocation invocation, HttpServletRequest request) {
         if (check.key() == null) {
             if (request == null) {
@@ -148,11 +160,7 @@ final class RateLimitInterceptor implements MethodInterceptor {
                         + " is keyed by the client IP, but there is no current HTTP request");
             }
             String ip = clientIps.clientIp(new ServletRequestView(request));
-            if (ip == null) {
-                throw new IllegalStateException(
-                        "@RateLimit on " + describe(check.method()) + ": the request has no client address");
-            }
-            return "ip:" + ip;
+            return ip == null ? null : "ip:" + ip;
         }
         MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
                 invocation.getThis(), check.method(), invocation.getArguments(), parameterNames);
@@ -167,11 +175,24 @@ final class RateLimitInterceptor implements MethodInterceptor {
                     e);
         }
         String key = value == null ? "" : value.toString();
-        if (key.isEmpty()) {
-            throw new IllegalStateException("@RateLimit on " + describe(check.method()) + ": key '" + check.keyText()
-                    + "' evaluated to " + (value == null ? "null" : "an empty string"));
+        return key.isEmpty() ? null : "key:" + key;
+    }
+
+    /**
+     * Handles a missing key as the annotation's {@code onMissingKey} says: returns the fallback key, or null to
+     * skip the limit, or throws the rejection for the resolver to answer.
+     */
+    private String missingKey(Check check, HttpServletRequest request) {
+        String policy = check.rule().policy().name();
+        RequestDecision rejected =
+                requests.missingKey(check.rule(), "what its rate limit '" + policy + "' is keyed by");
+        if (rejected != null) {
+            throw new MissingRateLimitKeyException(rejected);
         }
-        return "key:" + key;
+        if (check.rule().onMissingKey() instanceof MissingKey.Fallback fallback && request != null) {
+            return fallback.key().resolve(new ServletRequestView(request), clientIps);
+        }
+        return null;
     }
 
     private static String describe(Method method) {

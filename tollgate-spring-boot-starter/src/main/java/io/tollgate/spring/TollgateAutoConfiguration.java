@@ -179,6 +179,7 @@ public final class TollgateAutoConfiguration {
         if (shared != null) {
             AbstractRedisClient client = shared.client().get();
             return build(properties, customizers, builder -> {
+                builder.describedAs(shared.description().get());
                 if (client instanceof RedisClusterClient cluster) {
                     builder.clusterClient(cluster);
                 } else if (client instanceof RedisClient standalone) {
@@ -199,8 +200,11 @@ public final class TollgateAutoConfiguration {
         return InMemoryRateLimiter.builder().maximumKeys(maximumKeys).build();
     }
 
-    /** The Lettuce client behind the application's own Redis connection factory, which the limiter shares. */
-    record ApplicationRedisClient(Supplier<AbstractRedisClient> client) {}
+    /**
+     * The Lettuce client behind the application's own Redis connection factory, which the limiter shares, and
+     * where it connects, as {@code spring.data.redis.*} says.
+     */
+    record ApplicationRedisClient(Supplier<AbstractRedisClient> client, Supplier<String> description) {}
 
     /** The application's own Redis (spring.data.redis.*), when it is on Lettuce. */
     @Configuration(proxyBeanMethods = false)
@@ -211,13 +215,42 @@ public final class TollgateAutoConfiguration {
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
         @ConditionalOnBean(LettuceConnectionFactory.class)
         ApplicationRedisClient tollgateApplicationRedisClient(ObjectProvider<LettuceConnectionFactory> connections) {
-            return new ApplicationRedisClient(() -> {
-                LettuceConnectionFactory factory = connections.getObject();
-                if (!factory.isRunning()) {
-                    factory.start(); // its client exists once started; starting twice does nothing
-                }
-                return factory.getNativeClient();
-            });
+            return new ApplicationRedisClient(
+                    () -> {
+                        LettuceConnectionFactory factory = connections.getObject();
+                        if (!factory.isRunning()) {
+                            factory.start(); // its client exists once started; starting twice does nothing
+                        }
+                        return factory.getNativeClient();
+                    },
+                    () -> describe(connections.getObject()));
+        }
+
+        /** Says where the application's Redis is: a server, a Sentinel master or a Cluster, and TLS. */
+        private static String describe(LettuceConnectionFactory factory) {
+            String tls = factory.isUseSsl() ? " (TLS)" : " (no TLS)";
+            if (factory.getClusterConfiguration() != null) {
+                return "the application's Redis Cluster via "
+                        + nodes(factory.getClusterConfiguration().getClusterNodes()) + tls;
+            }
+            if (factory.getSentinelConfiguration() != null) {
+                var sentinel = factory.getSentinelConfiguration();
+                return "the application's Redis Sentinel master '"
+                        + (sentinel.getMaster() == null
+                                ? "?"
+                                : sentinel.getMaster().getName()) + "' via "
+                        + nodes(sentinel.getSentinels()) + tls;
+            }
+            return "the application's Redis at " + factory.getHostName() + ":" + factory.getPort() + tls;
+        }
+
+        private static String nodes(
+                java.util.Collection<? extends org.springframework.data.redis.connection.RedisNode> nodes) {
+            return String.join(
+                    ", ",
+                    nodes.stream()
+                            .map(node -> node.getHost() + ":" + node.getPort())
+                            .toList());
         }
     }
 
@@ -302,7 +335,8 @@ public final class TollgateAutoConfiguration {
             builder.timeout(redis.getTimeout())
                     .keyPrefix(redis.getKeyPrefix())
                     .failurePolicy(redis.getFailurePolicy())
-                    .batching(redis.isBatching());
+                    .batching(redis.isBatching())
+                    .requireRedisAtStart(redis.isRequireRedisAtStart());
             if (redis.getExpectedInstances() != null) {
                 builder.expectedInstances(redis.getExpectedInstances());
             }
@@ -310,6 +344,14 @@ public final class TollgateAutoConfiguration {
             throw new InvalidTollgatePropertiesException("tollgate.redis: " + e.getMessage(), e);
         }
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
-        return builder.build();
+        try {
+            return builder.build();
+        } catch (IllegalStateException e) {
+            if (!redis.isRequireRedisAtStart()) {
+                throw e;
+            }
+            throw new InvalidTollgatePropertiesException(
+                    "tollgate.redis.require-redis-at-start is true: " + e.getMessage(), e);
+        }
     }
 }

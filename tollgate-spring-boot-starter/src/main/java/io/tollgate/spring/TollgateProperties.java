@@ -14,11 +14,14 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * found, what refusals look like, and where buckets live. The policies and rules have the same shape as the
  * Tollgate server's {@code policies} and {@code routes}; see {@code docs/spring-boot.md}.
  *
+ * <p>An unknown property under {@code tollgate} stops the start, naming it and the known ones, so that a
+ * typo does not pass unnoticed.
+ *
  * <p>A plain mutable bean, as Spring Boot binds it: each getter and setter reads and writes the property
  * that its field describes. The auto-configuration checks every value at startup and fails with a message
  * naming the property.
  */
-@ConfigurationProperties("tollgate")
+@ConfigurationProperties(prefix = "tollgate", ignoreUnknownFields = false)
 public class TollgateProperties {
 
     /** Whether Tollgate limits anything; false turns the filter and @RateLimit off. */
@@ -393,6 +396,12 @@ public class TollgateProperties {
          */
         private boolean batching = true;
 
+        /**
+         * Whether a Redis that cannot be reached at start (a wrong host, port or password) fails the
+         * application's start, rather than being decided around by the failure policy until it answers.
+         */
+        private boolean requireRedisAtStart;
+
         public String getUri() {
             return uri;
         }
@@ -455,6 +464,14 @@ public class TollgateProperties {
 
         public void setBatching(boolean batching) {
             this.batching = batching;
+        }
+
+        public boolean isRequireRedisAtStart() {
+            return requireRedisAtStart;
+        }
+
+        public void setRequireRedisAtStart(boolean requireRedisAtStart) {
+            this.requireRedisAtStart = requireRedisAtStart;
         }
     }
 

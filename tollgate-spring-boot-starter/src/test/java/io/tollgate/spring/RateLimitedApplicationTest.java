@@ -115,6 +115,44 @@ class RateLimitedApplicationTest {
     }
 
     @Test
+    void aMissingAnnotationKeyIsSkippedByDefaultAsForRulesNever500() throws Exception {
+        List<HttpResponse<String>> anonymous = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            anonymous.add(get("/profile"));
+        }
+        HttpResponse<String> identified = get("/profile", "X-User", "erin");
+
+        assertThat(anonymous).allSatisfy(response -> {
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.headers().firstValue("RateLimit")).isEmpty();
+        });
+        assertThat(identified.headers().firstValue("RateLimit")).hasValue("\"per-user\";r=1;t=3600");
+    }
+
+    @Test
+    void aMissingAnnotationKeyCanBeRejectedWithAStatusAndAProblem() throws Exception {
+        HttpResponse<String> rejected = get("/account");
+        HttpResponse<String> identified = get("/account", "X-User", "frank");
+
+        assertThat(rejected.statusCode()).isEqualTo(401);
+        assertThat(rejected.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(rejected.body())
+                .isEqualTo("{\"type\":\"about:blank\",\"title\":\"Unauthorized\",\"status\":401,\"detail\":"
+                        + "\"This request must carry what its rate limit 'per-user' is keyed by.\"}");
+        assertThat(identified.statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aMissingAnnotationKeyCanFallBackToTheClientIp() throws Exception {
+        List<Integer> statuses = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            statuses.add(get("/feed").statusCode());
+        }
+
+        assertThat(statuses).containsExactly(200, 200, 429);
+    }
+
+    @Test
     void theRequestLimiterWarmedUpBeforeTheApplicationWasReady() throws Exception {
         HttpResponse<String> decisions = get("/actuator/metrics/tollgate.http.decisions");
 

@@ -158,6 +158,48 @@ class TollgateAutoConfigurationTest {
                 });
     }
 
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "tollgate.polices.per-user.limits[0].capacity=10 | tollgate: unknown setting 'polices'; known: client-ip,"
+                        + " enabled, filter, memory, policies, redis, responses, rules, warm-up",
+                "tollgate.redis.timout=1s | tollgate.redis: unknown setting 'timout'; known: batching, cluster-uris,",
+                "tollgate.policies.per-user.limits[0].refil=1/s | tollgate.policies.per-user.limits[0]: unknown setting"
+                        + " 'refil'; known: capacity, refill",
+                "tollgate.rules[0].pth=/x | tollgate.rules[0]: unknown setting 'pth'; known: cost, dry-run,",
+            })
+    void aMisspeltPropertyFailsTheStartNamingItAndTheKnownOnes(String property, String message) {
+        runner.withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.rules[0].policy=per-user")
+                .withPropertyValues(property)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    FailureAnalysis analysis =
+                            new UnknownTollgatePropertyFailureAnalyzer().analyze(context.getStartupFailure());
+                    assertThat(analysis).isNotNull();
+                    assertThat(analysis.getDescription()).startsWith("Tollgate cannot start: " + message);
+                });
+    }
+
+    @Test
+    void aRedisRequiredAtStartThatCannotBeReachedFailsTheStartSayingWhy() throws Exception {
+        int closed;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closed = socket.getLocalPort();
+        }
+        runner.withPropertyValues(
+                        "tollgate.redis.uri=redis://127.0.0.1:" + closed, "tollgate.redis.require-redis-at-start=true")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(cause(context.getStartupFailure()))
+                            .hasMessageStartingWith(
+                                    "tollgate.redis.require-redis-at-start is true: Redis is required at"
+                                            + " start (requireRedisAtStart), but it could not be reached: not connected to"
+                                            + " Redis at 127.0.0.1:" + closed + ": Connection refused");
+                });
+    }
+
     @Test
     void aCostAboveTheCapacityFailsTheStart() {
         runner.withPropertyValues(POLICY)
@@ -192,6 +234,15 @@ class TollgateAutoConfigurationTest {
                 .run(context -> assertThat(cause(context.getStartupFailure()))
                         .hasMessageStartingWith(
                                 "@RateLimit(policy = \"per-user\") on Costly.export(): cost 50 exceeds"));
+    }
+
+    @Test
+    void aRateLimitAnnotationWithAnUnknownMissingKeyChoiceFailsTheStart() {
+        runner.withPropertyValues(POLICY)
+                .withUserConfiguration(CarelessAnnotation.class)
+                .run(context -> assertThat(cause(context.getStartupFailure()))
+                        .hasMessageStartingWith("@RateLimit(policy = \"per-user\") on Careless.list(): invalid"
+                                + " on-missing-key 'ignore'"));
     }
 
     private static InvalidTollgatePropertiesException cause(Throwable failure) {
@@ -243,6 +294,23 @@ class TollgateAutoConfigurationTest {
         @Bean
         Misconfigured misconfigured() {
             return new Misconfigured();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class CarelessAnnotation {
+        @Bean
+        Careless careless() {
+            return new Careless();
+        }
+    }
+
+    @RestController
+    static class Careless {
+        @RateLimit(policy = "per-user", key = "#request.getHeader('X-User')", onMissingKey = "ignore")
+        @GetMapping("/list")
+        Map<String, String> list() {
+            return Map.of();
         }
     }
 

@@ -54,6 +54,27 @@ public class TestApplication {
             return Map.of("tenant", tenant);
         }
 
+        /** Limited per user header; without the header the limit does not apply (the default). */
+        @RateLimit(policy = "per-user", key = "#request.getHeader('X-User')")
+        @GetMapping("/profile")
+        Map<String, String> profile() {
+            return Map.of("profile", "public");
+        }
+
+        /** Limited per user header; without it the call is rejected with 401. */
+        @RateLimit(policy = "per-user", key = "#request.getHeader('X-User')", onMissingKey = "reject:401")
+        @GetMapping("/account")
+        Map<String, String> account() {
+            return Map.of("account", "yours");
+        }
+
+        /** Limited per user header; without it, by the client IP. */
+        @RateLimit(policy = "per-reader", key = "#request.getHeader('X-User')", onMissingKey = "fallback:ip")
+        @GetMapping("/feed")
+        Map<String, String> feed() {
+            return Map.of("feed", "empty");
+        }
+
         /** Limited by the client IP, the annotation's default key. */
         @RateLimit(policy = "per-user", cost = 2)
         @GetMapping("/search")

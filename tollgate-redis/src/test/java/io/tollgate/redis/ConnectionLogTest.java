@@ -1,0 +1,104 @@
+package io.tollgate.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisConnectionException;
+import io.tollgate.ManualTimeSource;
+import java.net.ConnectException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** What the log says while Redis cannot be reached: once, then once a minute, then once when it connects. */
+class ConnectionLogTest {
+
+    private static final RedisConnectionException REFUSED = new RedisConnectionException(
+            "Unable to connect to localhost/<unresolved>:6390",
+            new ConnectException("Connection refused: localhost/127.0.0.1:6390"));
+
+    private final ManualTimeSource time = new ManualTimeSource();
+    private final ConnectionLog log = new ConnectionLog("localhost:6390", time);
+    private final Logger logger = Logger.getLogger(RedisRateLimiter.class.getName());
+    private final List<LogRecord> lines = new CopyOnWriteArrayList<>();
+    private final Handler capture = new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+            lines.add(record);
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {}
+    };
+
+    @BeforeEach
+    void capture() {
+        logger.addHandler(capture);
+    }
+
+    @AfterEach
+    void release() {
+        logger.removeHandler(capture);
+    }
+
+    @Test
+    void logsTheFirstFailureThenOneCountedLineAMinuteThenOneWhenItConnects() {
+        for (int second = 0; second < 61; second++) {
+            log.failed(REFUSED);
+            time.advance(Duration.ofSeconds(1));
+        }
+        log.failed(REFUSED);
+        log.connected();
+
+        assertThat(lines).extracting(LogRecord::getLevel).containsExactly(Level.WARNING, Level.WARNING, Level.INFO);
+        assertThat(lines)
+                .extracting(this::text)
+                .containsExactly(
+                        "Tollgate cannot connect to Redis at localhost:6390: Connection refused:"
+                                + " localhost/127.0.0.1:6390; deciding by the failure policy, and trying again every"
+                                + " second",
+                        "Tollgate still cannot connect to Redis at localhost:6390: 60 attempts failed in the last 60 s;"
+                                + " the latest: Connection refused: localhost/127.0.0.1:6390",
+                        "Tollgate connected to Redis at localhost:6390 after 62 failed attempts");
+    }
+
+    @Test
+    void reportsWhatRedisAnsweredRatherThanThatItCouldNotConnect() {
+        RedisConnectionException wrongPassword = new RedisConnectionException(
+                "Unable to connect to localhost/<unresolved>:6390",
+                new RedisCommandExecutionException("WRONGPASS invalid username-password pair or user is disabled."));
+
+        log.failed(wrongPassword);
+
+        assertThat(log.reason())
+                .isEqualTo("Redis answered WRONGPASS invalid username-password pair or user is disabled.");
+        assertThat(text(lines.get(0))).contains("Redis answered WRONGPASS");
+    }
+
+    @Test
+    void forgetsTheReasonOnceConnected() {
+        log.failed(REFUSED);
+
+        log.connected();
+
+        assertThat(log.reason()).isNull();
+        assertThat(lines)
+                .extracting(this::text)
+                .last()
+                .isEqualTo("Tollgate connected to Redis at localhost:6390 after 1 failed attempt");
+    }
+
+    private String text(LogRecord record) {
+        return new java.util.logging.SimpleFormatter().formatMessage(record);
+    }
+}
