@@ -6,22 +6,24 @@ import io.tollgate.BucketGenerators.Step;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import java.util.stream.LongStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The in-memory limiter against {@link ReferenceModel}: for random policies and random sequences of
- * requests and pauses, every decision agrees, field for field.
+ * requests and pauses, every decision agrees, field for field. Each case is a seed ({@link Seeds}).
  */
 class InMemoryRateLimiterPropertyTest {
 
     private static final long START = 1_700_000_000_000_000L;
 
-    @Property(tries = 500)
-    void agreesWithTheReferenceModelDecisionForDecision(
-            @ForAll("policies") Policy policy, @ForAll("steps") List<Step> steps) {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("fiveHundredCases")
+    void agreesWithTheReferenceModelDecisionForDecision(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy policy = generate.policy("p");
+        List<Step> steps = generate.steps();
         ManualTimeSource time = new ManualTimeSource(START);
         InMemoryRateLimiter limiter =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -40,9 +42,12 @@ class InMemoryRateLimiterPropertyTest {
         }
     }
 
-    @Property(tries = 200)
-    void agreesWithTheReferenceModelAcrossRebasesOfFineGrainedRates(
-            @ForAll("fineGrainedPolicies") Policy policy, @ForAll("steps") List<Step> steps) {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("twoHundredCases")
+    void agreesWithTheReferenceModelAcrossRebasesOfFineGrainedRates(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy policy = generate.fineGrainedPolicy();
+        List<Step> steps = generate.steps();
         ManualTimeSource time = new ManualTimeSource(START);
         InMemoryRateLimiter limiter =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -56,9 +61,12 @@ class InMemoryRateLimiterPropertyTest {
         }
     }
 
-    @Property(tries = 300)
-    void agreesWithTheReferenceModelWhenCallersWaitForTokens(
-            @ForAll("policies") Policy policy, @ForAll("steps") List<Step> steps) throws InterruptedException {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("threeHundredCases")
+    void agreesWithTheReferenceModelWhenCallersWaitForTokens(long seed) throws InterruptedException {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy policy = generate.policy("p");
+        List<Step> steps = generate.steps();
         SteppingTimeSource time = new SteppingTimeSource(START);
         InMemoryRateLimiter limiter =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -78,9 +86,12 @@ class InMemoryRateLimiterPropertyTest {
         }
     }
 
-    @Property(tries = 500)
-    void aRefusedRequestPassesExactlyWhenItsRetryAfterHasPassed(
-            @ForAll("policies") Policy policy, @ForAll("steps") List<Step> steps) {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("fiveHundredCases")
+    void aRefusedRequestPassesExactlyWhenItsRetryAfterHasPassed(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy policy = generate.policy("p");
+        List<Step> steps = generate.steps();
         ManualTimeSource time = new ManualTimeSource(START);
         InMemoryRateLimiter limiter =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -104,9 +115,12 @@ class InMemoryRateLimiterPropertyTest {
         assertThat(onTime.allowed()).isTrue();
     }
 
-    @Property(tries = 500)
-    void aBucketIsFullExactlyWhenItsResetAfterHasPassed(
-            @ForAll("limits") Limit generated, @ForAll("steps") List<Step> steps) {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("fiveHundredCases")
+    void aBucketIsFullExactlyWhenItsResetAfterHasPassed(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Limit generated = generate.limit();
+        List<Step> steps = generate.steps();
         Limit limit = generated.withInitialTokens(generated.capacity()); // full again: as new, and new is full
         Policy policy = Policy.of("one", limit);
         ManualTimeSource time = new ManualTimeSource(START);
@@ -126,9 +140,12 @@ class InMemoryRateLimiterPropertyTest {
         assertThat(whole.remaining()).isZero();
     }
 
-    @Property(tries = 300)
-    void aBucketFullForItsRefillTimeIsForgottenAndStartsOverWithItsInitialTokens(
-            @ForAll("limits") Limit limit, @ForAll("steps") List<Step> steps) {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("threeHundredCases")
+    void aBucketFullForItsRefillTimeIsForgottenAndStartsOverWithItsInitialTokens(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Limit limit = generate.limit();
+        List<Step> steps = generate.steps();
         Policy policy = Policy.of("one", limit);
         ManualTimeSource time = new ManualTimeSource(START);
         InMemoryRateLimiter limiter =
@@ -154,24 +171,16 @@ class InMemoryRateLimiterPropertyTest {
         }
     }
 
-    @Provide
-    Arbitrary<Policy> policies() {
-        return BucketGenerators.policies("p");
+    static LongStream fiveHundredCases() {
+        return Seeds.of(500);
     }
 
-    @Provide
-    Arbitrary<Policy> fineGrainedPolicies() {
-        return BucketGenerators.fineGrainedPolicies();
+    static LongStream threeHundredCases() {
+        return Seeds.of(300);
     }
 
-    @Provide
-    Arbitrary<Limit> limits() {
-        return BucketGenerators.limits();
-    }
-
-    @Provide
-    Arbitrary<List<Step>> steps() {
-        return BucketGenerators.steps();
+    static LongStream twoHundredCases() {
+        return Seeds.of(200);
     }
 
     private static long micros(Duration duration) {

@@ -8,21 +8,18 @@ import io.tollgate.Decision;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
+import io.tollgate.Seeds;
 import io.tollgate.testing.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A batching limiter against one that is not, and against the in-memory limiter, with one clock: requests
@@ -37,19 +34,23 @@ class BatchedDifferentialTest {
     private static final AtomicLong RUNS = new AtomicLong();
     private static RedisServer server;
 
-    @BeforeContainer
+    @BeforeAll
     static void start() {
         server = RedisServer.start();
     }
 
-    @AfterContainer
+    @AfterAll
     static void stop() {
         server.close();
     }
 
-    @Property(tries = 150)
-    void batchedUnbatchedAndInMemoryGiveIdenticalDecisions(
-            @ForAll("policies") Policy first, @ForAll("policies") Policy second, @ForAll("bursts") List<Step> steps) {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("oneHundredFiftyCases")
+    void batchedUnbatchedAndInMemoryGiveIdenticalDecisions(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy first = generate.policy("p");
+        Policy second = generate.policy("p");
+        List<Step> steps = generate.bursts();
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
         InMemoryRateLimiter memory =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -76,9 +77,13 @@ class BatchedDifferentialTest {
         }
     }
 
-    @Property(tries = 50)
-    void batchingAndUnbatchedInstancesShareTheSameBuckets(
-            @ForAll("policies") Policy first, @ForAll("policies") Policy second, @ForAll("steps") List<Step> steps) {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("fiftyCases")
+    void batchingAndUnbatchedInstancesShareTheSameBuckets(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy first = generate.policy("p");
+        Policy second = generate.policy("p");
+        List<Step> steps = generate.steps();
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
         InMemoryRateLimiter memory =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -121,32 +126,12 @@ class BatchedDifferentialTest {
         burst.clear();
     }
 
-    @Provide
-    Arbitrary<Policy> policies() {
-        return BucketGenerators.policies("p");
+    static LongStream oneHundredFiftyCases() {
+        return Seeds.of(150);
     }
 
-    @Provide
-    Arbitrary<List<Step>> steps() {
-        return BucketGenerators.steps();
-    }
-
-    /**
-     * Steps mostly without a pause, so that bursts are long enough to batch (the first two requests of a
-     * burst go at once, the rest pile up behind them) and hold runs of one key, policy and cost.
-     */
-    @Provide
-    Arbitrary<List<Step>> bursts() {
-        Arbitrary<Long> advance = Arbitraries.frequencyOf(
-                Tuple.of(12, Arbitraries.just(0L)),
-                Tuple.of(1, Arbitraries.longs().between(1, 1_000_000)),
-                Tuple.of(1, Arbitraries.longs().between(1_000_000, 100_000_000_000L)));
-        Arbitrary<Integer> pick = Arbitraries.integers().between(0, 999);
-        return Combinators.combine(advance, pick, pick)
-                .as(Step::new)
-                .list()
-                .ofMinSize(1)
-                .ofMaxSize(100);
+    static LongStream fiftyCases() {
+        return Seeds.of(50);
     }
 
     private static RedisRateLimiter limiter(ManualTimeSource time, String prefix, boolean batching) {

@@ -7,21 +7,21 @@ import io.tollgate.BucketGenerators.Step;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
+import io.tollgate.Seeds;
 import io.tollgate.SteppingTimeSource;
 import io.tollgate.testing.RedisServer;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import java.util.stream.LongStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The Redis limiter against the in-memory one, with the same clock: for random policies and random
- * sequences of requests and pauses, every decision is identical, field for field. Subclasses choose the
- * Redis to run against.
+ * sequences of requests and pauses, every decision is identical, field for field. Each case is a seed
+ * ({@link Seeds}). Subclasses choose the Redis to run against.
  */
 abstract class RedisDifferentialProperties {
 
@@ -33,8 +33,12 @@ abstract class RedisDifferentialProperties {
     /** Returns the server to run against, started by the subclass. */
     abstract RedisServer server();
 
-    @Property(tries = 150)
-    void redisAndInMemoryGiveIdenticalDecisions(@ForAll("policies") Policy policy, @ForAll("steps") List<Step> steps) {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("oneHundredFiftyCases")
+    void redisAndInMemoryGiveIdenticalDecisions(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy policy = generate.policy("p");
+        List<Step> steps = generate.steps();
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
         InMemoryRateLimiter memory =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -52,9 +56,13 @@ abstract class RedisDifferentialProperties {
         }
     }
 
-    @Property(tries = 100)
-    void theyAgreeWhenThePolicyChangesBetweenRequests(
-            @ForAll("policies") Policy before, @ForAll("policies") Policy after, @ForAll("steps") List<Step> steps) {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("oneHundredCases")
+    void theyAgreeWhenThePolicyChangesBetweenRequests(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy before = generate.policy("p");
+        Policy after = generate.policy("p");
+        List<Step> steps = generate.steps();
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
         InMemoryRateLimiter memory =
                 InMemoryRateLimiter.builder().timeSource(time).build();
@@ -71,9 +79,12 @@ abstract class RedisDifferentialProperties {
         }
     }
 
-    @Property(tries = 100)
-    void theyAgreeWhenCallersReserveTokensAhead(@ForAll("policies") Policy policy, @ForAll("steps") List<Step> steps)
-            throws InterruptedException {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("oneHundredCases")
+    void theyAgreeWhenCallersReserveTokensAhead(long seed) throws InterruptedException {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy policy = generate.policy("p");
+        List<Step> steps = generate.steps();
         SteppingTimeSource redisTime = new SteppingTimeSource(1_700_000_000_000_000L);
         SteppingTimeSource memoryTime = new SteppingTimeSource(1_700_000_000_000_000L);
         InMemoryRateLimiter memory =
@@ -94,14 +105,12 @@ abstract class RedisDifferentialProperties {
         }
     }
 
-    @Provide
-    Arbitrary<Policy> policies() {
-        return BucketGenerators.policies("p");
+    static LongStream oneHundredFiftyCases() {
+        return Seeds.of(150);
     }
 
-    @Provide
-    Arbitrary<List<Step>> steps() {
-        return BucketGenerators.steps();
+    static LongStream oneHundredCases() {
+        return Seeds.of(100);
     }
 
     private RedisRateLimiter redisLimiter(io.tollgate.TimeSource time) {

@@ -1,20 +1,20 @@
 package io.tollgate.redis;
 
 import io.tollgate.testing.RedisServer;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
 /** {@link RedisDifferentialProperties} on the installed Redis (7.x here). */
 class RedisDifferentialTest extends RedisDifferentialProperties {
 
     private static RedisServer server;
 
-    @BeforeContainer
+    @BeforeAll
     static void start() {
         server = RedisServer.start();
     }
 
-    @AfterContainer
+    @AfterAll
     static void stop() {
         server.close();
     }
