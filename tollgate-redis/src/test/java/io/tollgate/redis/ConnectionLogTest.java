@@ -7,15 +7,10 @@ import io.lettuce.core.RedisConnectionException;
 import io.tollgate.ManualTimeSource;
 import java.net.ConnectException;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What the log says while Redis cannot be reached: once, then once a minute, then once when it connects. */
 class ConnectionLogTest {
@@ -26,30 +21,9 @@ class ConnectionLogTest {
 
     private final ManualTimeSource time = new ManualTimeSource();
     private final ConnectionLog log = new ConnectionLog("localhost:6390", time);
-    private final Logger logger = Logger.getLogger(RedisRateLimiter.class.getName());
-    private final List<LogRecord> lines = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-            lines.add(record);
-        }
 
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {}
-    };
-
-    @BeforeEach
-    void capture() {
-        logger.addHandler(capture);
-    }
-
-    @AfterEach
-    void release() {
-        logger.removeHandler(capture);
-    }
+    @RegisterExtension
+    final LoggedLines logged = new LoggedLines(RedisRateLimiter.class);
 
     @Test
     void logsTheFirstFailureThenOneCountedLineAMinuteThenOneWhenItConnects() {
@@ -60,8 +34,10 @@ class ConnectionLogTest {
         log.failed(REFUSED);
         log.connected();
 
-        assertThat(lines).extracting(LogRecord::getLevel).containsExactly(Level.WARNING, Level.WARNING, Level.INFO);
-        assertThat(lines)
+        assertThat(logged.lines())
+                .extracting(LogRecord::getLevel)
+                .containsExactly(Level.WARNING, Level.WARNING, Level.INFO);
+        assertThat(logged.lines())
                 .extracting(this::text)
                 .containsExactly(
                         "Tollgate cannot connect to Redis at localhost:6390: Connection refused:"
@@ -82,7 +58,7 @@ class ConnectionLogTest {
 
         assertThat(log.reason())
                 .isEqualTo("Redis answered WRONGPASS invalid username-password pair or user is disabled.");
-        assertThat(text(lines.get(0))).contains("Redis answered WRONGPASS");
+        assertThat(text(logged.lines().get(0))).contains("Redis answered WRONGPASS");
     }
 
     @Test
@@ -92,7 +68,7 @@ class ConnectionLogTest {
         log.connected();
 
         assertThat(log.reason()).isNull();
-        assertThat(lines)
+        assertThat(logged.lines())
                 .extracting(this::text)
                 .last()
                 .isEqualTo("Tollgate connected to Redis at localhost:6390 after 1 failed attempt");

@@ -9,15 +9,10 @@ import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What an operator reads about degraded decisions: the first at once, then one line per 10 s, counted. */
 class DegradationLogTest {
@@ -28,30 +23,9 @@ class DegradationLogTest {
 
     private final ManualTimeSource time = new ManualTimeSource();
     private final DegradationLog log = new DegradationLog(time);
-    private final Logger logger = Logger.getLogger(RedisRateLimiter.class.getName());
-    private final List<LogRecord> lines = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-            lines.add(record);
-        }
 
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {}
-    };
-
-    @BeforeEach
-    void capture() {
-        logger.addHandler(capture);
-    }
-
-    @AfterEach
-    void release() {
-        logger.removeHandler(capture);
-    }
+    @RegisterExtension
+    final LoggedLines logged = new LoggedLines(RedisRateLimiter.class);
 
     @Test
     void logsTheFirstDegradedDecisionAtOnceAndThenAtMostOneCountedLinePerTenSeconds() {
@@ -65,8 +39,8 @@ class DegradationLogTest {
         time.advance(Duration.ofSeconds(6));
         log.degraded(POLICY, TIMEOUT);
 
-        assertThat(lines).extracting(LogRecord::getLevel).containsExactly(Level.WARNING, Level.WARNING);
-        assertThat(lines)
+        assertThat(logged.lines()).extracting(LogRecord::getLevel).containsExactly(Level.WARNING, Level.WARNING);
+        assertThat(logged.lines())
                 .extracting(LogRecord::getMessage)
                 .containsExactly(
                         "Tollgate: policy 'per-client': 1 decision degraded (timeout), decided by the failure policy"
@@ -81,7 +55,7 @@ class DegradationLogTest {
         log.degraded(POLICY, new Degradation(Degradation.Cause.CIRCUIT_OPEN, FailurePolicy.LOCAL, "open"));
         log.degraded(Policy.of("login", Limit.of(5, Rate.perSecond(1))), TIMEOUT);
 
-        assertThat(lines).hasSize(3);
+        assertThat(logged.lines()).hasSize(3);
     }
 
     @Test
@@ -91,7 +65,7 @@ class DegradationLogTest {
         time.advance(Duration.ofSeconds(10));
         log.overLimit(POLICY, "carol");
 
-        assertThat(lines)
+        assertThat(logged.lines())
                 .extracting(LogRecord::getMessage)
                 .containsExactly(
                         "Tollgate: policy 'per-client': 1 request admitted by the failure policy while Redis was late,"
@@ -106,6 +80,6 @@ class DegradationLogTest {
     void aWarmUpIsColdByDesignAndNotLogged() {
         log.degraded(Policy.of("tollgate.warm-up", Limit.of(5, Rate.perSecond(1))), TIMEOUT);
 
-        assertThat(lines).isEmpty();
+        assertThat(logged.lines()).isEmpty();
     }
 }

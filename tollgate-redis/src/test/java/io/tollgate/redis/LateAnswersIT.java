@@ -48,10 +48,7 @@ class LateAnswersIT {
 
     @BeforeEach
     void healthyRedis() {
-        if (!redis.server().isRunning()) {
-            redis.server().restart();
-        }
-        redis.server().resume();
+        redis.server().heal();
         redis.server().command("FLUSHALL");
     }
 

@@ -29,9 +29,7 @@ class MicrometerMetricsTest {
 
     @BeforeEach
     void connect() {
-        if (!redis.server().isRunning()) {
-            redis.server().restart();
-        }
+        redis.server().heal();
         redis.server().command("FLUSHALL");
         limiter = RedisRateLimiter.builder()
                 .uri(redis.server().uri())
@@ -45,9 +43,7 @@ class MicrometerMetricsTest {
     @AfterEach
     void close() {
         limiter.close();
-        if (!redis.server().isRunning()) {
-            redis.server().restart();
-        }
+        redis.server().heal();
     }
 
     @Test

@@ -44,19 +44,13 @@ class RedisFailuresIT {
 
     @BeforeEach
     void healthyRedis() {
-        if (!redis.server().isRunning()) {
-            redis.server().restart();
-        }
-        redis.server().resume();
+        redis.server().heal();
         redis.server().command("FLUSHALL");
     }
 
     @AfterEach
     void repairRedis() {
-        redis.server().resume();
-        if (!redis.server().isRunning()) {
-            redis.server().restart();
-        }
+        redis.server().heal();
     }
 
     @Test

@@ -15,6 +15,8 @@ import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
@@ -345,23 +347,11 @@ class RedisRateLimiterTest {
     @Nested
     class Connections {
 
+        @RegisterExtension
+        final LoggedLines logged = new LoggedLines(RedisRateLimiter.class);
+
         @Test
         void whileRedisIsUnreachableTheLogSaysSoOnceNotEverySecond() throws Exception {
-            java.util.logging.Logger logger = java.util.logging.Logger.getLogger(RedisRateLimiter.class.getName());
-            List<java.util.logging.LogRecord> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
-            java.util.logging.Handler capture = new java.util.logging.Handler() {
-                @Override
-                public void publish(java.util.logging.LogRecord record) {
-                    lines.add(record);
-                }
-
-                @Override
-                public void flush() {}
-
-                @Override
-                public void close() {}
-            };
-            logger.addHandler(capture);
             int closed;
             try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
                 closed = socket.getLocalPort();
@@ -370,44 +360,26 @@ class RedisRateLimiterTest {
                     .uri("redis://127.0.0.1:" + closed)
                     .build()) {
                 TimeUnit.MILLISECONDS.sleep(4_500); // four more attempts, a second apart
-            } finally {
-                logger.removeHandler(capture);
             }
 
-            assertThat(lines)
-                    .filteredOn(line -> line.getLevel() == java.util.logging.Level.WARNING)
+            assertThat(logged.lines())
+                    .filteredOn(line -> line.getLevel() == Level.WARNING)
                     .singleElement()
                     .satisfies(line -> assertThat(line.getMessage()).startsWith("Tollgate cannot connect"));
         }
 
         @Test
         void itSaysInOneLineWhereTheBucketsLiveAndHowItDecides() {
-            List<java.util.logging.LogRecord> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
-            java.util.logging.Logger logger = java.util.logging.Logger.getLogger(RedisRateLimiter.class.getName());
-            java.util.logging.Handler capture = new java.util.logging.Handler() {
-                @Override
-                public void publish(java.util.logging.LogRecord record) {
-                    lines.add(record);
-                }
-
-                @Override
-                public void flush() {}
-
-                @Override
-                public void close() {}
-            };
-            logger.addHandler(capture);
+            int before = logged.lines().size(); // the limiter of every test has said its line already
             try (RedisRateLimiter described = RedisRateLimiter.builder()
                     .uri(redis.server().uri())
                     .failurePolicy(FailurePolicy.DENY)
                     .build()) {
-                assertThat(lines)
-                        .extracting(line -> new java.util.logging.SimpleFormatter().formatMessage(line))
+                assertThat(logged.lines().subList(before, logged.lines().size()))
+                        .extracting(line -> new SimpleFormatter().formatMessage(line))
                         .containsExactly("Tollgate keeps its buckets in Redis at 127.0.0.1:"
                                 + redis.server().port()
                                 + " (no TLS); budget 50 ms, on failure DENY, batching on; connected");
-            } finally {
-                logger.removeHandler(capture);
             }
         }
 

@@ -51,9 +51,7 @@ class ServerOnRedisTest {
     @AfterEach
     void stopServers() {
         servers.forEach(RunningServer::close);
-        if (!redis.server().isRunning()) {
-            redis.server().restart();
-        }
+        redis.server().heal();
     }
 
     private RunningServer start(String onFailure) throws Exception {

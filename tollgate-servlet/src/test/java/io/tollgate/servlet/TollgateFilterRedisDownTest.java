@@ -38,9 +38,7 @@ class TollgateFilterRedisDownTest {
         for (int i = resources.size() - 1; i >= 0; i--) {
             resources.get(i).close();
         }
-        if (!redis.server().isRunning()) {
-            redis.server().restart();
-        }
+        redis.server().heal();
     }
 
     @Test

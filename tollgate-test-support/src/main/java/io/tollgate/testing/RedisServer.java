@@ -224,6 +224,18 @@ public final class RedisServer implements AutoCloseable {
         signal("CONT");
     }
 
+    /**
+     * Undoes what a fault test did: starts the process again if it was killed (empty, on the same port), or
+     * lets it run if it was frozen. Does nothing to a healthy server.
+     */
+    public void heal() {
+        if (isRunning()) {
+            resume();
+        } else {
+            restart();
+        }
+    }
+
     /** Returns whether the process is alive. */
     public boolean isRunning() {
         return process != null && process.isAlive();
