@@ -29,12 +29,12 @@ public sealed interface ClientKey {
 
     /** The value of a request header, such as an API key. */
     static ClientKey header(String name) {
-        return new Header(requireName(name, "header"));
+        return new Header(name);
     }
 
     /** The value of a query parameter. */
     static ClientKey query(String name) {
-        return new Query(requireName(name, "query parameter"));
+        return new Query(name);
     }
 
     /** The authenticated principal's name. */
@@ -44,14 +44,11 @@ public sealed interface ClientKey {
 
     /** The same key for every request: one bucket shared by all clients, a global limit. */
     static ClientKey constant(String value) {
-        return new Constant(requireName(value, "constant"));
+        return new Constant(value);
     }
 
     /** All the given keys together, such as an API key per IP; missing if any part is missing. */
     static ClientKey composite(ClientKey... parts) {
-        if (parts.length < 2) {
-            throw new IllegalArgumentException("a composite key needs at least two parts, has " + parts.length);
-        }
         return new Composite(List.of(parts));
     }
 
@@ -157,6 +154,16 @@ public sealed interface ClientKey {
 
     /** A header key. */
     record Header(String name) implements ClientKey {
+
+        /**
+         * Creates the key of header {@code name}.
+         *
+         * @throws IllegalArgumentException if name is blank
+         */
+        public Header {
+            requireName(name, "header");
+        }
+
         @Override
         public String resolve(HttpRequestView request, ClientIpResolver ips) {
             String value = request.header(name);
@@ -173,6 +180,16 @@ public sealed interface ClientKey {
 
     /** A query parameter key. */
     record Query(String name) implements ClientKey {
+
+        /**
+         * Creates the key of query parameter {@code name}.
+         *
+         * @throws IllegalArgumentException if name is blank
+         */
+        public Query {
+            requireName(name, "query parameter");
+        }
+
         @Override
         public String resolve(HttpRequestView request, ClientIpResolver ips) {
             String value = request.queryParameter(name);
@@ -187,6 +204,16 @@ public sealed interface ClientKey {
 
     /** A constant key. */
     record Constant(String value) implements ClientKey {
+
+        /**
+         * Creates the key that is always {@code value}.
+         *
+         * @throws IllegalArgumentException if value is blank
+         */
+        public Constant {
+            requireName(value, "constant");
+        }
+
         @Override
         public String resolve(HttpRequestView request, ClientIpResolver ips) {
             return "constant:" + value;
@@ -200,6 +227,19 @@ public sealed interface ClientKey {
 
     /** A key made of several. */
     record Composite(List<ClientKey> parts) implements ClientKey {
+
+        /**
+         * Creates the key made of {@code parts}, in order.
+         *
+         * @throws IllegalArgumentException if there are fewer than two parts
+         */
+        public Composite {
+            parts = List.copyOf(parts);
+            if (parts.size() < 2) {
+                throw new IllegalArgumentException("a composite key needs at least two parts, has " + parts.size());
+            }
+        }
+
         @Override
         public String resolve(HttpRequestView request, ClientIpResolver ips) {
             StringBuilder key = new StringBuilder();

@@ -15,7 +15,7 @@ public sealed interface MissingKey {
 
     /** Applies the rule with another key instead, usually {@link ClientKey#ip()}. */
     static MissingKey fallback(ClientKey key) {
-        return new Fallback(Objects.requireNonNull(key, "key"));
+        return new Fallback(key);
     }
 
     /**
@@ -24,9 +24,6 @@ public sealed interface MissingKey {
      * @throws IllegalArgumentException if status is not a 4xx status
      */
     static MissingKey reject(int status) {
-        if (status < 400 || status > 499) {
-            throw new IllegalArgumentException("a missing key is rejected with a 4xx status, was " + status);
-        }
         return new Reject(status);
     }
 
@@ -62,8 +59,30 @@ public sealed interface MissingKey {
     }
 
     /** The rule applies with another key. */
-    record Fallback(ClientKey key) implements MissingKey {}
+    record Fallback(ClientKey key) implements MissingKey {
 
-    /** The request is refused. */
-    record Reject(int status) implements MissingKey {}
+        /**
+         * Creates the choice of {@code key} instead.
+         *
+         * @throws NullPointerException if key is null
+         */
+        public Fallback {
+            Objects.requireNonNull(key, "key");
+        }
+    }
+
+    /** The request is refused with a 4xx status. */
+    record Reject(int status) implements MissingKey {
+
+        /**
+         * Creates the refusal with {@code status}.
+         *
+         * @throws IllegalArgumentException if status is not a 4xx status
+         */
+        public Reject {
+            if (status < 400 || status > 499) {
+                throw new IllegalArgumentException("a missing key is rejected with a 4xx status, was " + status);
+            }
+        }
+    }
 }

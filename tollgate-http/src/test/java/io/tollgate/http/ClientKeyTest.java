@@ -3,6 +3,7 @@ package io.tollgate.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -65,5 +66,23 @@ class ClientKeyTest {
         assertThatThrownBy(() -> ClientKey.parse(text))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("invalid key");
+    }
+
+    @Test
+    void recordsBuiltDirectlyAreCheckedAsTheFactoriesCheckThem() {
+        assertThatThrownBy(() -> new ClientKey.Header(" "))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("header name must not be blank");
+        assertThatThrownBy(() -> new ClientKey.Query(""))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("query parameter name");
+        assertThatThrownBy(() -> new ClientKey.Constant(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> new ClientKey.Composite(List.of(ClientKey.ip())))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least two parts, has 1");
+        assertThatThrownBy(() -> new MissingKey.Reject(200))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("4xx status, was 200");
+        assertThatThrownBy(() -> new MissingKey.Fallback(null)).isInstanceOf(NullPointerException.class);
     }
 }

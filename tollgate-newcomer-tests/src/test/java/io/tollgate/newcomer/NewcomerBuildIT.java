@@ -6,6 +6,8 @@ import io.tollgate.DocumentationExamples;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.module.ModuleFinder;
+import java.lang.module.ModuleReference;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +15,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -73,6 +76,33 @@ class NewcomerBuildIT {
         }
         assertThat(Files.readString(installed("tollgate-parent").resolve("tollgate-parent-" + VERSION + ".pom")))
                 .doesNotContain("${revision}");
+    }
+
+    @Test
+    void everyPublishedJarIsANamedModuleThatOwnsItsPackages() {
+        List<Path> jars = PublishedModules.jars().stream()
+                .map(module -> installed(module).resolve(module + "-" + VERSION + ".jar"))
+                .toList();
+
+        ModuleFinder finder = ModuleFinder.of(jars.toArray(Path[]::new));
+        Set<ModuleReference> modules = finder.findAll();
+        List<String> names =
+                modules.stream().map(module -> module.descriptor().name()).toList();
+
+        assertThat(modules).hasSameSizeAs(jars);
+        // resolving them together fails if two of them hold one package
+        assertThat(ModuleLayer.boot()
+                        .configuration()
+                        .resolve(finder, ModuleFinder.of(), names)
+                        .modules())
+                .hasSameSizeAs(jars);
+        for (ModuleReference module : modules) {
+            String name = module.descriptor().name();
+            assertThat(name).startsWith("io.tollgate");
+            assertThat(module.descriptor().packages())
+                    .as("the packages of module %s", name)
+                    .allMatch(pkg -> pkg.equals(name) || pkg.startsWith(name + "."));
+        }
     }
 
     @Test

@@ -1,0 +1,35 @@
+package io.tollgate.newcomer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.DocumentationExamples;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/** Every package of every module's main sources says what it is for, in a package-info.java with Javadoc. */
+class EveryPackageIsDescribedTest {
+
+    @Test
+    void everyMainPackageHasAPackageInfoWithJavadoc() throws IOException {
+        List<Path> packages;
+        try (Stream<Path> files = Files.walk(DocumentationExamples.PROJECT)) {
+            packages = files.filter(file -> file.toString().endsWith(".java"))
+                    .filter(file -> file.toString().contains("/src/main/java/"))
+                    .filter(file -> !file.toString().contains("/target/"))
+                    .map(Path::getParent)
+                    .distinct()
+                    .toList();
+        }
+
+        assertThat(packages).hasSizeGreaterThanOrEqualTo(9);
+        for (Path pkg : packages) {
+            Path info = pkg.resolve("package-info.java");
+            assertThat(info).as("package-info.java of %s", pkg).exists();
+            assertThat(Files.readString(info)).as("%s", info).contains("/**").contains("package ");
+        }
+    }
+}
