@@ -2,7 +2,8 @@ package io.tollgate;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.tollgate.spi.Arguments;
+import io.tollgate.internal.Arguments;
+import io.tollgate.internal.TokenBucket;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;

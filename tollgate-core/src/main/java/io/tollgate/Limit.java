@@ -1,5 +1,6 @@
 package io.tollgate;
 
+import io.tollgate.internal.TokenBucket;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
@@ -88,7 +89,7 @@ public record Limit(long capacity, Rate refill, long initialTokens) {
     }
 
     /** Returns the time to refill an empty bucket in ticks: at most 2^52. */
-    long fillTicks() {
+    public long fillTicks() {
         return capacity * refill.ticksPerToken();
     }
 

@@ -1,5 +1,6 @@
 package io.tollgate;
 
+import io.tollgate.internal.TokenBucket;
 import java.util.List;
 
 /**

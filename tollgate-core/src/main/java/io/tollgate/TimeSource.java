@@ -2,7 +2,7 @@ package io.tollgate;
 
 /**
  * Where a limiter takes the current time from, and how it waits. All of Tollgate reads time through this
- * interface, so tests can drive a limiter with a {@link ManualTimeSource} instead of sleeping.
+ * interface, so tests can drive a limiter with a manual clock (such as {@code ManualTimeSource} in tollgate-core's test jar) instead of sleeping.
  *
  * <p>Implementations must be thread-safe, and {@link #nowMicros()} must never go backwards.
  */

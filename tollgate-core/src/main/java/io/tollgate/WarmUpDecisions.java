@@ -1,6 +1,6 @@
 package io.tollgate;
 
-import io.tollgate.spi.Arguments;
+import io.tollgate.internal.Arguments;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;

@@ -1,8 +1,8 @@
 /**
  * Tollgate's API: {@link io.tollgate.RateLimiter} and the values it works with ({@link io.tollgate.Policy},
  * {@link io.tollgate.Limit}, {@link io.tollgate.Rate}, {@link io.tollgate.Decision},
- * {@link io.tollgate.BucketState}), the exact token bucket arithmetic ({@link io.tollgate.TokenBucket}, for
- * backends) and {@link io.tollgate.InMemoryRateLimiter}.
+ * {@link io.tollgate.BucketState}) and {@link io.tollgate.InMemoryRateLimiter}. The token bucket arithmetic that
+ * every backend shares lives in {@code io.tollgate.internal}, which carries no compatibility promise.
  *
  * <p>Every value type is immutable and every limiter thread-safe. Arguments are checked where they enter:
  * a bad one is an {@link IllegalArgumentException} or {@link NullPointerException} whose message names it.

@@ -77,7 +77,8 @@ public final class DocumentationExamples {
 
     /**
      * The types a reader's code needs imports for, by simple name: those the test source imports, and the
-     * public types of its package in every module's main sources.
+     * public types of its package in every module's sources (the main ones, and the test fixtures that docs
+     * tell readers to take from a test jar).
      */
     private static Map<String, String> importable(String testSource) {
         Map<String, String> types = new HashMap<>();
@@ -89,8 +90,9 @@ public final class DocumentationExamples {
         if (declared.find()) {
             String pkg = declared.group(1);
             try (Stream<Path> modules = Files.list(PROJECT)) {
-                for (Path module : modules.toList()) {
-                    Path dir = module.resolve("src/main/java").resolve(pkg.replace('.', '/'));
+                for (Path dir : modules.flatMap(module -> Stream.of("src/main/java", "src/test/java")
+                                .map(root -> module.resolve(root).resolve(pkg.replace('.', '/'))))
+                        .toList()) {
                     if (Files.isDirectory(dir)) {
                         try (Stream<Path> files = Files.list(dir)) {
                             files.map(file -> file.getFileName().toString())

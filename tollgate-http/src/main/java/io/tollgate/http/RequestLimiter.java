@@ -6,6 +6,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
+import io.tollgate.http.internal.RateLimitFields;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -207,8 +208,8 @@ public final class RequestLimiter {
 
     /**
      * Decides one rule for a client key that the caller found itself (such as from a method's arguments),
-     * waiting for the limiter, and records it in the metrics. The key is used as it is, bounded as {@link
-     * #boundedKey} says. With {@link #respond}, this lets other enforcement points, such as an annotation on
+     * waiting for the limiter, and records it in the metrics. The key is used as it is, except that one longer than {@value
+     * #MAX_KEY_LENGTH} characters becomes {@code sha256:} and its digest. With {@link #respond}, this lets other enforcement points, such as an annotation on
      * a controller method, answer exactly as the rules do.
      *
      * @throws IllegalArgumentException if the key is empty
@@ -289,7 +290,7 @@ public final class RequestLimiter {
      * Returns {@code key}, or {@code sha256:} and its digest if it is longer than {@value #MAX_KEY_LENGTH}
      * characters.
      */
-    public static String boundedKey(String key) {
+    static String boundedKey(String key) {
         if (key.length() <= MAX_KEY_LENGTH) {
             return key;
         }

@@ -4,12 +4,10 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
-import io.netty.util.concurrent.FastThreadLocalThread;
-import io.netty.util.internal.ThreadExecutorMap;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
-import io.tollgate.TokenBucket;
+import io.tollgate.internal.TokenBucket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -83,6 +81,7 @@ final class DecisionBatcher {
     private final Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands;
     private final Function<Policy, byte[]> limitsOf;
     private final TimeSource clientClock;
+    private final EventLoops eventLoops;
     private final Lane single = new Lane();
     private final Map<Integer, Lane> slots = new ConcurrentHashMap<>();
 
@@ -95,8 +94,10 @@ final class DecisionBatcher {
             TokenBucketScript script,
             Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands,
             Function<Policy, byte[]> limitsOf,
-            TimeSource clientClock) {
+            TimeSource clientClock,
+            EventLoops eventLoops) {
         this.script = script;
+        this.eventLoops = eventLoops;
         this.commands = commands;
         this.limitsOf = limitsOf;
         this.clientClock = clientClock;
@@ -221,8 +222,8 @@ final class DecisionBatcher {
      * straight from the event loop could overtake one that another thread sent just before. So an event loop
      * sends by a task of its own, queued behind those.
      */
-    private static Executor currentEventLoop() {
-        return Thread.currentThread() instanceof FastThreadLocalThread ? ThreadExecutorMap.currentExecutor() : null;
+    private Executor currentEventLoop() {
+        return eventLoops.current();
     }
 
     /** A batch on its way: its runs and the script call deciding them. */

@@ -7,7 +7,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.TimeSource;
-import io.tollgate.TokenBucket;
+import io.tollgate.internal.TokenBucket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -265,7 +265,7 @@ final class LocalBuckets {
      */
     private void keepUntilFull(Key cacheKey, Known bucket, long fullAt) {
         if (fullAt > bucket.forgetAtMicros - FORGET_AFTER_FULL_MICROS / 2) {
-            known.asMap().replace(cacheKey, bucket, bucket); // asks UntilForgotten again
+            known.asMap().replace(cacheKey, bucket, bucket); // asks ForgetAt again
         }
     }
 

@@ -60,6 +60,7 @@ final class RedisConnector implements AutoCloseable {
     private final List<AutoCloseable> owned;
     private final ScheduledExecutorService retries;
     private volatile StatefulConnection<byte[], byte[]> connection;
+    private volatile ClientResources resources;
     private volatile Partitions partitions;
     private volatile RedisScriptingAsyncCommands<byte[], byte[]> commands;
     private volatile boolean closed;
@@ -90,6 +91,7 @@ final class RedisConnector implements AutoCloseable {
             StatefulConnection<byte[], byte[]> connection, RedisScriptingAsyncCommands<byte[], byte[]> commands) {
         RedisConnector connector = new RedisConnector("an application's connection", null, c -> commands, List.of());
         connector.commands = commands;
+        connector.resources = connection.getResources();
         connector.partitions = connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster
                 ? cluster.getPartitions()
                 : null;
@@ -284,6 +286,11 @@ final class RedisConnector implements AutoCloseable {
         where = description;
     }
 
+    /** Returns the Lettuce resources (event loops) of the open connection, or null while there is none. */
+    ClientResources connectionResources() {
+        return resources;
+    }
+
     /** Returns whether a connection is open. */
     boolean connected() {
         return commands != null;
@@ -311,6 +318,7 @@ final class RedisConnector implements AutoCloseable {
                 done.complete(null);
             } else {
                 connection = opened;
+                resources = opened.getResources();
                 commands = commandsOf.apply(opened);
                 partitions = opened instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster
                         ? cluster.getPartitions()

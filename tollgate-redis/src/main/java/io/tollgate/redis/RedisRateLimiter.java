@@ -17,8 +17,8 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.TokenBucket;
-import io.tollgate.spi.Arguments;
+import io.tollgate.internal.Arguments;
+import io.tollgate.internal.TokenBucket;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -131,7 +131,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                         new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE),
                         connector::commands,
                         this::batchLimits,
-                        builder.clientClock)
+                        builder.clientClock,
+                        new EventLoops(connector::connectionResources))
                 : null;
         this.local = new LocalBuckets(DEFAULT_DENY_CACHE_KEYS, builder.expectedInstances, timeSource);
         this.unseen = new UnseenCharges(DEFAULT_DENY_CACHE_KEYS);

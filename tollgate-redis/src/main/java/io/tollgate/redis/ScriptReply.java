@@ -2,7 +2,7 @@ package io.tollgate.redis;
 
 import io.tollgate.Decision;
 import io.tollgate.Policy;
-import io.tollgate.TokenBucket;
+import io.tollgate.internal.TokenBucket;
 import java.util.List;
 
 /**

@@ -3,11 +3,11 @@ package io.tollgate.server;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Policy;
 import io.tollgate.http.ClientIpResolver;
-import io.tollgate.http.ConfigException;
-import io.tollgate.http.ConfigNode;
 import io.tollgate.http.RequestLimiter;
-import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.http.Rule;
+import io.tollgate.http.internal.ConfigException;
+import io.tollgate.http.internal.ConfigNode;
+import io.tollgate.http.internal.ConfigSections;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -233,10 +233,10 @@ public final class ServerConfig {
         Duration shutdownTimeout = server.child("shutdown-timeout").duration(Duration.ofSeconds(10));
 
         Store store = store(root.child("store"));
-        Map<String, Policy> policies = RequestLimiterConfig.readPolicies(root.child("policies"));
+        Map<String, Policy> policies = ConfigSections.policies(root.child("policies"));
         List<Rule> routes = new ArrayList<>();
         for (ConfigNode route : root.child("routes").elements()) {
-            routes.add(RequestLimiterConfig.readRule(route, policies));
+            routes.add(ConfigSections.rule(route, policies));
         }
         ConfigNode proxies = root.child("trusted-proxies");
         ClientIpResolver clientIps;
@@ -265,7 +265,7 @@ public final class ServerConfig {
                 clientIps,
                 upstream,
                 timeoutNode.duration(Duration.ofSeconds(30)),
-                RequestLimiterConfig.readResponses(root.child("responses")));
+                ConfigSections.responses(root.child("responses")));
     }
 
     private static Store store(ConfigNode node) {

@@ -7,7 +7,7 @@ import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.RuleOutcome;
-import io.tollgate.servlet.ServletRequestView;
+import io.tollgate.servlet.internal.ServletRequestView;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.lang.reflect.Method;

@@ -1,8 +1,9 @@
-package io.tollgate.http;
+package io.tollgate.http.internal;
 
 import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
+import io.tollgate.http.RuleOutcome;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;

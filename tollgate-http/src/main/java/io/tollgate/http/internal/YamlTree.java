@@ -1,4 +1,4 @@
-package io.tollgate.http;
+package io.tollgate.http.internal;
 
 import java.io.StringReader;
 import java.util.ArrayList;

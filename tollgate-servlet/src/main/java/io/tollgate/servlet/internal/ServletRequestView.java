@@ -1,4 +1,4 @@
-package io.tollgate.servlet;
+package io.tollgate.servlet.internal;
 
 import io.tollgate.http.HttpRequestView;
 import jakarta.servlet.http.HttpServletRequest;

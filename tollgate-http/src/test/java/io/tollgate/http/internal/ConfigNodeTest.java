@@ -1,4 +1,4 @@
-package io.tollgate.http;
+package io.tollgate.http.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

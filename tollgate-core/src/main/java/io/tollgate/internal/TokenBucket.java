@@ -1,5 +1,8 @@
-package io.tollgate;
+package io.tollgate.internal;
 
+import io.tollgate.Decision;
+import io.tollgate.Limit;
+import io.tollgate.Rate;
 import java.util.List;
 
 /**
@@ -50,7 +53,7 @@ public final class TokenBucket {
     }
 
     /** Returns the debt once a request of {@code cost} is charged to a bucket whose debt is {@code debt}. */
-    static long charge(long debt, long cost, Limit limit) {
+    public static long charge(long debt, long cost, Limit limit) {
         return debt + cost * limit.refill().ticksPerToken();
     }
 
@@ -58,13 +61,13 @@ public final class TokenBucket {
      * Returns the microseconds until a bucket whose debt would become {@code chargedDebt} can accept the
      * charge: zero if it can now.
      */
-    static long waitMicros(long chargedDebt, Limit limit) {
+    public static long waitMicros(long chargedDebt, Limit limit) {
         long excess = chargedDebt - limit.fillTicks();
         return excess <= 0 ? 0 : ceilDiv(excess, limit.refill().ticksPerMicrosecond());
     }
 
     /** Returns whether the charge that would make the debt {@code chargedDebt} may be taken within maxWait. */
-    static boolean fits(long chargedDebt, Limit limit, long maxWaitMicros) {
+    public static boolean fits(long chargedDebt, Limit limit, long maxWaitMicros) {
         long fill = limit.fillTicks();
         if (maxWaitMicros == 0) {
             return chargedDebt <= fill; // the common case, without a division
@@ -87,7 +90,7 @@ public final class TokenBucket {
      * Decides a request of {@code cost} against a one-limit policy whose bucket had {@code debtBefore}.
      * The caller has charged the bucket if, and only if, the request fits without waiting.
      */
-    static Decision decide(Limit limit, long debtBefore, long cost) {
+    public static Decision decide(Limit limit, long debtBefore, long cost) {
         long charged = charge(debtBefore, cost, limit);
         boolean allowed = fits(charged, limit, 0);
         return decision(allowed, limit, 0, allowed ? charged : debtBefore, allowed ? 0 : waitMicros(charged, limit));
@@ -208,7 +211,7 @@ public final class TokenBucket {
      * full bucket stays full: it is the same as no bucket, which starts full under any limit, so whether a
      * full bucket was still held (or its Redis key not yet expired) never changes a decision.
      */
-    static long convert(long debt, Limit from, Limit to) {
+    public static long convert(long debt, Limit from, Limit to) {
         if (debt == 0) {
             return 0;
         }
@@ -217,7 +220,7 @@ public final class TokenBucket {
     }
 
     /** Returns ⌈a / b⌉ for a ≥ 0 and b > 0. */
-    static long ceilDiv(long a, long b) {
+    public static long ceilDiv(long a, long b) {
         if (b == 1) {
             return a; // most rates, such as 10/s or 1000/h, count one tick per microsecond
         }

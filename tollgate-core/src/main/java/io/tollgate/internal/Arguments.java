@@ -1,4 +1,4 @@
-package io.tollgate.spi;
+package io.tollgate.internal;
 
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;

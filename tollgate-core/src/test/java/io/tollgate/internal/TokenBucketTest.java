@@ -1,7 +1,13 @@
-package io.tollgate;
+package io.tollgate.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.Decision;
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.Limit;
+import io.tollgate.ManualTimeSource;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package io.tollgate.http;
+package io.tollgate.http.internal;
 
 /**
  * A configuration value that is missing or wrong. The message names the setting's path and the problem,

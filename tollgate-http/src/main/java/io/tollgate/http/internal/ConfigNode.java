@@ -1,4 +1,4 @@
-package io.tollgate.http;
+package io.tollgate.http.internal;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  * One value of a configuration file (a map of settings, a list or a scalar), with its path from the root
  * and, for a YAML file, its line, so that every error says where the bad value is: {@code limits.yaml:14:
  * rules[1].cost: must be a whole number, was 'ten'}. For programs that read files with Tollgate's sections
- * in them, such as the Tollgate server; {@link RequestLimiterConfig} reads the sections themselves.
+ * in them, such as the Tollgate server; {@link ConfigSections} reads the sections themselves.
  *
  * <p>Reading a value checks it: each accessor throws a {@link ConfigException} that names the path, and
  * the line when it is known (of the value, or of the nearest enclosing value for a missing setting).

@@ -1,0 +1,179 @@
+package io.tollgate.http.internal;
+
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.http.ClientIpResolver;
+import io.tollgate.http.ClientKey;
+import io.tollgate.http.MissingKey;
+import io.tollgate.http.RequestLimiter;
+import io.tollgate.http.Rule;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+
+/**
+ * Reads the sections that every configuration surface shares ({@code policies}, a rule of {@code rules},
+ * {@code client-ip} and {@code responses}) from a {@link ConfigNode}, checking each key, so that a rules file
+ * and the server's file say the same thing the same way.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class ConfigSections {
+
+    private static final Set<String> POLICY = Set.of("limits");
+    private static final Set<String> LIMIT = Set.of("capacity", "refill");
+    private static final Set<String> RULE =
+            Set.of("path", "methods", "host", "require-header", "policy", "key", "cost", "on-missing-key", "dry-run");
+    private static final Set<String> CLIENT_IP = Set.of("trusted-proxies", "forwarding-header", "group-ipv6-by-64");
+    private static final Set<String> RESPONSES =
+            Set.of("legacy-headers", "degraded-header", "refusal-status", "unavailable-status", "problem-type");
+
+    private ConfigSections() {}
+
+    /**
+     * Reads the {@code responses} section ({@code refusal-status}, {@code unavailable-status}, {@code
+     * problem-type}, {@code legacy-headers}, {@code degraded-header}; each optional) and returns what it does
+     * to a request limiter's builder.
+     *
+     * @throws ConfigException if a setting is invalid, naming it
+     */
+    public static UnaryOperator<RequestLimiter.Builder> responses(ConfigNode responses) {
+        responses.checkKeys(RESPONSES);
+        int refusalStatus = status(responses.child("refusal-status"), 429);
+        int unavailableStatus =
+                status(responses.child("unavailable-status"), RequestLimiter.DEFAULT_UNAVAILABLE_STATUS);
+        ConfigNode problemTypeNode = responses.child("problem-type");
+        String problemType = problemTypeNode.string("about:blank");
+        if (problemType.isEmpty()) {
+            throw problemTypeNode.error("must be a URI such as about:blank, was empty");
+        }
+        boolean legacyHeaders = responses.child("legacy-headers").bool(false);
+        boolean degradedHeader = responses.child("degraded-header").bool(false);
+        return builder -> builder.legacyHeaders(legacyHeaders)
+                .degradedHeader(degradedHeader)
+                .refusalStatus(refusalStatus)
+                .unavailableStatus(unavailableStatus)
+                .problemType(problemType);
+    }
+
+    private static int status(ConfigNode node, int defaultStatus) {
+        long status = node.longValue(defaultStatus);
+        if (status < 400 || status > 599) {
+            throw node.error("must be a 4xx or 5xx status, was " + status);
+        }
+        return (int) status;
+    }
+
+    /**
+     * Reads a map of named policies, each with a list of {@code limits} of {@code capacity} and {@code
+     * refill}, as the {@code policies} section of a file has them; an absent node has none.
+     *
+     * @throws ConfigException if a policy or limit is invalid, naming it
+     */
+    public static Map<String, Policy> policies(ConfigNode policiesNode) {
+        Map<String, Policy> policies = new LinkedHashMap<>();
+        for (Map.Entry<String, ConfigNode> entry : policiesNode.entries().entrySet()) {
+            ConfigNode policy = entry.getValue();
+            policy.checkKeys(POLICY);
+            ConfigNode limitsNode = policy.child("limits");
+            if (!limitsNode.isPresent()) {
+                throw limitsNode.error("is required: a list of limits, each with capacity and refill");
+            }
+            List<Limit> limits = new ArrayList<>();
+            for (ConfigNode limit : limitsNode.elements()) {
+                limit.checkKeys(LIMIT);
+                long capacity = limit.child("capacity").requiredLong();
+                Rate refill = rate(limit.child("refill"));
+                try {
+                    limits.add(Limit.of(capacity, refill));
+                } catch (IllegalArgumentException e) {
+                    throw limit.error(e);
+                }
+            }
+            try {
+                policies.put(entry.getKey(), new Policy(entry.getKey(), limits));
+            } catch (IllegalArgumentException e) {
+                throw policy.error(e);
+            }
+        }
+        return policies;
+    }
+
+    private static Rate rate(ConfigNode refill) {
+        String text = refill.requiredString();
+        try {
+            return Rate.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw refill.error(e);
+        }
+    }
+
+    /**
+     * Reads one rule as an element of the {@code rules} section has it: {@code policy} (one of {@code
+     * policies}, required), {@code path}, {@code methods}, {@code host}, {@code require-header}, {@code key},
+     * {@code cost}, {@code on-missing-key} and {@code dry-run}.
+     *
+     * @throws ConfigException if the rule is invalid, naming the setting
+     */
+    public static Rule rule(ConfigNode node, Map<String, Policy> policies) {
+        node.checkKeys(RULE);
+        ConfigNode policyNode = node.child("policy");
+        Policy policy = policies.get(policyNode.requiredString());
+        if (policy == null) {
+            throw policyNode.error("unknown policy '" + policyNode.string(null) + "'; defined: "
+                    + (policies.isEmpty() ? "none" : String.join(", ", policies.keySet())));
+        }
+        Rule.Builder rule = Rule.builder(policy);
+        ConfigNode current = node;
+        try {
+            current = node.child("path");
+            rule.path(current.string("/**"));
+            current = node.child("methods");
+            rule.methods(current.strings().toArray(String[]::new));
+            current = node.child("host");
+            if (current.isPresent()) {
+                rule.host(current.requiredString());
+            }
+            current = node.child("require-header");
+            if (current.isPresent()) {
+                rule.requireHeader(current.requiredString());
+            }
+            current = node.child("key");
+            rule.key(ClientKey.parse(current.string("ip")));
+            current = node.child("on-missing-key");
+            rule.onMissingKey(MissingKey.parse(current.string("skip")));
+            current = node.child("dry-run");
+            rule.dryRun(current.bool(false));
+            current = node.child("cost");
+            rule.cost(current.longValue(1));
+            return rule.build();
+        } catch (IllegalArgumentException e) {
+            throw current.error(e);
+        }
+    }
+
+    public static ClientIpResolver clientIps(ConfigNode node) {
+        node.checkKeys(CLIENT_IP);
+        ClientIpResolver.Builder clientIps = ClientIpResolver.builder();
+        ConfigNode proxies = node.child("trusted-proxies");
+        try {
+            clientIps.trustedProxies(proxies.strings());
+        } catch (IllegalArgumentException e) {
+            throw proxies.error(e);
+        }
+        ConfigNode header = node.child("forwarding-header");
+        String headerName = header.string("x-forwarded-for").toLowerCase(Locale.ROOT);
+        switch (headerName) {
+            case "x-forwarded-for" -> clientIps.forwardingHeader(ClientIpResolver.ForwardingHeader.X_FORWARDED_FOR);
+            case "forwarded" -> clientIps.forwardingHeader(ClientIpResolver.ForwardingHeader.FORWARDED);
+            default -> throw header.error("must be x-forwarded-for or forwarded, was '" + headerName + "'");
+        }
+        clientIps.groupIpv6By64(node.child("group-ipv6-by-64").bool(false));
+        return clientIps.build();
+    }
+}
