@@ -8,6 +8,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.TokenBucket;
+import io.tollgate.internal.guard.StoreReply;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -58,7 +59,7 @@ final class DecisionBatcher {
     /** The bytes of one run in the script's packed argument: policy (int), cost (long), length (int). */
     private static final int PACKED_RUN_BYTES = 16;
 
-    private record Pending(byte[] bucketKey, Policy policy, long cost, CompletableFuture<ScriptReply> result) {}
+    private record Pending(byte[] bucketKey, Policy policy, long cost, CompletableFuture<StoreReply> result) {}
 
     /** Requests in a row for one key, policy and cost, in arrival order. */
     private static final class Run {
@@ -119,8 +120,8 @@ final class DecisionBatcher {
      * failure (Redis unreachable, an error for the whole call). It has no timeout of its own: callers set
      * their budget.
      */
-    CompletableFuture<ScriptReply> submit(byte[] bucketKey, Policy policy, long cost) {
-        CompletableFuture<ScriptReply> result = new CompletableFuture<>();
+    CompletableFuture<StoreReply> submit(byte[] bucketKey, Policy policy, long cost) {
+        CompletableFuture<StoreReply> result = new CompletableFuture<>();
         Lane lane = commands.get() instanceof RedisAdvancedClusterAsyncCommands
                 ? slots.computeIfAbsent(SlotHash.getSlot(bucketKey), slot -> new Lane())
                 : single;
@@ -327,13 +328,13 @@ final class DecisionBatcher {
         for (int i = 0; i < debts.length; i++) {
             debts[i] = (Long) replies.get(at + i);
         }
-        ScriptReply refused = null;
+        StoreReply refused = null;
         for (Pending member : run.members) {
             if (refused != null) {
                 member.result().complete(refused);
                 continue;
             }
-            ScriptReply reply = new ScriptReply(nowMicros, debts);
+            StoreReply reply = new StoreReply(nowMicros, debts);
             if (TokenBucket.allFit(limits, debts, cost, 0)) {
                 debts = TokenBucket.charged(limits, debts, cost);
             } else {

@@ -7,6 +7,8 @@ import io.micrometer.core.instrument.Timer;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
+import io.tollgate.internal.guard.CircuitBreaker;
+import io.tollgate.internal.guard.MetricsRecorder;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;

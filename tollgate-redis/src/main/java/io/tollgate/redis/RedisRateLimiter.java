@@ -3,26 +3,24 @@ package io.tollgate.redis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
-import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.tollgate.BucketState;
 import io.tollgate.Decision;
-import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
-import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
-import io.tollgate.internal.TokenBucket;
+import io.tollgate.internal.guard.CircuitBreaker;
+import io.tollgate.internal.guard.GuardSettings;
+import io.tollgate.internal.guard.GuardedRateLimiter;
+import io.tollgate.internal.guard.MetricsRecorder;
 import java.lang.System.Logger.Level;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,9 +28,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -70,81 +66,57 @@ import java.util.stream.Stream;
  */
 public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
-    /** The default prefix of every key this limiter writes. */
+    /** The prefix of every bucket's key. */
     public static final String DEFAULT_KEY_PREFIX = "tollgate:";
 
     /** The default time budget of a decision, in milliseconds. */
     public static final long DEFAULT_TIMEOUT_MILLIS = 50;
 
-    /** The default bound on refusals remembered by the deny cache, and on keys known to the fallback. */
+    /** How many refused keys the deny cache remembers by default. */
     public static final long DEFAULT_DENY_CACHE_KEYS = 100_000;
-
-    /** How long a degraded refusal ({@link FailurePolicy#DENY}) tells the client to wait. */
-    static final long DEGRADED_RETRY_MICROS = 1_000_000;
-
-    /** The longest wait of a charge that must land whatever the bucket holds: every charge but the largest. */
-    private static final long ANY_WAIT_MICROS = TokenBucket.MAX_TICKS;
 
     private static final System.Logger LOG = System.getLogger(RedisRateLimiter.class.getName());
 
-    /** How long {@link #warmUp} waits for a connection still being opened. */
+    /** How long {@link #warmUp} waits for a connection beyond what the builder waited. */
     private static final Duration CONNECT_WAIT = Duration.ofSeconds(1);
 
-    private static final int MAX_CACHED_POLICIES = 1_024;
-
     private final RedisConnector connector;
-    private final TokenBucketScript script = new TokenBucketScript();
-    private final BucketKeys keys;
-    private final TimeSource clientClock;
-    private final TimeSource timeSource;
+    private final RedisBucketStore store;
+    private final GuardedRateLimiter<byte[]> guard;
     private final Duration timeout;
-    private final Deadlines deadlines;
     private final FailurePolicy failurePolicy;
-    private final Map<String, FailurePolicy> failurePolicies;
-    private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
-    private final int breakerThreshold;
-    private final long breakerFirstPauseMicros;
-    private final long breakerLongestPauseMicros;
-    private final DenyCache denyCache;
-    private final DecisionBatcher batcher;
-    private final LocalBuckets local;
-    private final UnseenCharges unseen;
-    private final MetricsRecorder metrics;
-    private final DegradationLog degradations;
-    private final Map<Policy, byte[][]> policyArguments = new ConcurrentHashMap<>();
 
     private RedisRateLimiter(Builder builder, RedisConnector connector) {
         this.connector = connector;
-        this.keys = new BucketKeys(builder.keyPrefix);
-        this.clientClock = builder.clientClock;
-        this.timeSource = builder.clientClock != null ? builder.clientClock : builder.timeSource;
         this.timeout = builder.timeout;
-        this.deadlines = new Deadlines(builder.timeout);
         this.failurePolicy = builder.failurePolicy;
-        this.failurePolicies = Map.copyOf(builder.failurePolicies);
-        this.breakerThreshold = builder.breakerThreshold;
-        this.breakerFirstPauseMicros = micros(builder.breakerFirstPause);
-        this.breakerLongestPauseMicros = micros(builder.breakerLongestPause);
-        this.denyCache = builder.denyCacheKeys > 0 ? new DenyCache(builder.denyCacheKeys, timeSource) : null;
-        this.batcher = builder.batching
-                ? new DecisionBatcher(
-                        new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE),
-                        connector::commands,
-                        this::batchLimits,
-                        builder.clientClock,
-                        new EventLoops(connector::connectionResources))
-                : null;
-        this.local = new LocalBuckets(DEFAULT_DENY_CACHE_KEYS, builder.expectedInstances, timeSource);
-        this.unseen = new UnseenCharges(DEFAULT_DENY_CACHE_KEYS);
-        this.metrics = builder.metrics;
-        this.degradations = new DegradationLog(timeSource);
+        this.store = new RedisBucketStore(
+                connector,
+                new BucketKeys(builder.keyPrefix),
+                new ScriptArguments(builder.clientClock),
+                builder.batching,
+                builder.timeout);
+        this.guard = new GuardedRateLimiter<>(
+                store,
+                new GuardSettings(
+                        builder.timeout,
+                        builder.failurePolicy,
+                        builder.failurePolicies,
+                        builder.expectedInstances,
+                        builder.breakerThreshold,
+                        builder.breakerFirstPause,
+                        builder.breakerLongestPause,
+                        builder.denyCacheKeys,
+                        builder.metrics,
+                        builder.clientClock != null ? builder.clientClock : builder.timeSource,
+                        LOG));
         LOG.log(
                 Level.INFO,
                 "Tollgate keeps its buckets in {0}; budget {1} ms, on failure {2}, batching {3}; {4}",
                 connector.where(),
                 timeout.toMillis(),
                 failurePolicy,
-                batcher != null ? "on" : "off",
+                store.batching() ? "on" : "off",
                 connector.connected() ? "connected" : connector.notConnected() + ", trying again every second");
     }
 
@@ -162,7 +134,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public Decision tryAcquire(String key, Policy policy, long cost) {
-        return tryAcquireAsync(key, policy, cost).toCompletableFuture().join();
+        return guard.tryAcquire(key, policy, cost);
     }
 
     /**
@@ -174,58 +146,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
-        Arguments.checkRequest(key, policy, cost);
-        return decide(key, policy, cost, timeSource.nowMicros());
-    }
-
-    /** Decides, within the budget counted from {@code startMicros}. */
-    private CompletableFuture<Decision> decide(String key, Policy policy, long cost, long startMicros) {
-        long now = timeSource.nowMicros();
-        DenyCache.Lookup lookup = denyCache == null ? null : denyCache.lookup(policy, key, cost, now);
-        if (lookup != null && lookup.refusal() != null) {
-            metrics.refusedFromCache(policy);
-            return CompletableFuture.completedFuture(lookup.refusal());
-        }
-        if (lookup != null && !lookup.probing() && lookup.probe() != null) {
-            // Another request for this key is asking Redis: decide again once it has the answer.
-            long left = micros(timeout) - (now - startMicros);
-            if (left <= 0) {
-                return CompletableFuture.completedFuture(waitedTooLong(key, policy, cost));
-            }
-            return lookup.probe()
-                    .copy() // the probe is shared: time out this waiter only
-                    .orTimeout(left, TimeUnit.MICROSECONDS)
-                    .handle((done, failure) -> failure)
-                    .thenCompose(failure -> failure != null
-                            ? CompletableFuture.completedFuture(waitedTooLong(key, policy, cost))
-                            : decide(key, policy, cost, startMicros));
-        }
-        CompletableFuture<Decision> decision = new RedisCall(key, policy, cost, false, 0, now).start();
-        if (lookup != null && lookup.probing()) {
-            decision.whenComplete((decided, failure) -> denyCache.probed(policy, key, lookup.probe()));
-        }
-        return decision;
-    }
-
-    /**
-     * Decides by the failure policy for a request whose budget ran out while it waited for another request
-     * for its key to ask Redis; if that admits it, it is charged to Redis.
-     */
-    private Decision waitedTooLong(String key, Policy policy, long cost) {
-        metrics.failed(Degradation.Cause.TIMEOUT);
-        Decision decided = fallback(
-                key,
-                policy,
-                cost,
-                degradation(
-                        policy,
-                        Degradation.Cause.TIMEOUT,
-                        "no answer within " + timeout.toMillis() + " ms for key '" + key + "'"));
-        if (decided.allowed()) {
-            adjust(key, policy, cost, ANY_WAIT_MICROS);
-        }
-        metrics.decided(policy, decided);
-        return decided;
+        return guard.tryAcquireAsync(key, policy, cost);
     }
 
     /**
@@ -239,19 +160,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
-        Arguments.checkRequest(key, policy, cost);
-        long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
-        long now = timeSource.nowMicros();
-        if (denyCache != null && denyCache.refusedForMicros(policy, key, cost, now) > maxWaitMicros) {
-            metrics.refusedFromCache(policy);
-            return false;
-        }
-        RedisCall call = new RedisCall(key, policy, cost, true, maxWaitMicros, now);
-        if (!call.start().join().allowed()) {
-            return false;
-        }
-        timeSource.sleepMicros(call.waitMicros);
-        return true;
+        return guard.acquire(key, policy, cost, maxWait);
     }
 
     /**
@@ -278,8 +187,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             return false;
         }
         try {
-            CompletableFuture.allOf(Stream.of(script, batcher == null ? null : batcher.script())
-                            .filter(Objects::nonNull)
+            CompletableFuture.allOf(store.scripts().stream()
                             .map(each -> each.load(redis))
                             .toArray(CompletableFuture[]::new))
                     .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -288,7 +196,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                     Level.WARNING,
                     "Tollgate: not warmed up: loading the scripts into Redis at {0} failed: {1}",
                     connector.target(),
-                    StoreFailure.classify(e, timeout, "").detail());
+                    RedisFailures.classify(e, timeout, "").detail());
             return false;
         }
         return RateLimiter.super.warmUp(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
@@ -304,12 +212,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public BucketState inspect(String key, Policy policy) {
-        Arguments.checkRequest(key, policy, 1);
-        byte[] bucketKey = keys.key(policy.name(), key);
-        ScriptReply reply = await(
-                bucketKey,
-                redis -> script.run(redis, bucketKey, arguments(policy, 0, 0)).thenApply(ScriptReply::of));
-        return BucketState.of(policy.limits(), reply.debtsBefore());
+        return guard.inspect(key, policy);
     }
 
     /**
@@ -322,35 +225,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public void reset(String key, Policy policy) {
-        Arguments.checkRequest(key, policy, 1);
-        byte[] bucketKey = keys.key(policy.name(), key);
-        await(
-                bucketKey,
-                redis -> ((RedisKeyAsyncCommands<byte[], byte[]>) redis)
-                        .del(bucketKey)
-                        .toCompletableFuture());
-        local.forget(policy, key);
-        if (denyCache != null) {
-            denyCache.forget(policy, key);
-        }
-    }
-
-    /** Runs one call for an operator within the budget; throws {@link IllegalStateException} saying why not. */
-    private <T> T await(
-            byte[] bucketKey, Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<T>> call) {
-        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
-        if (redis == null) {
-            throw new IllegalStateException(connector.notConnected());
-        }
-        try {
-            return call.apply(redis).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for Redis", e);
-        } catch (Exception e) {
-            throw new IllegalStateException(
-                    StoreFailure.classify(e, timeout, bucketKey).detail(), e);
-        }
+        guard.reset(key, policy);
     }
 
     /**
@@ -380,20 +255,20 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 .handle((answer, failure) -> failure == null
                         ? Optional.<String>empty()
                         : Optional.of(
-                                StoreFailure.classify(failure, timeout, "").detail()));
+                                RedisFailures.classify(failure, timeout, "").detail()));
     }
 
     /** Closes the connections and clients this limiter created; those given to it stay open. */
     @Override
     public void close() {
         connector.close();
-        deadlines.close();
+        guard.close();
     }
 
     @Override
     public String toString() {
         return "RedisRateLimiter[" + connector.target() + ", on failure " + failurePolicy
-                + (batcher != null ? ", batching" : "") + "]";
+                + (store.batching() ? ", batching" : "") + "]";
     }
 
     /**
@@ -401,373 +276,17 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      * batch script when batching, else the one-decision script.
      */
     String scriptDigest() {
-        return batcher != null ? batcher.scriptDigest() : script.digest();
+        return store.decidingScriptDigest();
     }
 
     /** Returns the worst state among the circuit breakers (one per Redis Cluster master, else one). */
     CircuitBreaker.State breakerState() {
-        CircuitBreaker.State worst = CircuitBreaker.State.CLOSED;
-        for (CircuitBreaker breaker : breakers.values()) {
-            if (breaker.state().compareTo(worst) > 0) {
-                worst = breaker.state();
-            }
-        }
-        return worst;
+        return guard.breakerState();
     }
 
-    /** Returns the buckets the {@code LOCAL} failure policy decides on; for tests. */
-    LocalBuckets localBuckets() {
-        return local;
-    }
-
-    /** Returns the deny cache, or null if it is off; for tests. */
-    DenyCache denyCache() {
-        return denyCache;
-    }
-
-    /**
-     * Returns the circuit breaker for the node that serves {@code bucketKey}: one per master on Redis
-     * Cluster, so that one master failing degrades only the keys it serves.
-     */
-    private CircuitBreaker breakerFor(byte[] bucketKey) {
-        String node = connector.nodeOf(bucketKey);
-        CircuitBreaker breaker = breakers.get(node);
-        if (breaker != null) {
-            return breaker;
-        }
-        return breakers.computeIfAbsent(node, n -> {
-            CircuitBreaker created =
-                    new CircuitBreaker(breakerThreshold, breakerFirstPauseMicros, breakerLongestPauseMicros);
-            metrics.breaker(n, created);
-            return created;
-        });
-    }
-
-    /**
-     * One request on its way to Redis, raced against the time budget. The answer comes from Redis if it
-     * answers in time, else from the failure policy; either way Redis's answer, when it comes, updates what
-     * this instance knows, and a late one settles any difference from the failure policy's decision.
-     */
-    private final class RedisCall {
-
-        private final String key;
-        private final Policy policy;
-        private final long cost;
-        private final boolean reserving;
-        private final long maxWaitMicros;
-        private final long sentMicros;
-        private final byte[] bucketKey;
-        private CircuitBreaker breaker;
-        /** For a reservation ({@link #acquire}): how long to wait before using the tokens. */
-        private long waitMicros;
-        /** Guarded by this: the failure policy's decision, once the budget ran out. */
-        private Decision fallback;
-        /** Guarded by this: Redis's decision, if it came after the budget ran out but before the fallback. */
-        private Decision lateAnswer;
-
-        /**
-         * @param reserving whether this is a reservation ({@link #acquire}), which may take tokens ahead of
-         *     time as far as {@code maxWaitMicros} allows, and then tells how long to wait
-         */
-        RedisCall(String key, Policy policy, long cost, boolean reserving, long maxWaitMicros, long sentMicros) {
-            this.key = key;
-            this.policy = policy;
-            this.cost = cost;
-            this.reserving = reserving;
-            this.maxWaitMicros = maxWaitMicros;
-            this.sentMicros = sentMicros;
-            this.bucketKey = keys.key(policy.name(), key);
-        }
-
-        /** Sends the request; the stage completes within the budget, never exceptionally. */
-        CompletableFuture<Decision> start() {
-            breaker = breakerFor(bucketKey);
-            if (!breaker.tryCall(sentMicros)) {
-                metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
-                return CompletableFuture.completedFuture(decideWithout(degradation(
-                        policy, Degradation.Cause.CIRCUIT_OPEN, "Redis failed repeatedly; not called for now")));
-            }
-            RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
-            if (redis == null) {
-                return CompletableFuture.completedFuture(
-                        failed(new StoreFailure(Degradation.Cause.UNREACHABLE, connector.notConnected(), true)));
-            }
-            unseen.flush(RedisRateLimiter.this::chargeUnseen); // ahead of this call, on its connection
-            CompletableFuture<ScriptReply> sending;
-            try {
-                sending = batcher != null && maxWaitMicros == 0
-                        ? batcher.submit(bucketKey, policy, cost)
-                        : script.run(redis, bucketKey, arguments(policy, cost, maxWaitMicros))
-                                .thenApply(ScriptReply::of);
-            } catch (RuntimeException e) {
-                sending = CompletableFuture.failedFuture(e);
-            }
-            CompletableFuture<ScriptReply> inTime = new CompletableFuture<>();
-            sending.whenComplete((reply, failure) -> {
-                boolean first = failure == null ? inTime.complete(reply) : inTime.completeExceptionally(failure);
-                if (!first && failure == null) {
-                    late(reply);
-                }
-            });
-            return deadlines
-                    .limit(inTime)
-                    .handle((reply, failure) -> failure == null
-                            ? answered(reply)
-                            : failed(StoreFailure.classify(failure, timeout, bucketKey)));
-        }
-
-        /** Redis answered within the budget: its decision is the answer. */
-        private Decision answered(ScriptReply reply) {
-            breaker.onSuccess();
-            Decision decision = learn(reply);
-            if (reserving && decision.allowed()) {
-                waitMicros = reply.waitMicros(policy, cost);
-            }
-            metrics.decided(policy, decision);
-            return decision;
-        }
-
-        /** Redis answered after the budget ran out: it still teaches, and settles with the fallback. */
-        private void late(ScriptReply reply) {
-            breaker.onLateAnswer();
-            unseen.flush(RedisRateLimiter.this::chargeUnseen);
-            Decision decision = learn(reply);
-            Decision decidedInstead;
-            synchronized (this) {
-                decidedInstead = fallback;
-                if (decidedInstead == null) {
-                    lateAnswer = decision; // the fallback is being decided: it settles when it is
-                    return;
-                }
-            }
-            settle(decidedInstead, decision);
-        }
-
-        /** Takes note of what Redis reported and returns its decision on this request. */
-        private Decision learn(ScriptReply reply) {
-            long now = timeSource.nowMicros();
-            metrics.answered(Math.max(0, now - sentMicros));
-            Decision decision = reply.decision(policy, cost, maxWaitMicros);
-            if (denyCache != null) {
-                denyCache.update(policy, key, cost, sentMicros, decision);
-            }
-            local.learn(
-                    policy,
-                    key,
-                    reply.debtsAfter(policy, cost, decision.allowed()),
-                    reply.nowMicros(),
-                    sentMicros,
-                    now);
-            return decision;
-        }
-
-        /** Redis did not decide: the failure policy does; a timed-out request may still be answered late. */
-        private Decision failed(StoreFailure failure) {
-            if (failure.redisFault()) {
-                breaker.onFailure(timeSource.nowMicros());
-            } else {
-                breaker.onSuccess(); // Redis answered; only this key's value is wrong
-            }
-            metrics.failed(failure.cause());
-            Decision decided = decideWithout(degradation(policy, failure.cause(), failure.detail()));
-            Decision late;
-            synchronized (this) {
-                fallback = decided;
-                late = lateAnswer;
-            }
-            if (late != null) {
-                settle(decided, late);
-            }
-            return decided;
-        }
-
-        /**
-         * Decides by the failure policy. A request that {@code LOCAL} admits while Redis cannot be asked (the
-         * breaker is open, or Redis is unreachable) is noted, to be charged to Redis once it answers again.
-         */
-        private Decision decideWithout(Degradation degradation) {
-            Decision decided = reserving ? reserveWithout(degradation) : fallback(key, policy, cost, degradation);
-            boolean unseenByRedis = degradation.cause() == Degradation.Cause.CIRCUIT_OPEN
-                    || degradation.cause() == Degradation.Cause.UNREACHABLE;
-            if (decided.allowed() && unseenByRedis && degradation.fallback() == FailurePolicy.LOCAL) {
-                unseen.add(policy, key, cost);
-            }
-            metrics.decided(policy, decided);
-            return decided;
-        }
-
-        /** Decides a reservation by the failure policy: LOCAL reserves on this instance's bucket. */
-        private Decision reserveWithout(Degradation degradation) {
-            degradations.degraded(policy, degradation);
-            boolean allowed = switch (degradation.fallback()) {
-                case ALLOW -> true;
-                case DENY -> false;
-                case LOCAL -> {
-                    waitMicros = cost <= local.share(policy).maxCost()
-                            ? local.reserve(policy, key, cost, maxWaitMicros)
-                            : -1;
-                    yield waitMicros >= 0;
-                }
-            };
-            waitMicros = Math.max(0, waitMicros);
-            return degradedDecision(policy, allowed, degradation);
-        }
-
-        /**
-         * Settles a request that the failure policy decided and Redis decided too, later: one that Redis
-         * refused but the fallback admitted is charged all the same; one that Redis charged but the fallback
-         * refused gets its tokens back.
-         */
-        private void settle(Decision decidedInstead, Decision redisDecision) {
-            if (decidedInstead.allowed() && !redisDecision.allowed()) {
-                metrics.overLimit(policy);
-                degradations.overLimit(policy, key);
-                adjust(key, policy, cost, ANY_WAIT_MICROS);
-            } else if (!decidedInstead.allowed() && redisDecision.allowed()) {
-                metrics.refunded(policy);
-                adjust(key, policy, -cost, 0);
-            }
-        }
-    }
-
-    /**
-     * Charges {@code cost} to the key's bucket in Redis whatever it holds (a request that the failure policy
-     * admitted), or gives {@code -cost} back (a request that it refused), without a budget; Redis's answer
-     * updates what this instance knows. The stage fails if Redis could not be asked.
-     */
-    private CompletableFuture<ScriptReply> adjust(String key, Policy policy, long cost, long maxWaitMicros) {
-        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
-        if (redis == null) {
-            return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis"));
-        }
-        long sent = timeSource.nowMicros();
-        CompletableFuture<ScriptReply> reply;
-        try {
-            reply = script.run(redis, keys.key(policy.name(), key), arguments(policy, cost, maxWaitMicros))
-                    .thenApply(ScriptReply::of);
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        return reply.whenComplete((answer, failure) -> {
-            if (failure != null) {
-                LOG.log(Level.DEBUG, () -> "Tollgate: charging or refunding key '" + key + "' failed", failure);
-                return;
-            }
-            local.learn(
-                    policy,
-                    key,
-                    answer.debtsAfter(
-                            policy,
-                            cost,
-                            TokenBucket.allFit(policy.limits(), answer.debtsBefore(), cost, maxWaitMicros)),
-                    answer.nowMicros(),
-                    sent,
-                    timeSource.nowMicros());
-            if (cost < 0 && denyCache != null) {
-                denyCache.refunded(policy, key, sent);
-            }
-        });
-    }
-
-    /**
-     * Charges to Redis what {@code LOCAL} admitted for a key while Redis could not be asked; if Redis cannot
-     * be reached for it either, notes it again.
-     */
-    private void chargeUnseen(String key, Policy policy, long cost) {
-        adjust(key, policy, cost, ANY_WAIT_MICROS).whenComplete((charged, failure) -> {
-            if (failure != null
-                    && StoreFailure.classify(failure, timeout, "").cause() == Degradation.Cause.UNREACHABLE) {
-                unseen.add(policy, key, cost);
-            }
-        });
-    }
-
-    /** Returns the arguments of token_bucket.lua for one request. */
-    private byte[][] arguments(Policy policy, long cost, long maxWaitMicros) {
-        byte[][] fixed = policyArguments(policy);
-        byte[][] args = new byte[fixed.length + 3][];
-        args[0] = TokenBucketScript.nowArgument(clientClock);
-        args[1] = TokenBucketScript.ascii(cost);
-        args[2] = TokenBucketScript.ascii(maxWaitMicros);
-        System.arraycopy(fixed, 0, args, 3, fixed.length);
-        return args;
-    }
-
-    private Degradation degradation(Policy policy, Degradation.Cause cause, String detail) {
-        return new Degradation(cause, failurePolicy(policy), detail);
-    }
-
-    /** Decides by the failure policy, without Redis: {@code LOCAL} on this instance's bucket of the key. */
-    private Decision fallback(String key, Policy policy, long cost, Degradation degradation) {
-        degradations.degraded(policy, degradation);
-        return switch (degradation.fallback()) {
-            case ALLOW -> degradedDecision(policy, true, degradation);
-            case DENY -> degradedDecision(policy, false, degradation);
-            case LOCAL ->
-                cost <= local.share(policy).maxCost()
-                        ? local.tryAcquire(policy, key, cost).degradedBy(degradation)
-                        : degradedDecision(policy, false, degradation);
-        };
-    }
-
-    /** A decision made without any bucket: the first limit, as if full (allowed) or empty (refused). */
-    private static Decision degradedDecision(Policy policy, boolean allowed, Degradation degradation) {
-        Limit limit = policy.limits().get(0);
-        return new Decision(
-                allowed, limit, 0, allowed ? limit.capacity() : 0, allowed ? 0 : DEGRADED_RETRY_MICROS, 0, degradation);
-    }
-
-    private FailurePolicy failurePolicy(Policy policy) {
-        return failurePolicies.getOrDefault(policy.name(), failurePolicy);
-    }
-
-    /**
-     * Returns the policy's limits as both scripts take and store them: {@code "C,P,N;..."}, and {@code "#I;..."}
-     * with the debt of a new bucket of each limit when any does not start full.
-     */
-    private byte[] batchLimits(Policy policy) {
-        return policyArguments(policy)[0];
-    }
-
-    /**
-     * Returns the policy's part of the one-decision script's arguments: its limits as {@link #batchLimits}
-     * gives them, then C, P, N and the debt of a new bucket of each limit.
-     */
-    private byte[][] policyArguments(Policy policy) {
-        byte[][] cached = policyArguments.get(policy);
-        if (cached != null) {
-            return cached;
-        }
-        List<Limit> limits = policy.limits();
-        byte[][] args = new byte[1 + 4 * limits.size()][];
-        List<String> described = new ArrayList<>();
-        List<String> initial = new ArrayList<>();
-        for (int i = 0; i < limits.size(); i++) {
-            Limit limit = limits.get(i);
-            long[] cpni = {
-                limit.capacity(),
-                limit.refill().ticksPerToken(),
-                limit.refill().ticksPerMicrosecond(),
-                limit.initialDebtTicks()
-            };
-            described.add(cpni[0] + "," + cpni[1] + "," + cpni[2]);
-            initial.add(Long.toString(cpni[3]));
-            for (int j = 0; j < 4; j++) {
-                args[1 + 4 * i + j] = TokenBucketScript.ascii(cpni[j]);
-            }
-        }
-        boolean allFull = limits.stream().allMatch(limit -> limit.initialTokens() == limit.capacity());
-        String text = String.join(";", described) + (allFull ? "" : "#" + String.join(";", initial));
-        args[0] = text.getBytes(StandardCharsets.US_ASCII);
-        if (policyArguments.size() >= MAX_CACHED_POLICIES) {
-            policyArguments.clear(); // policies made on the fly: keep the cache bounded
-        }
-        policyArguments.put(policy, args);
-        return args;
-    }
-
-    private static long micros(Duration duration) {
-        return Arguments.maxWaitMicros(duration);
+    /** Returns the guard around the Redis store; for tests. */
+    GuardedRateLimiter<byte[]> guard() {
+        return guard;
     }
 
     /**

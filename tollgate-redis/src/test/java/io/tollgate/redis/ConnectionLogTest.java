@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionException;
+import io.tollgate.LoggedLines;
 import io.tollgate.ManualTimeSource;
 import java.net.ConnectException;
 import java.time.Duration;

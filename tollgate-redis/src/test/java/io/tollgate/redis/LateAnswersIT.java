@@ -10,7 +10,6 @@ import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
-import io.tollgate.TimeSource;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -226,9 +225,7 @@ class LateAnswersIT {
 
         assertThat(whileFrozen.degraded()).isTrue();
         awaitKnowledgeMatchesRedis(List.of(limiter), TWO_PER_HOUR, "heidi");
-        assertThat(limiter.denyCache()
-                        .refusedForMicros(
-                                TWO_PER_HOUR, "heidi", 1, TimeSource.system().nowMicros()))
+        assertThat(limiter.guard().cachedRefusalMicros(TWO_PER_HOUR, "heidi", 1))
                 .as("Redis refused the late request: the refusal is remembered")
                 .isPositive();
     }
@@ -242,7 +239,7 @@ class LateAnswersIT {
         await("each instance knows the bucket as Redis holds it", () -> {
             long ttlMillis = (Long) redis.server().command("PTTL", "tollgate:" + policy.name() + ":" + key);
             return instances.stream().allMatch(instance -> {
-                long untilFull = instance.localBuckets().untilFullMicros(policy, key);
+                long untilFull = instance.guard().knownUntilFullMicros(policy, key);
                 return Math.abs(untilFull / 1_000 - ttlMillis) <= 20;
             });
         });

@@ -8,6 +8,7 @@ import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
+import io.tollgate.LoggedLines;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;

@@ -1,4 +1,4 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -7,7 +7,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Ends the calls to Redis that outlast the limiter's time budget, by completing them with a {@link
+ * Ends the calls to the store that outlast the limiter's time budget, by completing them with a {@link
  * TimeoutException}.
  *
  * <p>Every call has the same budget, so calls reach their deadlines in the order they started. One queue in

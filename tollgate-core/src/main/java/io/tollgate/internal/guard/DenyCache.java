@@ -1,4 +1,4 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -12,18 +12,18 @@ import java.util.concurrent.ConcurrentMap;
 
 /**
  * Remembers refusals, so that a client hammering an empty bucket is refused locally instead of costing a
- * Redis call per request.
+ * call to the store per request.
  *
- * <p>When Redis refuses a request of cost {@code c} with retry-after {@code T}, no request of cost {@code
+ * <p>When the store refuses a request of cost {@code c} with retry-after {@code T}, no request of cost {@code
  * c} can pass before {@code T} has elapsed: other instances can only take tokens from the bucket, never add
- * them. So until then requests of that cost are refused here, with the retry-after that Redis would give,
- * and requests of any other cost still go to Redis. {@code T} is counted from when the request was sent,
- * before Redis decided, so a local refusal never outlasts the real one. Like any decision's, the retry-after
+ * them. So until then requests of that cost are refused here, with the retry-after that the store would give,
+ * and requests of any other cost still go to the store. {@code T} is counted from when the request was sent,
+ * before the store decided, so a local refusal never outlasts the real one. Like any decision's, the retry-after
  * given assumes that nobody else takes tokens meanwhile; if other instances do, the real one is longer.
  *
  * <p>A key refused recently stays known for a second after its refusal ends. While one request for such a
- * key asks Redis again (the <em>probe</em>), the others wait for its answer and then decide again, so that
- * the many threads of a server flooded by one client do not all call Redis each time a token comes due.
+ * key asks the store again (the <em>probe</em>), the others wait for its answer and then decide again, so that
+ * the many threads of a server flooded by one client do not all call the store each time a token comes due.
  *
  * <p>Bounded. Thread-safe.
  */
@@ -38,7 +38,7 @@ final class DenyCache {
 
     /**
      * What to do with a request: refuse it here ({@code refusal}), wait for the probe in flight and then
-     * decide again ({@code probe}), or ask Redis, as the probe if {@code probing} (then call {@link
+     * decide again ({@code probe}), or ask the store, as the probe if {@code probing} (then call {@link
      * #probed}).
      */
     record Lookup(Decision refusal, CompletableFuture<Void> probe, boolean probing) {}
@@ -81,7 +81,7 @@ final class DenyCache {
     }
 
     /**
-     * Takes note of what Redis answered for a request of {@code cost} sent at {@code sentMicros}: a refusal
+     * Takes note of what the store answered for a request of {@code cost} sent at {@code sentMicros}: a refusal
      * is remembered; anything else ends the remembered refusal, since this instance's own request has just
      * changed the bucket.
      */
@@ -98,7 +98,7 @@ final class DenyCache {
 
     /**
      * Ends any remembered refusal of the key as of {@code sentMicros}: tokens were given back to its bucket
-     * then, so the refusal may end sooner than Redis said.
+     * then, so the refusal may end sooner than the store said.
      */
     void refunded(Policy policy, String key, long sentMicros) {
         denials.asMap()
@@ -125,7 +125,7 @@ final class DenyCache {
 
     /**
      * Returns the refusal that a remembered denial gives a request of {@code cost} at {@code nowMicros}, or
-     * null: what Redis would answer now, with retry-after and reset-after counted down and the tokens
+     * null: what the store would answer now, with retry-after and reset-after counted down and the tokens
      * regained meanwhile (whole tokens only, still fewer than the cost).
      */
     private static Decision refusal(Denial denial, Policy policy, long cost, long nowMicros) {
@@ -137,7 +137,7 @@ final class DenyCache {
         long reset = Math.max(0, refused.resetAfterMicros() - elapsed);
         long remaining = remaining(refused.limit(), cost, reset);
         if (remaining < 0) {
-            return null; // cannot be told exactly here: ask Redis
+            return null; // cannot be told exactly here: ask the store
         }
         return new Decision(
                 false, refused.limit(), refused.limitIndex(), remaining, denial.untilMicros - nowMicros, reset);

@@ -1,8 +1,8 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.redis.CircuitBreaker.State;
+import io.tollgate.internal.guard.CircuitBreaker.State;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

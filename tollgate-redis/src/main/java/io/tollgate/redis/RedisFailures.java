@@ -4,19 +4,15 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.tollgate.Degradation;
+import io.tollgate.internal.guard.StoreFailure;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 
-/**
- * Why a call to Redis failed, sorted by what the limiter does about it.
- *
- * @param cause what kept Redis from deciding
- * @param detail a message naming the Redis key and the error
- * @param redisFault whether Redis itself is at fault (counted by the circuit breaker), rather than the
- *     value of one key (a key of another type, or someone else's string)
- */
-record StoreFailure(Degradation.Cause cause, String detail, boolean redisFault) {
+/** Sorts the ways a call to Redis fails into what the guard does about them. Stateless. */
+final class RedisFailures {
+
+    private RedisFailures() {}
 
     static StoreFailure classify(Throwable failure, Duration timeout, byte[] bucketKey) {
         return classify(failure, timeout, " (deciding for key '" + BucketKeys.describe(bucketKey) + "')");

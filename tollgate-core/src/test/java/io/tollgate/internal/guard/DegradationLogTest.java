@@ -1,10 +1,11 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
+import io.tollgate.LoggedLines;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
@@ -17,15 +18,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** What an operator reads about degraded decisions: the first at once, then one line per 10 s, counted. */
 class DegradationLogTest {
 
+    private static final String LOGGER = "io.tollgate.redis.RedisRateLimiter";
+
     private static final Policy POLICY = Policy.of("per-client", Limit.of(5, Rate.perSecond(1)));
     private static final Degradation TIMEOUT =
             new Degradation(Degradation.Cause.TIMEOUT, FailurePolicy.LOCAL, "Redis did not answer within 50 ms");
 
     private final ManualTimeSource time = new ManualTimeSource();
-    private final DegradationLog log = new DegradationLog(time);
+    private final DegradationLog log = new DegradationLog(time, System.getLogger(LOGGER), "Redis");
 
     @RegisterExtension
-    final LoggedLines logged = new LoggedLines(RedisRateLimiter.class);
+    final LoggedLines logged = new LoggedLines(LOGGER);
 
     @Test
     void logsTheFirstDegradedDecisionAtOnceAndThenAtMostOneCountedLinePerTenSeconds() {

@@ -1,4 +1,4 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import io.tollgate.Policy;
 import java.util.Map;
@@ -6,10 +6,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Requests that the {@code LOCAL} failure policy admitted while Redis could not be asked (the circuit
- * breaker was open, or there was no connection), so that Redis never saw them: their costs, summed per key,
- * are charged to Redis once it answers again, and every admission is charged there in the end. Requests
- * that reached Redis need no such note: Redis's own answer, in time or late, accounts for them.
+ * Requests that the {@code LOCAL} failure policy admitted while the store could not be asked (the circuit
+ * breaker was open, or there was no connection), so that the store never saw them: their costs, summed per key,
+ * are charged to the store once it answers again, and every admission is charged there in the end. Requests
+ * that reached the store need no such note: the store's own answer, in time or late, accounts for them.
  *
  * <p>Bounded: at most {@code maximumKeys} keys are noted; admissions for further keys while it is full are
  * not charged later. Thread-safe.
@@ -31,7 +31,7 @@ final class UnseenCharges {
         this.maximumKeys = maximumKeys;
     }
 
-    /** Notes a request of {@code cost} that was admitted without Redis. */
+    /** Notes a request of {@code cost} that was admitted without the store. */
     void add(Policy policy, String key, long cost) {
         Key noted = new Key(policy, key);
         if (costs.size() < maximumKeys || costs.containsKey(noted)) {
@@ -41,7 +41,7 @@ final class UnseenCharges {
 
     /**
      * Hands every noted charge to {@code charger} and forgets it, unless there is none or another thread is
-     * doing so. Called before every call to Redis, so that the charges go ahead of the calls of this thread;
+     * doing so. Called before every call to the store, so that the charges go ahead of the calls of this thread;
      * cheap when there is nothing to do.
      */
     void flush(Charger charger) {

@@ -1,29 +1,19 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import io.tollgate.Decision;
 import io.tollgate.Policy;
 import io.tollgate.internal.TokenBucket;
-import java.util.List;
 
 /**
- * What Redis reported for one request: the time it decided, and the debt of each limit of the bucket just
+ * What the store reported for one request: the time it decided, and the debt of each limit of the bucket just
  * before the request (after refill, and conversion if the policy changed). Everything else, whether the
  * request passed included, follows from these through {@link TokenBucket}, the arithmetic that both scripts
  * repeat: the script charged the request exactly when {@link #decision} allows it.
  *
- * @param nowMicros Redis's time of the decision (or the caller's, with a client clock), in microseconds
+ * @param nowMicros the store's time of the decision (or the caller's, with a client clock), in microseconds
  * @param debtsBefore the debt of each limit, in the order of the policy's limits, in ticks
  */
-record ScriptReply(long nowMicros, long[] debtsBefore) {
-
-    /** Reads the reply of {@code token_bucket.lua}: {@code {now, D1, D2, ...}}. */
-    static ScriptReply of(List<Object> reply) {
-        long[] debts = new long[reply.size() - 1];
-        for (int i = 0; i < debts.length; i++) {
-            debts[i] = (Long) reply.get(1 + i);
-        }
-        return new ScriptReply((Long) reply.get(0), debts);
-    }
+public record StoreReply(long nowMicros, long[] debtsBefore) {
 
     /** Returns the decision on a request of {@code cost} whose caller waits up to {@code maxWaitMicros}. */
     Decision decision(Policy policy, long cost, long maxWaitMicros) {

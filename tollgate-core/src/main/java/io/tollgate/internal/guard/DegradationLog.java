@@ -1,4 +1,4 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * Says in the log, at WARNING, that decisions were degraded, without flooding it: the first degraded decision
  * of a policy and cause is logged at once, and then at most one line per policy and cause every {@link
  * #INTERVAL_MICROS}, with how many there were since the line before. Likewise for admissions by the failure
- * policy that Redis's late answer showed to be over the limit. The metrics count every one of them.
+ * policy that the store's late answer showed to be over the limit. The metrics count every one of them.
  *
  * <p>Thread-safe.
  */
@@ -22,7 +22,6 @@ final class DegradationLog {
     /** The shortest time between two lines about one policy and cause: ten seconds. */
     static final long INTERVAL_MICROS = 10_000_000;
 
-    private static final System.Logger LOG = System.getLogger(RedisRateLimiter.class.getName());
     private static final int MAX_TRACKED = 1_024;
     private static final String OVER_LIMIT = "over-limit";
 
@@ -36,14 +35,22 @@ final class DegradationLog {
     }
 
     private final TimeSource time;
+    private final System.Logger log;
+    private final String store;
     private final Map<Topic, Tally> tallies = new ConcurrentHashMap<>();
 
-    DegradationLog(TimeSource time) {
+    /**
+     * @param log where the lines go: the logger of the limiter the application built, which it knows
+     * @param store the store's name in the lines, such as {@code Redis}
+     */
+    DegradationLog(TimeSource time, System.Logger log, String store) {
         this.time = time;
+        this.log = log;
+        this.store = store;
     }
 
     /**
-     * Notes a decision that the failure policy made because Redis could not, as {@code degradation} says;
+     * Notes a decision that the failure policy made because the store could not, as {@code degradation} says;
      * those of a warm-up ({@link RateLimiter#warmUp}), cold by design, are not logged.
      */
     void degraded(Policy policy, Degradation degradation) {
@@ -53,7 +60,7 @@ final class DegradationLog {
         String cause = degradation.cause().name().toLowerCase(Locale.ROOT).replace('_', '-');
         String counted = count(new Topic(policy.name(), cause), "decision");
         if (counted != null) {
-            LOG.log(
+            log.log(
                     Level.WARNING,
                     "Tollgate: policy '" + policy.name() + "': " + counted + " degraded (" + cause
                             + "), decided by the failure policy " + degradation.fallback() + "; the latest: "
@@ -62,16 +69,17 @@ final class DegradationLog {
     }
 
     /**
-     * Notes a request that the failure policy admitted after its budget ran out, and that Redis, answering
-     * late, refused: it is charged to Redis all the same, and was one request over the limit.
+     * Notes a request that the failure policy admitted after its budget ran out, and that the store, answering
+     * late, refused: it is charged to the store all the same, and was one request over the limit.
      */
     void overLimit(Policy policy, String key) {
         String counted = count(new Topic(policy.name(), OVER_LIMIT), "request");
         if (counted != null) {
-            LOG.log(
+            log.log(
                     Level.WARNING,
                     "Tollgate: policy '" + policy.name() + "': " + counted + " admitted by the failure policy"
-                            + " while Redis was late, and over the limit by its late answer; charged to Redis"
+                            + " while " + store + " was late, and over the limit by its late answer; charged to "
+                            + store
                             + " (the latest for key '" + key + "')");
         }
     }

@@ -1,9 +1,9 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Stops calling Redis while it is failing, so that callers get their fallback at once instead of waiting
+ * Stops calling the store while it is failing, so that callers get their fallback at once instead of waiting
  * out a time budget on every request.
  *
  * <p>Closed, it lets every call through and counts consecutive failures; after {@code threshold} of them
@@ -14,10 +14,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Lock-free: the state is one immutable object swapped by compare-and-set.
  */
-final class CircuitBreaker {
+public final class CircuitBreaker {
 
     /** The state, for metrics: closed 0, half-open 1, open 2. */
-    enum State {
+    public enum State {
         CLOSED,
         HALF_OPEN,
         OPEN
@@ -37,7 +37,7 @@ final class CircuitBreaker {
         this.snapshot = new AtomicReference<>(closed());
     }
 
-    /** Returns whether a call may go to Redis now; if it opens a half-open probe, this call is the probe. */
+    /** Returns whether a call may go to the store now; if it opens a half-open probe, this call is the probe. */
     boolean tryCall(long nowMicros) {
         for (; ; ) {
             Snapshot current = snapshot.get();
@@ -58,7 +58,7 @@ final class CircuitBreaker {
         }
     }
 
-    /** Records a call that Redis answered. */
+    /** Records a call that the store answered. */
     void onSuccess() {
         Snapshot current = snapshot.get();
         if (current.state != State.CLOSED || current.failures != 0) {
@@ -67,7 +67,7 @@ final class CircuitBreaker {
     }
 
     /**
-     * Records an answer that came after its call's budget ran out: Redis is alive again, if slow, so an open
+     * Records an answer that came after its call's budget ran out: the store is alive again, if slow, so an open
      * breaker lets the next call through as a probe at once instead of waiting out its pause.
      */
     void onLateAnswer() {
@@ -83,7 +83,7 @@ final class CircuitBreaker {
         }
     }
 
-    /** Records a call that failed for a reason on Redis's side. */
+    /** Records a call that failed for a reason on the store's side. */
     void onFailure(long nowMicros) {
         for (; ; ) {
             Snapshot current = snapshot.get();
@@ -104,7 +104,7 @@ final class CircuitBreaker {
         }
     }
 
-    State state() {
+    public State state() {
         return snapshot.get().state;
     }
 

@@ -1,4 +1,4 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import com.github.benmanes.caffeine.cache.Expiry;
 import java.util.function.ToLongFunction;

@@ -1,4 +1,4 @@
-package io.tollgate.redis;
+package io.tollgate;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * goes when no other backend is installed), for tests of what the log says. Register it with
  * {@code @RegisterExtension} as an instance field.
  */
-final class LoggedLines implements BeforeEachCallback, AfterEachCallback {
+public final class LoggedLines implements BeforeEachCallback, AfterEachCallback {
 
     private final Logger logger;
     private final List<LogRecord> lines = new CopyOnWriteArrayList<>();
@@ -32,12 +32,17 @@ final class LoggedLines implements BeforeEachCallback, AfterEachCallback {
     };
 
     /** Captures what the logger named after {@code type} writes. */
-    LoggedLines(Class<?> type) {
-        this.logger = Logger.getLogger(type.getName());
+    public LoggedLines(Class<?> type) {
+        this(type.getName());
+    }
+
+    /** Captures what the logger named {@code name} writes. */
+    public LoggedLines(String name) {
+        this.logger = Logger.getLogger(name);
     }
 
     /** The lines written so far in this test, in order. */
-    List<LogRecord> lines() {
+    public List<LogRecord> lines() {
         return lines;
     }
 

@@ -1,4 +1,4 @@
-package io.tollgate.redis;
+package io.tollgate.internal.guard;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -15,19 +15,19 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The buckets this instance knows, on which the {@code LOCAL} failure policy decides: for each key that
- * Redis decided lately, the debts Redis last reported, as of when its answer arrived, plus what the fallback
- * charged since. A key that Redis last reported empty is therefore refused here with the retry-after its
+ * the store decided lately, the debts the store last reported, as of when its answer arrived, plus what the fallback
+ * charged since. A key that the store last reported empty is therefore refused here with the retry-after its
  * bucket implies, and one with tokens left admits only those. Only keys this instance never saw (or forgot)
  * start full.
  *
  * <p><b>Shares.</b> With {@code expectedInstances} n above 1, each instance decides on its share of a
- * policy: each limit's capacity divided by n (rounded up) and its rate divided by n. A bucket that Redis
+ * policy: each limit's capacity divided by n (rounded up) and its rate divided by n. A bucket that the store
  * reported is brought into the share by its time: the share is full again when the real bucket would be,
  * so the instances together hold about what the real bucket held.
  *
- * <p><b>Time.</b> An answer is taken as of its arrival, after Redis decided, so the bucket here refills no
+ * <p><b>Time.</b> An answer is taken as of its arrival, after the store decided, so the bucket here refills no
  * sooner than the real one. Answers that arrive out of order (batches of one key on their way together, a
- * late answer after a newer one) are told apart by the Redis time they carry: an older one never replaces
+ * late answer after a newer one) are told apart by the the store's time they carry: an older one never replaces
  * a newer one.
  *
  * <p><b>Bounds.</b> At most {@code maximumKeys} keys, the least used dropped first; a key is also dropped
@@ -49,7 +49,7 @@ final class LocalBuckets {
         private long[] debts;
         private long atMicros;
         private long redisMicros;
-        /** When the fallback last charged this bucket: Redis's answers to requests sent before miss that. */
+        /** When the fallback last charged this bucket: the store's answers to requests sent before miss that. */
         private long chargedLocallyMicros = Long.MIN_VALUE;
         /** When the cache drops this key unless it is written again; moved on only when the bucket nears it. */
         private volatile long forgetAtMicros;
@@ -106,6 +106,9 @@ final class LocalBuckets {
     private final Cache<Key, Known> known;
     private final Map<Policy, Policy> shares = new ConcurrentHashMap<>();
 
+    /** How many keys the guard keeps what it learnt of, and unseen charges for. */
+    static final long DEFAULT_KEYS = 100_000;
+
     LocalBuckets(long maximumKeys, int expectedInstances, TimeSource time) {
         this.time = time;
         this.expectedInstances = expectedInstances;
@@ -118,10 +121,10 @@ final class LocalBuckets {
     }
 
     /**
-     * Takes note of what Redis reported for a key: its real bucket's {@code debts} (an array this class may
+     * Takes note of what the store reported for a key: its real bucket's {@code debts} (an array this class may
      * keep and change) after a request sent at
-     * {@code sentMicros} that Redis decided at {@code redisMicros}, as of {@code nowMicros}, when the answer
-     * arrived. If the fallback charged the bucket here after that request was sent, Redis cannot have seen
+     * {@code sentMicros} that the store decided at {@code redisMicros}, as of {@code nowMicros}, when the answer
+     * arrived. If the fallback charged the bucket here after that request was sent, the store cannot have seen
      * that charge yet: each limit keeps the larger debt of the two, so that nothing admitted is forgotten.
      */
     void learn(Policy policy, String key, long[] debts, long redisMicros, long sentMicros, long nowMicros) {

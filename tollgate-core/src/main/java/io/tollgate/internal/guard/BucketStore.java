@@ -1,0 +1,52 @@
+package io.tollgate.internal.guard;
+
+import io.tollgate.Policy;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What a backend does for the {@link GuardedRateLimiter}: applies a charge to the buckets of one key
+ * atomically and reports what they held, so that the guard works out every decision with the same
+ * arithmetic. The guard owns everything around it: the time budget, the circuit breakers, the failure
+ * policy and its {@code LOCAL} fallback, the deny cache and the metrics.
+ *
+ * <p>Implementations are thread-safe, and never block in any method.
+ *
+ * @param <A> where a key's buckets live in the store (such as a Redis key), worked out once per request
+ */
+public interface BucketStore<A> {
+
+    /** Returns the store's name for messages and log lines, such as {@code Redis}. */
+    String name();
+
+    /** Returns where the buckets of {@code key} under {@code policy} live. */
+    A address(String key, Policy policy);
+
+    /**
+     * Returns the node that serves {@code address}: the guard keeps one circuit breaker per node, so that one
+     * node failing degrades only the keys it serves.
+     */
+    String nodeOf(A address);
+
+    /** Returns null when the store can be called now, or why it cannot, for messages. */
+    String unavailable();
+
+    /**
+     * Takes {@code cost} tokens (a negative cost gives tokens back) from every limit of the buckets at
+     * {@code address}, if all of them can give it within {@code maxWaitMicros}, in one atomic step; a cost
+     * of 0 only reads. The stage completes with the buckets' state just before, or exceptionally, for {@link
+     * #classify} to sort. It has no timeout of its own.
+     *
+     * @param batchable whether the request may travel with others (an ordinary decision), rather than alone
+     */
+    CompletableFuture<StoreReply> charge(A address, Policy policy, long cost, long maxWaitMicros, boolean batchable);
+
+    /** Deletes the buckets at {@code address}; the stage fails as {@link #charge}'s does. */
+    CompletableFuture<Void> delete(A address);
+
+    /**
+     * Sorts a failed call into what the guard does about it.
+     *
+     * @param address the buckets the call was for, named in the detail; null for a call about none
+     */
+    StoreFailure classify(Throwable failure, A address);
+}

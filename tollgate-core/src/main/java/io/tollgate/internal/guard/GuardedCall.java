@@ -1,0 +1,203 @@
+package io.tollgate.internal.guard;
+
+import io.tollgate.Decision;
+import io.tollgate.Degradation;
+import io.tollgate.FailurePolicy;
+import io.tollgate.Policy;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One request on its way to the store, raced against the time budget. The answer comes from the store if
+ * it answers in time, else from the failure policy; either way the store's answer, when it comes, updates
+ * what this instance knows, and a late one settles any difference from the failure policy's decision.
+ *
+ * <p>Used once, by one request; its late answer may come on another thread, hence the lock.
+ */
+final class GuardedCall<A> {
+
+    private final GuardedRateLimiter<A> guard;
+    private final String key;
+    private final Policy policy;
+    private final long cost;
+    private final boolean reserving;
+    private final long maxWaitMicros;
+    private final long sentMicros;
+    private final A address;
+    private CircuitBreaker breaker;
+    /** For a reservation: how long to wait before using the tokens. */
+    private long waitMicros;
+    /** Guarded by this: the failure policy's decision, once the budget ran out. */
+    private Decision fallback;
+    /** Guarded by this: the store's decision, if it came after the budget ran out but before the fallback. */
+    private Decision lateAnswer;
+
+    /**
+     * @param reserving whether this is a reservation ({@link GuardedRateLimiter#acquire}), which may take
+     *     tokens ahead of time as far as {@code maxWaitMicros} allows, and then tells how long to wait
+     */
+    GuardedCall(
+            GuardedRateLimiter<A> guard,
+            String key,
+            Policy policy,
+            long cost,
+            boolean reserving,
+            long maxWaitMicros,
+            long sentMicros) {
+        this.guard = guard;
+        this.key = key;
+        this.policy = policy;
+        this.cost = cost;
+        this.reserving = reserving;
+        this.maxWaitMicros = maxWaitMicros;
+        this.sentMicros = sentMicros;
+        this.address = guard.store.address(key, policy);
+    }
+
+    /** Sends the request; the stage completes within the budget, never exceptionally. */
+    CompletableFuture<Decision> start() {
+        breaker = guard.breakerFor(address);
+        if (!breaker.tryCall(sentMicros)) {
+            guard.metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
+            return CompletableFuture.completedFuture(decideWithout(guard.degradation(
+                    policy,
+                    Degradation.Cause.CIRCUIT_OPEN,
+                    guard.store.name() + " failed repeatedly; not called for now")));
+        }
+        String unavailable = guard.store.unavailable();
+        if (unavailable != null) {
+            return CompletableFuture.completedFuture(
+                    failed(new StoreFailure(Degradation.Cause.UNREACHABLE, unavailable, true)));
+        }
+        guard.unseen.flush(guard::chargeUnseen); // ahead of this call, on its connection
+        CompletableFuture<StoreReply> sending;
+        try {
+            sending = guard.store.charge(address, policy, cost, maxWaitMicros, maxWaitMicros == 0);
+        } catch (RuntimeException e) {
+            sending = CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<StoreReply> inTime = new CompletableFuture<>();
+        sending.whenComplete((reply, failure) -> {
+            boolean first = failure == null ? inTime.complete(reply) : inTime.completeExceptionally(failure);
+            if (!first && failure == null) {
+                late(reply);
+            }
+        });
+        return guard.deadlines
+                .limit(inTime)
+                .handle((reply, failure) ->
+                        failure == null ? answered(reply) : failed(guard.store.classify(failure, address)));
+    }
+
+    /** For a reservation that was allowed: how long to wait before using the tokens, in µs. */
+    long waitMicros() {
+        return waitMicros;
+    }
+
+    /** The store answered within the budget: its decision is the answer. */
+    private Decision answered(StoreReply reply) {
+        breaker.onSuccess();
+        Decision decision = learn(reply);
+        if (reserving && decision.allowed()) {
+            waitMicros = reply.waitMicros(policy, cost);
+        }
+        guard.metrics.decided(policy, decision);
+        return decision;
+    }
+
+    /** The store answered after the budget ran out: it still teaches, and settles with the fallback. */
+    private void late(StoreReply reply) {
+        breaker.onLateAnswer();
+        guard.unseen.flush(guard::chargeUnseen);
+        Decision decision = learn(reply);
+        Decision decidedInstead;
+        synchronized (this) {
+            decidedInstead = fallback;
+            if (decidedInstead == null) {
+                lateAnswer = decision; // the fallback is being decided: it settles when it is
+                return;
+            }
+        }
+        settle(decidedInstead, decision);
+    }
+
+    /** Takes note of what the store reported and returns its decision on this request. */
+    private Decision learn(StoreReply reply) {
+        long now = guard.time.nowMicros();
+        guard.metrics.answered(Math.max(0, now - sentMicros));
+        Decision decision = reply.decision(policy, cost, maxWaitMicros);
+        if (guard.denyCache != null) {
+            guard.denyCache.update(policy, key, cost, sentMicros, decision);
+        }
+        guard.local.learn(
+                policy, key, reply.debtsAfter(policy, cost, decision.allowed()), reply.nowMicros(), sentMicros, now);
+        return decision;
+    }
+
+    /** The store did not decide: the failure policy does; a timed-out request may still be answered late. */
+    private Decision failed(StoreFailure failure) {
+        if (failure.storeFault()) {
+            breaker.onFailure(guard.time.nowMicros());
+        } else {
+            breaker.onSuccess(); // the store answered; only this key's value is wrong
+        }
+        guard.metrics.failed(failure.cause());
+        Decision decided = decideWithout(guard.degradation(policy, failure.cause(), failure.detail()));
+        Decision late;
+        synchronized (this) {
+            fallback = decided;
+            late = lateAnswer;
+        }
+        if (late != null) {
+            settle(decided, late);
+        }
+        return decided;
+    }
+
+    /**
+     * Decides by the failure policy. A request that {@code LOCAL} admits while the store cannot be asked (the
+     * breaker is open, or the store is unreachable) is noted, to be charged once it answers again.
+     */
+    private Decision decideWithout(Degradation degradation) {
+        Decision decided = reserving ? reserveWithout(degradation) : guard.fallback(key, policy, cost, degradation);
+        boolean unseenByStore = degradation.cause() == Degradation.Cause.CIRCUIT_OPEN
+                || degradation.cause() == Degradation.Cause.UNREACHABLE;
+        if (decided.allowed() && unseenByStore && degradation.fallback() == FailurePolicy.LOCAL) {
+            guard.unseen.add(policy, key, cost);
+        }
+        guard.metrics.decided(policy, decided);
+        return decided;
+    }
+
+    /** Decides a reservation by the failure policy: LOCAL reserves on this instance's bucket. */
+    private Decision reserveWithout(Degradation degradation) {
+        guard.degradations.degraded(policy, degradation);
+        boolean allowed = switch (degradation.fallback()) {
+            case ALLOW -> true;
+            case DENY -> false;
+            case LOCAL -> {
+                waitMicros = cost <= guard.local.share(policy).maxCost()
+                        ? guard.local.reserve(policy, key, cost, maxWaitMicros)
+                        : -1;
+                yield waitMicros >= 0;
+            }
+        };
+        waitMicros = Math.max(0, waitMicros);
+        return GuardedRateLimiter.degradedDecision(policy, allowed, degradation);
+    }
+
+    /**
+     * Settles a request that the failure policy decided and the store decided too, later: one that the store
+     * refused but the fallback admitted is charged all the same; one that the store charged but the fallback
+     * refused gets its tokens back.
+     */
+    private void settle(Decision decidedInstead, Decision storeDecision) {
+        if (decidedInstead.allowed() && !storeDecision.allowed()) {
+            guard.metrics.overLimit(policy);
+            guard.degradations.overLimit(policy, key);
+            guard.adjust(key, policy, cost, GuardedRateLimiter.ANY_WAIT_MICROS);
+        } else if (!decidedInstead.allowed() && storeDecision.allowed()) {
+            guard.metrics.refunded(policy);
+            guard.adjust(key, policy, -cost, 0);
+        }
+    }
+}

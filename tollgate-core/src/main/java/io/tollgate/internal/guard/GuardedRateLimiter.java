@@ -1,0 +1,310 @@
+package io.tollgate.internal.guard;
+
+import io.tollgate.BucketState;
+import io.tollgate.Decision;
+import io.tollgate.Degradation;
+import io.tollgate.FailurePolicy;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.RateLimiter;
+import io.tollgate.TimeSource;
+import io.tollgate.internal.Arguments;
+import io.tollgate.internal.TokenBucket;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * A rate limiter over a {@link BucketStore}, and everything a store needs around it: the time budget, a
+ * circuit breaker per node, the failure policy and its {@code LOCAL} fallback on the last state the store
+ * reported, the deny cache and the metrics. A decision walks down to the store once and back once; a
+ * store's answer that comes after the budget ran out still teaches, and settles any difference from what
+ * the failure policy decided (see {@link GuardedCall}).
+ *
+ * <p>Thread-safe.
+ *
+ * @param <A> where the store keeps a key's buckets
+ */
+public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
+
+    /** How long a degraded refusal ({@link FailurePolicy#DENY}) tells the client to wait. */
+    public static final long DEGRADED_RETRY_MICROS = 1_000_000;
+
+    /** The longest wait of a charge that must land whatever the bucket holds: every charge but the largest. */
+    static final long ANY_WAIT_MICROS = TokenBucket.MAX_TICKS;
+
+    final BucketStore<A> store;
+    final GuardSettings settings;
+    final TimeSource time;
+    final Deadlines deadlines;
+    final DenyCache denyCache;
+    final LocalBuckets local;
+    final UnseenCharges unseen;
+    final DegradationLog degradations;
+    final MetricsRecorder metrics;
+    private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
+
+    /** Guards {@code store} as {@code settings} say. */
+    public GuardedRateLimiter(BucketStore<A> store, GuardSettings settings) {
+        this.store = store;
+        this.settings = settings;
+        this.time = settings.timeSource();
+        this.deadlines = new Deadlines(settings.timeout());
+        this.denyCache = settings.denyCacheKeys() > 0 ? new DenyCache(settings.denyCacheKeys(), time) : null;
+        this.local = new LocalBuckets(LocalBuckets.DEFAULT_KEYS, settings.expectedInstances(), time);
+        this.unseen = new UnseenCharges(LocalBuckets.DEFAULT_KEYS);
+        this.degradations = new DegradationLog(time, settings.log(), store.name());
+        this.metrics = settings.metrics();
+    }
+
+    /** Decides within the time budget; if the store cannot, the failure policy does. */
+    @Override
+    public Decision tryAcquire(String key, Policy policy, long cost) {
+        return tryAcquireAsync(key, policy, cost).toCompletableFuture().join();
+    }
+
+    /** Decides without blocking; the stage completes within the budget, never exceptionally for a fault. */
+    @Override
+    public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
+        Arguments.checkRequest(key, policy, cost);
+        return decide(key, policy, cost, time.nowMicros());
+    }
+
+    /** Decides, within the budget counted from {@code startMicros}. */
+    private CompletableFuture<Decision> decide(String key, Policy policy, long cost, long startMicros) {
+        long now = time.nowMicros();
+        DenyCache.Lookup lookup = denyCache == null ? null : denyCache.lookup(policy, key, cost, now);
+        if (lookup != null && lookup.refusal() != null) {
+            metrics.refusedFromCache(policy);
+            return CompletableFuture.completedFuture(lookup.refusal());
+        }
+        if (lookup != null && !lookup.probing() && lookup.probe() != null) {
+            // Another request for this key is asking the store: decide again once it has the answer.
+            long left = micros(settings.timeout()) - (now - startMicros);
+            if (left <= 0) {
+                return CompletableFuture.completedFuture(waitedTooLong(key, policy, cost));
+            }
+            return lookup.probe()
+                    .copy() // the probe is shared: time out this waiter only
+                    .orTimeout(left, TimeUnit.MICROSECONDS)
+                    .handle((done, failure) -> failure)
+                    .thenCompose(failure -> failure != null
+                            ? CompletableFuture.completedFuture(waitedTooLong(key, policy, cost))
+                            : decide(key, policy, cost, startMicros));
+        }
+        CompletableFuture<Decision> decision = new GuardedCall<>(this, key, policy, cost, false, 0, now).start();
+        if (lookup != null && lookup.probing()) {
+            decision.whenComplete((decided, failure) -> denyCache.probed(policy, key, lookup.probe()));
+        }
+        return decision;
+    }
+
+    /**
+     * Decides by the failure policy for a request whose budget ran out while it waited for another request
+     * for its key to ask the store; if that admits it, it is charged to the store.
+     */
+    private Decision waitedTooLong(String key, Policy policy, long cost) {
+        metrics.failed(Degradation.Cause.TIMEOUT);
+        Decision decided = fallback(
+                key,
+                policy,
+                cost,
+                degradation(
+                        policy,
+                        Degradation.Cause.TIMEOUT,
+                        "no answer within " + settings.timeout().toMillis() + " ms for key '" + key + "'"));
+        if (decided.allowed()) {
+            adjust(key, policy, cost, ANY_WAIT_MICROS);
+        }
+        metrics.decided(policy, decided);
+        return decided;
+    }
+
+    /**
+     * Blocks until the tokens are taken, reserving them ahead in the store so that waiting callers on every
+     * instance are served in turn. If the store cannot decide, the failure policy does: {@code ALLOW} returns
+     * true at once, {@code DENY} false, {@code LOCAL} waits on this instance's bucket of the key.
+     */
+    @Override
+    public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
+        Arguments.checkRequest(key, policy, cost);
+        long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
+        long now = time.nowMicros();
+        if (denyCache != null && denyCache.refusedForMicros(policy, key, cost, now) > maxWaitMicros) {
+            metrics.refusedFromCache(policy);
+            return false;
+        }
+        GuardedCall<A> call = new GuardedCall<>(this, key, policy, cost, true, maxWaitMicros, now);
+        if (!call.start().join().allowed()) {
+            return false;
+        }
+        time.sleepMicros(call.waitMicros());
+        return true;
+    }
+
+    /**
+     * Returns what the key's buckets hold in the store now, without taking anything. Within the budget.
+     *
+     * @throws IllegalStateException if the store cannot answer within the budget, saying why
+     */
+    @Override
+    public BucketState inspect(String key, Policy policy) {
+        Arguments.checkRequest(key, policy, 1);
+        A address = store.address(key, policy);
+        StoreReply reply = await(address, () -> store.charge(address, policy, 0, 0, false));
+        return BucketState.of(policy.limits(), reply.debtsBefore());
+    }
+
+    /**
+     * Deletes the key's buckets in the store, and forgets what this instance knew of them. Within the budget.
+     *
+     * @throws IllegalStateException if the store cannot answer within the budget, saying why
+     */
+    @Override
+    public void reset(String key, Policy policy) {
+        Arguments.checkRequest(key, policy, 1);
+        A address = store.address(key, policy);
+        await(address, () -> store.delete(address));
+        local.forget(policy, key);
+        if (denyCache != null) {
+            denyCache.forget(policy, key);
+        }
+    }
+
+    /** Runs one call for an operator within the budget; throws {@link IllegalStateException} saying why not. */
+    private <T> T await(A address, Supplier<CompletableFuture<T>> call) {
+        String unavailable = store.unavailable();
+        if (unavailable != null) {
+            throw new IllegalStateException(unavailable);
+        }
+        try {
+            return call.get().get(settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for " + store.name(), e);
+        } catch (Exception e) {
+            throw new IllegalStateException(store.classify(e, address).detail(), e);
+        }
+    }
+
+    /** Stops the budget's timer thread. */
+    @Override
+    public void close() {
+        deadlines.close();
+    }
+
+    /** Returns the worst state among the circuit breakers (one per node of the store). */
+    public CircuitBreaker.State breakerState() {
+        CircuitBreaker.State worst = CircuitBreaker.State.CLOSED;
+        for (CircuitBreaker breaker : breakers.values()) {
+            if (breaker.state().compareTo(worst) > 0) {
+                worst = breaker.state();
+            }
+        }
+        return worst;
+    }
+
+    /** Returns how long the deny cache will refuse a request of {@code cost} for the key, in µs; for tests. */
+    public long cachedRefusalMicros(Policy policy, String key, long cost) {
+        return denyCache == null ? 0 : denyCache.refusedForMicros(policy, key, cost, time.nowMicros());
+    }
+
+    /** Returns when the key's bucket is full again as this instance knows it, in µs from now; for tests. */
+    public long knownUntilFullMicros(Policy policy, String key) {
+        return local.untilFullMicros(policy, key);
+    }
+
+    /** Returns the circuit breaker of the node that serves {@code address}, made on first use. */
+    CircuitBreaker breakerFor(A address) {
+        String node = store.nodeOf(address);
+        CircuitBreaker breaker = breakers.get(node);
+        if (breaker != null) {
+            return breaker;
+        }
+        return breakers.computeIfAbsent(node, n -> {
+            CircuitBreaker created = new CircuitBreaker(
+                    settings.breakerThreshold(),
+                    micros(settings.breakerFirstPause()),
+                    micros(settings.breakerLongestPause()));
+            metrics.breaker(n, created);
+            return created;
+        });
+    }
+
+    /**
+     * Charges {@code cost} to the key's buckets whatever they hold (a request that the failure policy
+     * admitted), or gives {@code -cost} back (one that it refused), without a budget; the answer updates
+     * what this instance knows. The stage fails if the store could not be asked.
+     */
+    CompletableFuture<StoreReply> adjust(String key, Policy policy, long cost, long maxWaitMicros) {
+        String unavailable = store.unavailable();
+        if (unavailable != null) {
+            return CompletableFuture.failedFuture(new IllegalStateException(unavailable));
+        }
+        long sent = time.nowMicros();
+        CompletableFuture<StoreReply> reply;
+        try {
+            reply = store.charge(store.address(key, policy), policy, cost, maxWaitMicros, false);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.whenComplete((answer, failure) -> {
+            if (failure != null) {
+                settings.log().log(
+                        Level.DEBUG, () -> "Tollgate: charging or refunding key '" + key + "' failed", failure);
+                return;
+            }
+            boolean charged = TokenBucket.allFit(policy.limits(), answer.debtsBefore(), cost, maxWaitMicros);
+            local.learn(
+                    policy, key, answer.debtsAfter(policy, cost, charged), answer.nowMicros(), sent, time.nowMicros());
+            if (cost < 0 && denyCache != null) {
+                denyCache.refunded(policy, key, sent);
+            }
+        });
+    }
+
+    /**
+     * Charges to the store what {@code LOCAL} admitted for a key while the store could not be asked; if it
+     * cannot be reached for this either, notes it again.
+     */
+    void chargeUnseen(String key, Policy policy, long cost) {
+        adjust(key, policy, cost, ANY_WAIT_MICROS).whenComplete((charged, failure) -> {
+            if (failure != null && store.classify(failure, null).cause() == Degradation.Cause.UNREACHABLE) {
+                unseen.add(policy, key, cost);
+            }
+        });
+    }
+
+    Degradation degradation(Policy policy, Degradation.Cause cause, String detail) {
+        return new Degradation(cause, settings.failurePolicy(policy.name()), detail);
+    }
+
+    /** Decides by the failure policy, without the store: {@code LOCAL} on this instance's bucket of the key. */
+    Decision fallback(String key, Policy policy, long cost, Degradation degradation) {
+        degradations.degraded(policy, degradation);
+        return switch (degradation.fallback()) {
+            case ALLOW -> degradedDecision(policy, true, degradation);
+            case DENY -> degradedDecision(policy, false, degradation);
+            case LOCAL ->
+                cost <= local.share(policy).maxCost()
+                        ? local.tryAcquire(policy, key, cost).degradedBy(degradation)
+                        : degradedDecision(policy, false, degradation);
+        };
+    }
+
+    /** A decision made without any bucket: the first limit, as if full (allowed) or empty (refused). */
+    static Decision degradedDecision(Policy policy, boolean allowed, Degradation degradation) {
+        Limit limit = policy.limits().get(0);
+        return new Decision(
+                allowed, limit, 0, allowed ? limit.capacity() : 0, allowed ? 0 : DEGRADED_RETRY_MICROS, 0, degradation);
+    }
+
+    static long micros(Duration duration) {
+        return Arguments.maxWaitMicros(duration);
+    }
+}

@@ -1,0 +1,116 @@
+package io.tollgate.redis;
+
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.api.async.RedisKeyAsyncCommands;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.tollgate.Policy;
+import io.tollgate.internal.guard.BucketStore;
+import io.tollgate.internal.guard.StoreFailure;
+import io.tollgate.internal.guard.StoreReply;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The buckets in Redis, one hash per key, each charge one script call: batched with others for ordinary
+ * decisions when batching is on ({@link DecisionBatcher}), alone otherwise.
+ *
+ * <p>Thread-safe.
+ */
+final class RedisBucketStore implements BucketStore<byte[]> {
+
+    private final RedisConnector connector;
+    private final BucketKeys keys;
+    private final ScriptArguments arguments;
+    private final TokenBucketScript script = new TokenBucketScript();
+    private final DecisionBatcher batcher;
+    private final Duration timeout;
+
+    /**
+     * @param batching whether ordinary decisions travel in batches
+     * @param timeout the time budget, for messages
+     */
+    RedisBucketStore(
+            RedisConnector connector, BucketKeys keys, ScriptArguments arguments, boolean batching, Duration timeout) {
+        this.connector = connector;
+        this.keys = keys;
+        this.arguments = arguments;
+        this.timeout = timeout;
+        this.batcher = batching
+                ? new DecisionBatcher(
+                        new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE),
+                        connector::commands,
+                        arguments::limits,
+                        arguments.clientClock(),
+                        new EventLoops(connector::connectionResources))
+                : null;
+    }
+
+    @Override
+    public String name() {
+        return "Redis";
+    }
+
+    @Override
+    public byte[] address(String key, Policy policy) {
+        return keys.key(policy.name(), key);
+    }
+
+    @Override
+    public String nodeOf(byte[] address) {
+        return connector.nodeOf(address);
+    }
+
+    @Override
+    public String unavailable() {
+        return connector.connected() ? null : connector.notConnected();
+    }
+
+    @Override
+    public CompletableFuture<StoreReply> charge(
+            byte[] address, Policy policy, long cost, long maxWaitMicros, boolean batchable) {
+        if (batchable && batcher != null) {
+            return batcher.submit(address, policy, cost);
+        }
+        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
+        if (redis == null) {
+            return CompletableFuture.failedFuture(new RedisConnectionException(connector.notConnected()));
+        }
+        return script.run(redis, address, arguments.of(policy, cost, maxWaitMicros))
+                .thenApply(ScriptArguments::reply);
+    }
+
+    @Override
+    public CompletableFuture<Void> delete(byte[] address) {
+        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
+        if (redis == null) {
+            return CompletableFuture.failedFuture(new RedisConnectionException(connector.notConnected()));
+        }
+        return ((RedisKeyAsyncCommands<byte[], byte[]>) redis)
+                .del(address)
+                .toCompletableFuture()
+                .thenApply(deleted -> null);
+    }
+
+    @Override
+    public StoreFailure classify(Throwable failure, byte[] address) {
+        return address == null
+                ? RedisFailures.classify(failure, timeout, "")
+                : RedisFailures.classify(failure, timeout, address);
+    }
+
+    /** Returns the scripts this store runs, for loading them ahead of traffic. */
+    List<TokenBucketScript> scripts() {
+        return batcher == null ? List.of(script) : List.of(script, batcher.script());
+    }
+
+    /** Returns the SHA-1 digest of the script that decides ordinary requests. */
+    String decidingScriptDigest() {
+        return batcher != null ? batcher.scriptDigest() : script.digest();
+    }
+
+    /** Returns whether ordinary decisions travel in batches. */
+    boolean batching() {
+        return batcher != null;
+    }
+}
