@@ -13,8 +13,9 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.redis.internal.ScriptArguments;
+import io.tollgate.redis.internal.TokenBucketScript;
 import io.tollgate.testing.RedisServer;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -130,16 +131,21 @@ public final class BatchingLoadHarness {
      * four calls in flight for ten seconds; Redis's own processor time per key is reported beside.
      */
     private static void batchCeilings(RedisServer redis) throws Exception {
-        String limits = CAPACITY + "," + RATE.ticksPerToken() + "," + RATE.ticksPerMicrosecond();
-        ByteBuffer runs = ByteBuffer.allocate(16 * CEILING_BATCH); // as DecisionBatcher packs them
+        byte[] limits = new ScriptArguments(null).limits(POLICY);
+        ByteBuffer runs = ByteBuffer.allocate(ScriptArguments.PACKED_RUN_BYTES * CEILING_BATCH);
         for (int i = 0; i < CEILING_BATCH; i++) {
-            runs.putInt(1).putLong(1).putInt(1);
+            ScriptArguments.putRun(runs, 1, false, 1, 1); // each key a run of one request, as the limiter packs it
         }
-        String bucket = String.format("%d|%s|%d", 1_700_000_000_000_000L, limits, 1); // a bucket's size
+        String bucket = String.format( // a bucket's size
+                "%d|%s|%d", 1_700_000_000_000_000L, new String(limits, StandardCharsets.US_ASCII), 1);
         Map<String, byte[][]> scripts = new LinkedHashMap<>();
-        scripts.put(
-                "token_bucket_batch.lua",
-                new byte[][] {resource("token_bucket_batch.lua"), bytes(""), bytes("1"), bytes(limits), runs.array()});
+        scripts.put("token_bucket_batch.lua", new byte[][] {
+            new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE).text().getBytes(StandardCharsets.UTF_8),
+            bytes(""),
+            bytes("1"),
+            limits,
+            runs.array()
+        });
         scripts.put("GET, then SET ... PX, for each key", new byte[][] {bytes("""
                 for i = 1, #KEYS do
                   redis.call('GET', KEYS[i])
@@ -209,12 +215,6 @@ public final class BatchingLoadHarness {
 
     private static byte[] bytes(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static byte[] resource(String name) throws Exception {
-        try (InputStream script = RedisRateLimiter.class.getResourceAsStream(name)) {
-            return script.readAllBytes();
-        }
     }
 
     private static void warmUp(RedisServer redis, Function<RedisServer, Subject> subject) throws Exception {

@@ -11,18 +11,16 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.redis.internal.ScriptArguments;
+import io.tollgate.redis.internal.TokenBucketScript;
 import io.tollgate.testing.RedisServer;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletionStage;
@@ -244,30 +242,22 @@ public final class RedisLoadHarness {
 
     /** The script alone, driven by redis-benchmark with 16 commands pipelined per connection. */
     static void ceiling(RedisServer redis) throws IOException, InterruptedException {
-        String digest = scriptDigest();
+        String digest = new TokenBucketScript().digest();
         try (RedisRateLimiter limiter =
                 RedisRateLimiter.builder().uri(redis.uri()).batching(false).build()) {
             limiter.tryAcquire("warm", POLICY); // loads token_bucket.lua into Redis's cache
         }
         System.out.println("| redis-benchmark, 50 connections, -P 16 | requests/s |");
         System.out.println("| --- | --- |");
-        String limits = CAPACITY + "," + RATE.ticksPerToken() + "," + RATE.ticksPerMicrosecond();
+        List<String> arguments = new ArrayList<>();
+        for (byte[] argument : new ScriptArguments(null).of(POLICY, 1, 0)) { // exactly as the limiter calls it
+            arguments.add(new String(argument, StandardCharsets.US_ASCII));
+        }
         for (String key : new String[] {"tollgate:bench:hot", "tollgate:bench:__rand_int__"}) {
             redis.command("FLUSHALL");
-            String requestsPerSecond = redisBenchmark(
-                    redis,
-                    2_000_000,
-                    "EVALSHA",
-                    digest,
-                    "1",
-                    key,
-                    "",
-                    "1",
-                    "0",
-                    limits,
-                    Long.toString(CAPACITY),
-                    Long.toString(RATE.ticksPerToken()),
-                    Long.toString(RATE.ticksPerMicrosecond()));
+            List<String> commandLine = new ArrayList<>(List.of("EVALSHA", digest, "1", key));
+            commandLine.addAll(arguments);
+            String requestsPerSecond = redisBenchmark(redis, 2_000_000, commandLine.toArray(String[]::new));
             System.out.println("| EVALSHA token_bucket.lua, " + (key.contains("rand") ? "10 000 keys" : "one hot key")
                     + " | " + requestsPerSecond + " |");
         }
@@ -276,14 +266,6 @@ public final class RedisLoadHarness {
             {"SET", "k", "v"}, {"SET", "k:__rand_int__", "v"}, {"SET", "k:__rand_int__", "v", "PX", "3600000"}
         }) {
             System.out.println("| " + String.join(" ", plain) + " | " + redisBenchmark(redis, 4_000_000, plain) + " |");
-        }
-    }
-
-    private static String scriptDigest() throws IOException {
-        try (InputStream script = RedisRateLimiter.class.getResourceAsStream("token_bucket.lua")) {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(script.readAllBytes()));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 

@@ -1,6 +1,5 @@
 package io.tollgate.redis;
 
-import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
@@ -9,8 +8,10 @@ import io.tollgate.Policy;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.TokenBucket;
 import io.tollgate.internal.guard.StoreReply;
+import io.tollgate.redis.internal.NotABucketException;
+import io.tollgate.redis.internal.ScriptArguments;
+import io.tollgate.redis.internal.TokenBucketScript;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -55,9 +56,6 @@ final class DecisionBatcher {
      * from the event loop, and with two on their way the next batch is sent only after that resend.
      */
     static final int MAX_IN_FLIGHT = 2;
-
-    /** The bytes of one run in the script's packed argument: policy (int), cost (long), length (int). */
-    private static final int PACKED_RUN_BYTES = 16;
 
     private record Pending(byte[] bucketKey, Policy policy, long cost, CompletableFuture<StoreReply> result) {}
 
@@ -116,7 +114,7 @@ final class DecisionBatcher {
 
     /**
      * Queues a request; the stage completes with its reply, or exceptionally with a {@link
-     * RedisCommandExecutionException} if its key holds something else than a bucket, or with the batch's
+     * NotABucketException} if its key holds something else than a bucket, or with the batch's
      * failure (Redis unreachable, an error for the whole call). It has no timeout of its own: callers set
      * their budget.
      */
@@ -286,7 +284,7 @@ final class DecisionBatcher {
         for (int q = 0; q < policyLimits.size(); q++) {
             args[2 + q] = policyLimits.get(q);
         }
-        ByteBuffer packed = ByteBuffer.allocate(PACKED_RUN_BYTES * runs.size()); // big-endian
+        ByteBuffer packed = ByteBuffer.allocate(ScriptArguments.PACKED_RUN_BYTES * runs.size());
         int key = 0;
         int placed = 0;
         for (Map.Entry<KeyBytes, List<Run>> ofKey : runsOfKey.entrySet()) {
@@ -294,9 +292,7 @@ final class DecisionBatcher {
             boolean sameKey = false;
             for (Run run : ofKey.getValue()) {
                 runs.set(placed++, run);
-                packed.putInt(sameKey ? -run.policy : run.policy);
-                packed.putLong(run.first.cost());
-                packed.putInt(run.members.size());
+                ScriptArguments.putRun(packed, run.policy, sameKey, run.first.cost(), run.members.size());
                 sameKey = true;
             }
         }
@@ -311,12 +307,8 @@ final class DecisionBatcher {
      * same debts and are refused alike. The script charged the same.
      */
     private static int answer(Run run, long nowMicros, List<Object> replies, int at) {
-        if (replies.get(at) instanceof Long flag && flag == -1) {
-            Object message = replies.get(at + 1);
-            RedisCommandExecutionException keyError = new RedisCommandExecutionException(
-                    message instanceof byte[] bytes
-                            ? new String(bytes, StandardCharsets.UTF_8)
-                            : String.valueOf(message));
+        NotABucketException keyError = ScriptArguments.notABucket(replies, at);
+        if (keyError != null) {
             for (Pending member : run.members) {
                 member.result().completeExceptionally(keyError);
             }

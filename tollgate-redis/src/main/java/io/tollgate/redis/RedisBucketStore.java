@@ -7,6 +7,8 @@ import io.tollgate.Policy;
 import io.tollgate.internal.guard.BucketStore;
 import io.tollgate.internal.guard.StoreFailure;
 import io.tollgate.internal.guard.StoreReply;
+import io.tollgate.redis.internal.ScriptArguments;
+import io.tollgate.redis.internal.TokenBucketScript;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -5,6 +5,8 @@ import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.tollgate.Degradation;
 import io.tollgate.internal.guard.StoreFailure;
+import io.tollgate.redis.internal.NotABucketException;
+import io.tollgate.redis.internal.TokenBucketScript;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
@@ -26,10 +28,12 @@ final class RedisFailures {
             return new StoreFailure(
                     Degradation.Cause.TIMEOUT, "Redis did not answer within " + timeout.toMillis() + " ms" + key, true);
         }
+        if (error instanceof NotABucketException) { // the scripts' reply code: only this key is wrong
+            return new StoreFailure(
+                    Degradation.Cause.ERROR_REPLY, "Redis answered: " + error.getMessage() + key, false);
+        }
         if (error instanceof RedisCommandExecutionException) {
-            String message = String.valueOf(error.getMessage());
-            boolean keyLevel = message.startsWith("WRONGTYPE") || message.contains("not a Tollgate bucket");
-            return new StoreFailure(Degradation.Cause.ERROR_REPLY, "Redis answered: " + message + key, !keyLevel);
+            return new StoreFailure(Degradation.Cause.ERROR_REPLY, "Redis answered: " + error.getMessage() + key, true);
         }
         if (error instanceof RedisConnectionException
                 || error instanceof IOException

@@ -19,6 +19,7 @@ import io.tollgate.internal.guard.CircuitBreaker;
 import io.tollgate.internal.guard.GuardSettings;
 import io.tollgate.internal.guard.GuardedRateLimiter;
 import io.tollgate.internal.guard.MetricsRecorder;
+import io.tollgate.redis.internal.ScriptArguments;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.HashMap;

@@ -1,10 +1,8 @@
 --[[
 Tollgate token bucket: one decision for one client key under one policy, atomically.
 
-This is io.tollgate.TokenBucket in Lua, step for step. Time is counted in ticks of 1/N microsecond and a
-token is worth P ticks (N and P of each limit's rate, in lowest terms). A bucket's state is its debt: the
-ticks until it is full again, 0 when full. Every value stays an integer no larger than 2^53, which Lua's
-doubles hold exactly; divisions go through math.fmod, which is exact.
+The arithmetic and the stored form are token_bucket_common.lua's, which TokenBucketScript puts in place of
+the "#include" line below when it loads this script.
 
 KEYS[1]  the bucket: a string "T|LIMITS|D1|D2|...", where T is the microsecond time of the last write,
          LIMITS the policy's limits it was written under (as ARGV[4]), and Di the debt of limit i at T. One
@@ -29,70 +27,16 @@ ARGV[5..] C, P, N, I of each limit in turn: capacity, ticks per token, ticks per
 
 Reply: { now, D1, D2, ... }: the time of the decision in microseconds, and the debt of each limit just
          before this request, after refill (and conversion, if the policy changed). The caller works out
-         the decision from them with io.tollgate.TokenBucket, the arithmetic this script repeats; the request
-         was charged exactly when that decision allows it.
+         the decision from them with io.tollgate.internal.TokenBucket, the arithmetic this script repeats;
+         the request was charged exactly when that decision allows it. Or { now, -1, message } when the key
+         holds something else than a bucket (a key of another type, or another program's string). The batch
+         script replies in the same shape.
 
 An allowed request writes; a refused one only reads, unless the policy changed and the bucket had to be
 converted, or the bucket is new and does not start full (the in-memory limiter keeps those too).
 ]]
 
-local MAX_TICKS = 9007199254740992 -- 2^53
-local CLIENT_CLOCK_TTL_MARGIN = 3600000 -- ms
-
-local function ceil_div(a, b)
-  if b == 1 then
-    return a
-  end
-  local r = math.fmod(a, b)
-  local q = (a - r) / b
-  if r > 0 then
-    q = q + 1
-  end
-  return q
-end
-
-local function remaining(debt, fill, p)
-  if debt >= fill then
-    return 0
-  end
-  return (fill - debt - math.fmod(fill - debt, p)) / p
-end
-
-local function wait_micros(charged, fill, n)
-  if charged <= fill then
-    return 0
-  end
-  return ceil_div(charged - fill, n)
-end
-
-local function decayed(debt, elapsed, n)
-  if elapsed >= ceil_div(debt, n) then
-    return 0
-  end
-  return debt - elapsed * n
-end
-
--- Whether a bucket written under the limits `text` with debts `old`, `elapsed` µs ago, is forgotten: every
--- limit has been full for that policy's retention, the longest time any of its limits takes to fill from
--- empty if its new buckets do not all start full ("#" in the text), else 0. A request then finds a new bucket.
-local function forgotten(text, old, elapsed)
-  local starts_full = string.find(text, '#', 1, true) == nil
-  local retention, ns, i = 0, {}, 0
-  for c, pp, nn in string.gmatch(text, '(%d+),(%d+),(%d+)') do
-    i = i + 1
-    ns[i] = tonumber(nn)
-    local u = ceil_div(tonumber(c) * tonumber(pp), ns[i])
-    if not starts_full and u > retention then
-      retention = u
-    end
-  end
-  for j = 1, i do
-    if elapsed - ceil_div(old[j] or 0, ns[j]) < retention then
-      return false
-    end
-  end
-  return true
-end
+-- #include token_bucket_common.lua
 
 local key = KEYS[1]
 local cost = tonumber(ARGV[2])
@@ -108,14 +52,10 @@ else
   now = tonumber(ARGV[1])
 end
 
-local stored = redis.call('GET', key)
-
-local function ttl_millis(until_full)
-  local ttl = ceil_div(until_full, 1000)
-  if ARGV[1] ~= "" then
-    ttl = ttl + CLIENT_CLOCK_TTL_MARGIN -- Redis expires keys by its own clock, not the caller's
-  end
-  return ttl
+local client_clock = ARGV[1] ~= ""
+local stored = redis.pcall('GET', key)
+if type(stored) == 'table' and stored.err then
+  return { now, NOT_A_BUCKET, stored.err } -- a key of another type
 end
 
 -- The common case first, without tables: a policy of one limit, and a bucket (if any) written under the
@@ -124,7 +64,7 @@ if count == 1 and cost > 0 then
   local stored_time, stored_debt
   local same_limits = true
   if stored then
-    local t, old_limits, d = string.match(stored, '^(%d+)|([^|]*)|(%d+)$')
+    local t, old_limits, d = match(stored, '^(%d+)|([^|]*)|(%d+)$')
     if t and old_limits == limits then
       stored_time, stored_debt = tonumber(t), tonumber(d)
     else
@@ -158,11 +98,11 @@ if count == 1 and cost > 0 then
       allowed1 = charged1 <= MAX_TICKS - fill1 and wait1 <= max_wait
     end
     if allowed1 then
-      redis.call('SET', key, string.format('%d|%s|%d', now, limits, charged1), 'PX',
-        ttl_millis(ceil_div(charged1, n1) + retention1))
+      redis.call('SET', key, format('%d|%s|%d', now, limits, charged1), 'PX',
+        ttl_millis(ceil_div(charged1, n1) + retention1, client_clock))
     elseif fresh then
-      redis.call('SET', key, string.format('%d|%s|%d', now, limits, debt1), 'PX',
-        ttl_millis(ceil_div(debt1, n1) + retention1))
+      redis.call('SET', key, format('%d|%s|%d', now, limits, debt1), 'PX',
+        ttl_millis(ceil_div(debt1, n1) + retention1, client_clock))
     end
     return { now, debt1 }
   end
@@ -188,19 +128,15 @@ if fresh then
   end
 end
 
-local converted = false
+local policy_changed = false
 if stored then
-  local t, old_limits, debts = string.match(stored, '^(%d+)|([^|]*)|([%d|]*)$')
+  local t, old_limits, old = parsed(stored)
   if not t then
-    return redis.error_reply('ERR key ' .. key .. ' holds a value that is not a Tollgate bucket')
+    return { now, NOT_A_BUCKET, not_a_bucket(key) }
   end
-  local elapsed = now - tonumber(t)
+  local elapsed = now - t
   if elapsed < 0 then
     elapsed = 0 -- a clock behind the last writer's: no time has passed
-  end
-  local old = {}
-  for d in string.gmatch(debts, '%d+') do
-    old[#old + 1] = tonumber(d)
   end
   if forgotten(old_limits, old, elapsed) then
     -- a new bucket, as initialized above
@@ -213,23 +149,15 @@ if stored then
     fresh = false
     -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity, and a
     -- full one stays full. Limits are matched by position; a limit that did not exist starts full.
-    converted = true
+    policy_changed = true
     for j = 1, count do
       debt[j] = 0 -- a limit that did not exist starts full
     end
     local i = 0
-    for oc, op, on in string.gmatch(old_limits, '(%d+),(%d+),(%d+)') do
+    for oc, op, on in gmatch(old_limits, '(%d+),(%d+),(%d+)') do
       i = i + 1
       if i <= count then
-        local old_p = tonumber(op)
-        local d = decayed(old[i] or 0, elapsed, tonumber(on))
-        if d > 0 then -- a full bucket stays full, as no bucket would
-          local tokens = remaining(d, tonumber(oc) * old_p, old_p)
-          if tokens > cap[i] then
-            tokens = cap[i]
-          end
-          debt[i] = (cap[i] - tokens) * p[i]
-        end
+        debt[i] = converted(decayed(old[i] or 0, elapsed, tonumber(on)), tonumber(oc), tonumber(op), cap[i], p[i])
       end
     end
   end
@@ -250,20 +178,20 @@ for i = 1, count do
 end
 
 local function store(debts)
-  local parts = { string.format('%d', now), limits }
+  local parts = { format('%d', now), limits }
   local until_full = 0
   for i = 1, count do
-    parts[2 + i] = string.format('%d', debts[i])
+    parts[2 + i] = format('%d', debts[i])
     local u = ceil_div(debts[i], n[i])
     if u > until_full then
       until_full = u
     end
   end
-  local ttl = ttl_millis(until_full + retention)
+  local ttl = ttl_millis(until_full + retention, client_clock)
   if ttl == 0 then
     redis.call('DEL', key) -- a full bucket is no bucket
   else
-    redis.call('SET', key, table.concat(parts, '|'), 'PX', ttl)
+    redis.call('SET', key, concat(parts, '|'), 'PX', ttl)
   end
 end
 
@@ -271,7 +199,7 @@ if cost == 0 then
   -- inspecting: nothing is written
 elseif allowed then
   store(charged)
-elseif converted or fresh then
+elseif policy_changed or fresh then
   store(debt) -- a converted bucket, or a new one that does not start full, begins now
 end
 

@@ -10,10 +10,9 @@ debts before the run, from which the caller works out K and each request's decis
 token_bucket.lua would; it charges the K here. A hot key thus costs one step per batch, not one per
 request. The runs of one key come one after another, so that each bucket is read once and written once.
 
-Time is counted in ticks of 1/N microsecond and a token is worth P ticks (N and P of each limit's rate, in
-lowest terms); a bucket's state is its debt, the ticks until it is full again. Every value stays an
-integer no larger than 2^53; divisions go through math.fmod, which is exact. Requests never wait here:
-reservations (acquire with a wait) go through token_bucket.lua.
+The arithmetic and the stored form are token_bucket_common.lua's, which TokenBucketScript puts in place of
+the "#include" line below when it loads this script. Requests never wait here: reservations (acquire with
+a wait) go through token_bucket.lua.
 
 KEYS     the buckets, each once, in the order of their runs; on Redis Cluster all in one hash slot. Each is
          a string "T|LIMITS|D1|D2|..." as token_bucket.lua writes it.
@@ -30,9 +29,10 @@ ARGV[3+Q]       the runs, packed big-endian, 16 bytes each: the policy's positio
          capacity) and M as a 4-byte integer. One argument rather than three per run: Redis spends about
          0.2 µs on each argument it hands a script (measured: 0.6 µs per key for three).
 
-Reply: one flat array: the time of the decisions in microseconds, then for each run in order, the debt
-       before the run of each limit of its policy; or -1 and a message when the run's key holds something else than a Tollgate bucket (a key of another
-       type, or another program's string). Such a key fails only its own requests.
+Reply: one flat array in token_bucket.lua's shape: the time of the decisions in microseconds, then for each
+       run in order, the debt before the run of each limit of its policy; or -1 and a message when the run's
+       key holds something else than a Tollgate bucket (a key of another type, or another program's
+       string). Such a key fails only its own requests.
 
 Speed. Redis spends most of a batch on its calls: one MGET reads every bucket and one SET ... PX writes
 each changed one. MGET answers nil for a key of another type as for a missing one, so a bucket read as
@@ -43,35 +43,9 @@ written by one format, without pattern matching, tables or function calls. Every
 the general functions below; both compute the same, as the differential tests check.
 ]]
 
-local CLIENT_CLOCK_TTL_MARGIN = 3600000 -- ms
-local MAX_TICKS = 9007199254740992 -- 2^53
+-- #include token_bucket_common.lua
 
-local call, pcall_redis, find, sub, match, gmatch, format, fmod, tonumber, concat =
-  redis.call, redis.pcall, string.find, string.sub, string.match, string.gmatch, string.format, math.fmod,
-  tonumber, table.concat
-
-local function ceil_div(a, b)
-  if b == 1 then
-    return a
-  end
-  local r = fmod(a, b)
-  local q = (a - r) / b
-  if r > 0 then
-    q = q + 1
-  end
-  return q
-end
-
-local function floor_div(a, b)
-  return (a - fmod(a, b)) / b
-end
-
-local function decayed(debt, elapsed, n)
-  if elapsed >= ceil_div(debt, n) then
-    return 0
-  end
-  return debt - elapsed * n
-end
+local call, pcall_redis = redis.call, redis.pcall
 
 -- How many requests of cost `step` ticks fit into a limit with `room` ticks, at most `most`.
 local function fitting(room, step, most)
@@ -173,20 +147,16 @@ local function load(k, policy)
       return
     end
   end
-  local t, l, d = match(stored, '^(%d+)|([^|]*)|([%d|]*)$')
+  local t, l, old = parsed(stored)
   if not t then
-    failed = 'ERR key ' .. key .. ' holds a value that is not a Tollgate bucket'
+    failed = not_a_bucket(key)
     return
   end
-  limits, time = l, tonumber(t)
-  local parsed = {}
-  for each in gmatch(d, '%d+') do
-    parsed[#parsed + 1] = tonumber(each)
-  end
-  if #parsed == 1 then
-    debt = parsed[1]
+  limits, time = l, t
+  if #old == 1 then
+    debt = old[1]
   else
-    debt, debts = nil, parsed
+    debt, debts = nil, old
   end
 end
 
@@ -194,7 +164,7 @@ end
 local function fail_runs()
   at = first_reply
   for _ = 1, runs do
-    reply[at + 1], reply[at + 2] = -1, failed
+    reply[at + 1], reply[at + 2] = NOT_A_BUCKET, failed
     at = at + 2
   end
   for i = at + 1, #reply do
@@ -226,10 +196,7 @@ local function store()
   else
     until_full = ceil_div(debt, written.n[1])
   end
-  local ttl = ceil_div(until_full + written.retention, 1000)
-  if client_clock then
-    ttl = ttl + CLIENT_CLOCK_TTL_MARGIN
-  end
+  local ttl = ttl_millis(until_full + written.retention, client_clock)
   local value
   if ttl == 0 then
     if not absent then
@@ -252,27 +219,6 @@ local function store()
     failed = held_elsewhere(key)
     fail_runs()
   end
-end
-
--- Whether a bucket written under the limits `text` with debts `old`, `elapsed` µs ago, is forgotten: every
--- limit has been full for that policy's retention (0 unless "#" says its new buckets do not all start full).
-local function forgotten(text, old, elapsed)
-  local starts_full = find(text, '#', 1, true) == nil
-  local retention, ns, i = 0, {}, 0
-  for c, pp, nn in gmatch(text, '(%d+),(%d+),(%d+)') do
-    i = i + 1
-    ns[i] = tonumber(nn)
-    local u = ceil_div(tonumber(c) * tonumber(pp), ns[i])
-    if not starts_full and u > retention then
-      retention = u
-    end
-  end
-  for j = 1, i do
-    if elapsed - ceil_div(old[j] or 0, ns[j]) < retention then
-      return false
-    end
-  end
-  return true
 end
 
 -- Brings a bucket of any form to now under a policy, as a table of debts: decayed, converted if the policy
@@ -306,19 +252,8 @@ local function bring_to(policy)
     for oc, op, on in gmatch(limits, '(%d+),(%d+),(%d+)') do
       i = i + 1
       if i <= count then
-        local old_p = tonumber(op)
-        local d = decayed(old[i] or 0, elapsed, tonumber(on))
-        local old_fill = tonumber(oc) * old_p
-        if d > 0 then
-          local tokens = 0
-          if d < old_fill then
-            tokens = floor_div(old_fill - d, old_p)
-          end
-          if tokens > policy.cap[i] then
-            tokens = policy.cap[i]
-          end
-          now_debts[i] = (policy.cap[i] - tokens) * policy.p[i]
-        end
+        now_debts[i] = converted(
+          decayed(old[i] or 0, elapsed, tonumber(on)), tonumber(oc), tonumber(op), policy.cap[i], policy.p[i])
       end
     end
     written = policy -- the in-memory limiter keeps a converted bucket too
@@ -330,7 +265,7 @@ end
 local function decide_run(r, policy)
   runs = runs + 1
   if failed then
-    reply[at + 1], reply[at + 2] = -1, failed
+    reply[at + 1], reply[at + 2] = NOT_A_BUCKET, failed
     at = at + 2
     return
   end
@@ -402,18 +337,7 @@ while r <= last do
       if elapsed < 0 then
         elapsed = 0
       end
-      local until_full = d
-      if n1 ~= 1 then
-        until_full = (d - fmod(d, n1)) / n1
-        if fmod(d, n1) > 0 then
-          until_full = until_full + 1
-        end
-      end
-      if elapsed >= until_full then
-        d = 0
-      else
-        d = d - elapsed * n1
-      end
+      d = decayed(d, elapsed, n1)
       at = at + 1
       reply[at] = d
       local step = run[r + 1] * p1
@@ -425,15 +349,12 @@ while r <= last do
           allowed = most
         end
         d = d + allowed * step
-        local ttl = ceil_div(ceil_div(d, n1), 1000)
-        if client_clock then
-          ttl = ttl + CLIENT_CLOCK_TTL_MARGIN
-        end
+        local ttl = ttl_millis(ceil_div(d, n1), client_clock)
         local value = format('%s%d', policy.prefix, d)
         if stored then
           call('SET', KEYS[k], value, 'PX', ttl)
         elseif not call('SET', KEYS[k], value, 'PX', ttl, 'NX') then
-          reply[at], reply[at + 1] = -1, held_elsewhere(KEYS[k])
+          reply[at], reply[at + 1] = NOT_A_BUCKET, held_elsewhere(KEYS[k])
           at = at + 1
         end
       end

@@ -7,6 +7,7 @@ import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.redis.internal.TokenBucketScript;
 import io.tollgate.testing.RedisErrorReply;
 import io.tollgate.testing.RedisExtension;
 import io.tollgate.testing.RedisServer;

@@ -12,6 +12,7 @@ import io.tollgate.LoggedLines;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.internal.guard.CircuitBreaker;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.List;
@@ -172,6 +173,29 @@ class RedisRateLimiterTest {
 
             assertThat(decision.degradation().detail()).contains("holds a value that is not a Tollgate bucket");
             assertThat(redis.server().command("GET", "tollgate:ten:mallory")).isEqualTo("someone else's value");
+        }
+
+        @Test
+        void keysThatHoldNoBucketFailOnlyTheirOwnRequestsAndNeverOpenTheCircuit() {
+            redis.server().command("HSET", "tollgate:ten:mallory", "field", "someone else's hash");
+            redis.server().command("SET", "tollgate:ten:trudy", "someone else's value");
+
+            for (int i = 0; i < 20; i++) {
+                assertThat(limiter.tryAcquire("mallory", TEN_PER_SECOND)
+                                .degradation()
+                                .detail())
+                        .contains("WRONGTYPE");
+                assertThat(limiter.tryAcquire("trudy", TEN_PER_SECOND)
+                                .degradation()
+                                .detail())
+                        .contains("not a Tollgate bucket");
+            }
+            assertThatThrownBy(() -> limiter.inspect("mallory", TEN_PER_SECOND)).hasMessageContaining("WRONGTYPE");
+            assertThatThrownBy(() -> limiter.inspect("trudy", TEN_PER_SECOND))
+                    .hasMessageContaining("not a Tollgate bucket");
+
+            assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+            assertThat(limiter.tryAcquire("alice", TEN_PER_SECOND).degraded()).isFalse();
         }
 
         @Test

@@ -1,9 +1,10 @@
-package io.tollgate.redis;
+package io.tollgate.redis.internal;
 
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.guard.StoreReply;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,11 +14,19 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The arguments both scripts take and the reply both give, in one place: a policy's limits as {@code
  * "C,P,N;..."} (and {@code "#I;..."} when a new bucket does not start full), the one-decision script's
- * arguments, and the reply {@code [now, debt1, debt2, ...]}.
+ * arguments, a batch's packed runs, and the reply: {@code [now, debt1, debt2, ...]} for each request or run,
+ * or the reply code {@value #NOT_A_BUCKET} and a message for a key that holds no bucket. The benchmark
+ * harnesses use it too, so that they call the scripts exactly as the limiter does.
  *
  * <p>Thread-safe: a policy's arguments are worked out once and cached, in a bounded map.
  */
-final class ScriptArguments {
+public final class ScriptArguments {
+
+    /** The reply code, where a debt would be, of a key that holds something else than a bucket. */
+    public static final long NOT_A_BUCKET = -1;
+
+    /** The bytes of one run in a batch's packed runs. */
+    public static final int PACKED_RUN_BYTES = 16;
 
     private static final int MAX_CACHED_POLICIES = 1_024;
 
@@ -25,17 +34,25 @@ final class ScriptArguments {
     private final Map<Policy, byte[][]> byPolicy = new ConcurrentHashMap<>();
 
     /** @param clientClock the caller's clock, or null for Redis's own time */
-    ScriptArguments(TimeSource clientClock) {
+    public ScriptArguments(TimeSource clientClock) {
         this.clientClock = clientClock;
     }
 
     /** Returns the caller's clock, or null for Redis's own time. */
-    TimeSource clientClock() {
+    public TimeSource clientClock() {
         return clientClock;
     }
 
-    /** Returns the reply of either script for one request as what the buckets held before it. */
-    static StoreReply reply(List<Object> reply) {
+    /**
+     * Returns the one-decision script's reply as what the buckets held before the request.
+     *
+     * @throws NotABucketException if the key holds something else than a bucket
+     */
+    public static StoreReply reply(List<Object> reply) {
+        NotABucketException notABucket = notABucket(reply, 1);
+        if (notABucket != null) {
+            throw notABucket;
+        }
         long[] debts = new long[reply.size() - 1];
         for (int i = 0; i < debts.length; i++) {
             debts[i] = (Long) reply.get(1 + i);
@@ -43,8 +60,33 @@ final class ScriptArguments {
         return new StoreReply((Long) reply.get(0), debts);
     }
 
+    /**
+     * Returns why the request or run whose reply starts at {@code at} failed, if its key holds something
+     * else than a bucket; null if the reply there is debts.
+     */
+    public static NotABucketException notABucket(List<Object> replies, int at) {
+        if (replies.get(at) instanceof Long code && code == NOT_A_BUCKET) {
+            Object message = replies.get(at + 1);
+            return new NotABucketException(
+                    message instanceof byte[] bytes
+                            ? new String(bytes, StandardCharsets.UTF_8)
+                            : String.valueOf(message));
+        }
+        return null;
+    }
+
+    /**
+     * Adds one run to a batch's packed runs: {@code requests} requests in a row of {@code cost} under the
+     * batch's {@code policyPosition}-th policy (from 1), for the same key as the run before or for the next.
+     */
+    public static void putRun(ByteBuffer packed, int policyPosition, boolean sameKeyAsBefore, long cost, int requests) {
+        packed.putInt(sameKeyAsBefore ? -policyPosition : policyPosition); // big-endian, as the script reads it
+        packed.putLong(cost);
+        packed.putInt(requests);
+    }
+
     /** Returns the arguments of token_bucket.lua for one request. */
-    byte[][] of(Policy policy, long cost, long maxWaitMicros) {
+    public byte[][] of(Policy policy, long cost, long maxWaitMicros) {
         byte[][] fixed = policyArguments(policy);
         byte[][] args = new byte[fixed.length + 3][];
         args[0] = TokenBucketScript.nowArgument(clientClock);
@@ -58,7 +100,7 @@ final class ScriptArguments {
      * Returns the policy's limits as both scripts take and store them: {@code "C,P,N;..."}, and {@code "#I;..."}
      * with the debt of a new bucket of each limit when any does not start full.
      */
-    byte[] limits(Policy policy) {
+    public byte[] limits(Policy policy) {
         return policyArguments(policy)[0];
     }
 

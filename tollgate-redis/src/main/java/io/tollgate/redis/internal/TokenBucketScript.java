@@ -1,4 +1,4 @@
-package io.tollgate.redis;
+package io.tollgate.redis.internal;
 
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -17,15 +17,25 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
 /**
- * A token bucket Lua script ({@code token_bucket.lua} for one decision, {@code token_bucket_batch.lua} for
- * many), run by its SHA-1 digest with EVALSHA. When the server does not know the script (it restarted, its
- * script cache was flushed, or a replica was promoted) the call is repeated once as EVAL with the script's
- * text, which also caches it there again.
+ * One of Tollgate's Lua scripts, assembled and ready to run: the script's resource with {@code
+ * token_bucket_common.lua} (what both scripts share) in place of its {@code -- #include} line, and the SHA-1
+ * digest under which Redis caches that whole text. Calls go by digest ({@code EVALSHA}) and fall back to the
+ * text when Redis does not have it ({@code EVAL}): it restarted, its script cache was flushed, or a replica
+ * was promoted; that also caches it there again.
+ *
+ * <p>Immutable and thread-safe.
  */
-final class TokenBucketScript {
+public final class TokenBucketScript {
 
-    static final String RESOURCE = "token_bucket.lua";
-    static final String BATCH_RESOURCE = "token_bucket_batch.lua";
+    /** The script of one decision, charge, refund or reading. */
+    public static final String RESOURCE = "token_bucket.lua";
+
+    /** The script of a batch of decisions. */
+    public static final String BATCH_RESOURCE = "token_bucket_batch.lua";
+
+    private static final String COMMON = "token_bucket_common.lua";
+    private static final String INCLUDE = "-- #include " + COMMON + "\n";
+    private static final String RESOURCES = "/io/tollgate/redis/";
 
     private static final byte[] REDIS_TIME = new byte[0];
 
@@ -33,20 +43,21 @@ final class TokenBucketScript {
     private final String digest;
 
     /** The script for one decision. */
-    TokenBucketScript() {
+    public TokenBucketScript() {
         this(RESOURCE);
     }
 
-    /** The script in {@code resource}, beside this class. */
-    TokenBucketScript(String resource) {
-        try (InputStream in = TokenBucketScript.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new IllegalStateException(resource + " is missing from the tollgate-redis jar");
-            }
-            source = in.readAllBytes();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + resource, e);
+    /**
+     * The script {@code resource} ({@link #RESOURCE} or {@link #BATCH_RESOURCE}), assembled.
+     *
+     * @throws IllegalStateException if the resource is missing or has no {@code -- #include} line
+     */
+    public TokenBucketScript(String resource) {
+        String text = read(resource);
+        if (!text.contains(INCLUDE)) {
+            throw new IllegalStateException(resource + " has no line '" + INCLUDE.strip() + "'");
         }
+        source = text.replace(INCLUDE, read(COMMON)).getBytes(StandardCharsets.UTF_8);
         try {
             digest = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source));
         } catch (NoSuchAlgorithmException e) {
@@ -54,26 +65,40 @@ final class TokenBucketScript {
         }
     }
 
-    String digest() {
+    private static String read(String resource) {
+        try (InputStream in = TokenBucketScript.class.getResourceAsStream(RESOURCES + resource)) {
+            if (in == null) {
+                throw new IllegalStateException(resource + " is missing from the tollgate-redis jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + resource, e);
+        }
+    }
+
+    /** Returns the SHA-1 digest of the assembled text, as Redis names the script. */
+    public String digest() {
         return digest;
     }
 
-    String text() {
+    /** Returns the assembled text, as Redis runs it. */
+    public String text() {
         return new String(source, StandardCharsets.UTF_8);
     }
 
     /** Loads the script into Redis's script cache ({@code SCRIPT LOAD}), so that no call has to send it. */
-    CompletableFuture<String> load(RedisScriptingAsyncCommands<byte[], byte[]> redis) {
+    public CompletableFuture<String> load(RedisScriptingAsyncCommands<byte[], byte[]> redis) {
         return redis.scriptLoad(source).toCompletableFuture();
     }
 
     /** Runs the script on {@code key}; the stage completes with the script's reply, a list of longs. */
-    CompletableFuture<List<Object>> run(RedisScriptingAsyncCommands<byte[], byte[]> redis, byte[] key, byte[][] args) {
+    public CompletableFuture<List<Object>> run(
+            RedisScriptingAsyncCommands<byte[], byte[]> redis, byte[] key, byte[][] args) {
         return run(redis, new byte[][] {key}, args);
     }
 
     /** Runs the script on {@code keys}; the stage completes with the script's reply, a list. */
-    CompletableFuture<List<Object>> run(
+    public CompletableFuture<List<Object>> run(
             RedisScriptingAsyncCommands<byte[], byte[]> redis, byte[][] keys, byte[][] args) {
         return redis.<List<Object>>evalsha(digest, ScriptOutputType.MULTI, keys, args)
                 .toCompletableFuture()
@@ -84,7 +109,7 @@ final class TokenBucketScript {
     }
 
     /** Returns what failed inside a future's wrapping exception. */
-    static Throwable unwrap(Throwable failure) {
+    public static Throwable unwrap(Throwable failure) {
         return (failure instanceof CompletionException || failure instanceof ExecutionException)
                         && failure.getCause() != null
                 ? failure.getCause()
@@ -92,12 +117,12 @@ final class TokenBucketScript {
     }
 
     /** Both scripts' first argument: the caller's time in microseconds, or empty for Redis's own TIME. */
-    static byte[] nowArgument(TimeSource clientClock) {
+    public static byte[] nowArgument(TimeSource clientClock) {
         return clientClock == null ? REDIS_TIME : ascii(clientClock.nowMicros());
     }
 
     /** A number as the scripts read their arguments. */
-    static byte[] ascii(long value) {
+    public static byte[] ascii(long value) {
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
     }
 }

@@ -1,0 +1,126 @@
+--[[
+Tollgate token bucket: what both scripts share, written once. TokenBucketScript puts this text in place of
+the include line that names this file in token_bucket.lua and token_bucket_batch.lua when it loads them,
+so that the script Redis runs is whole. It uses no KEYS or ARGV and replies nothing: it defines
+constants and functions only.
+
+This is io.tollgate.internal.TokenBucket in Lua, step for step. Time is counted in ticks of 1/N microsecond
+and a token is worth P ticks (N and P of each limit's rate, in lowest terms). A bucket's state is its debt:
+the ticks until it is full again, 0 when full. Every value stays an integer no larger than 2^53, which Lua's
+doubles hold exactly; divisions go through math.fmod, which is exact.
+
+A bucket is stored as the string "T|LIMITS|D1|D2|...": T the microsecond time of its last write, LIMITS the
+policy's limits it was written under ("C,P,N;C,P,N": capacity, ticks per token, ticks per microsecond,
+then "#I;I" with each limit's debt of a new bucket when new buckets do not all start full), and Di the debt
+of limit i at T.
+
+Both scripts reply in one shape: the time of the decision in microseconds, then for each request (or run of
+requests) in order, the debt of each limit of its policy just before it; or NOT_A_BUCKET (-1) and a message
+when its key holds something else than a Tollgate bucket.
+]]
+
+local MAX_TICKS = 9007199254740992 -- 2^53
+local CLIENT_CLOCK_TTL_MARGIN = 3600000 -- ms: Redis expires keys by its own clock, not a caller's
+local NOT_A_BUCKET = -1
+
+local fmod, find, sub, match, gmatch, format, tonumber, concat =
+  math.fmod, string.find, string.sub, string.match, string.gmatch, string.format, tonumber, table.concat
+
+local function ceil_div(a, b)
+  if b == 1 then
+    return a
+  end
+  local r = fmod(a, b)
+  local q = (a - r) / b
+  if r > 0 then
+    q = q + 1
+  end
+  return q
+end
+
+local function floor_div(a, b)
+  return (a - fmod(a, b)) / b
+end
+
+-- The debt of a limit `elapsed` µs after it was `debt`, refilling N ticks per µs.
+local function decayed(debt, elapsed, n)
+  if elapsed >= ceil_div(debt, n) then
+    return 0
+  end
+  return debt - elapsed * n
+end
+
+-- How long a request that brings a limit's debt to `charged` waits for its tokens, in µs: 0 if they are there.
+local function wait_micros(charged, fill, n)
+  if charged <= fill then
+    return 0
+  end
+  return ceil_div(charged - fill, n)
+end
+
+-- The debt of a limit once the policy changed: it keeps its whole tokens (of a debt `debt` under the old
+-- capacity and P), up to its new capacity, and a full one stays full.
+local function converted(debt, old_cap, old_p, cap, p)
+  if debt <= 0 then
+    return 0
+  end
+  local old_fill = old_cap * old_p
+  local tokens = 0
+  if debt < old_fill then
+    tokens = floor_div(old_fill - debt, old_p)
+  end
+  if tokens > cap then
+    tokens = cap
+  end
+  return (cap - tokens) * p
+end
+
+-- Whether a bucket written under the limits `text` with debts `old`, `elapsed` µs ago, is forgotten: every
+-- limit has been full for that policy's retention, the longest time any of its limits takes to fill from
+-- empty if its new buckets do not all start full ("#" in the text), else 0. A request then finds a new bucket.
+local function forgotten(text, old, elapsed)
+  local starts_full = find(text, '#', 1, true) == nil
+  local retention, ns, i = 0, {}, 0
+  for c, pp, nn in gmatch(text, '(%d+),(%d+),(%d+)') do
+    i = i + 1
+    ns[i] = tonumber(nn)
+    local u = ceil_div(tonumber(c) * tonumber(pp), ns[i])
+    if not starts_full and u > retention then
+      retention = u
+    end
+  end
+  for j = 1, i do
+    if elapsed - ceil_div(old[j] or 0, ns[j]) < retention then
+      return false
+    end
+  end
+  return true
+end
+
+-- A stored bucket of any form as its time, its limits text and a table of its debts; nil if `stored` is
+-- not a bucket.
+local function parsed(stored)
+  local t, limits, debts = match(stored, '^(%d+)|([^|]*)|([%d|]*)$')
+  if not t then
+    return nil
+  end
+  local old = {}
+  for d in gmatch(debts, '%d+') do
+    old[#old + 1] = tonumber(d)
+  end
+  return tonumber(t), limits, old
+end
+
+-- The message that follows NOT_A_BUCKET for a key that holds a string of another program.
+local function not_a_bucket(key)
+  return 'ERR key ' .. key .. ' holds a value that is not a Tollgate bucket'
+end
+
+-- The expiry of a bucket full again in `until_full` µs, in ms.
+local function ttl_millis(until_full, client_clock)
+  local ttl = ceil_div(until_full, 1000)
+  if client_clock then
+    ttl = ttl + CLIENT_CLOCK_TTL_MARGIN
+  end
+  return ttl
+end

@@ -1,0 +1,52 @@
+package io.tollgate.redis.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** Both scripts share their Lua, written once in token_bucket_common.lua and assembled when loaded. */
+class TokenBucketScriptTest {
+
+    private static final Pattern FUNCTION = Pattern.compile("(?m)^local function (\\w+)");
+    private static final String INCLUDE = "-- #include token_bucket_common.lua";
+
+    @Test
+    void eachScriptIncludesTheCommonLuaOnceAndDefinesNoneOfItsFunctionsAgain() throws IOException {
+        List<String> common = functions(resource("token_bucket_common.lua"));
+        assertThat(common).contains("ceil_div", "decayed", "converted", "forgotten", "parsed", "ttl_millis");
+
+        for (String script : List.of(TokenBucketScript.RESOURCE, TokenBucketScript.BATCH_RESOURCE)) {
+            String own = resource(script);
+            assertThat(own.split(Pattern.quote(INCLUDE), -1)).as(script).hasSize(2);
+            assertThat(functions(own)).as(script).doesNotContainAnyElementsOf(common);
+        }
+    }
+
+    @Test
+    void theAssembledScriptIsTheScriptWithTheCommonLuaInPlaceOfTheIncludeLine() throws IOException {
+        TokenBucketScript batch = new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE);
+
+        assertThat(batch.text())
+                .doesNotContain(INCLUDE)
+                .isEqualTo(resource(TokenBucketScript.BATCH_RESOURCE)
+                        .replace(INCLUDE + "\n", resource("token_bucket_common.lua")));
+        assertThat(batch.digest()).hasSize(40).isNotEqualTo(new TokenBucketScript().digest());
+    }
+
+    private static List<String> functions(String lua) {
+        Matcher function = FUNCTION.matcher(lua);
+        return function.results().map(match -> match.group(1)).toList();
+    }
+
+    private static String resource(String name) throws IOException {
+        try (InputStream in = TokenBucketScript.class.getResourceAsStream("/io/tollgate/redis/" + name)) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+}
