@@ -175,6 +175,13 @@ public final class InMemoryRateLimiter implements RateLimiter {
         return buckets.estimatedSize();
     }
 
+    /** Returns how many characters the kept keys hold together; for tests of the key length rule. */
+    long keyCharacters() {
+        return buckets.asMap().keySet().stream()
+                .mapToLong(k -> k.key().length())
+                .sum();
+    }
+
     /** Drops every idle key and performs pending cache maintenance now; for tests. */
     void cleanUp() {
         sweeper.sweepAll(timeSource.nowMicros());
@@ -183,7 +190,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     private static BucketKey bucketKey(String key, Policy policy, long cost) {
         Arguments.checkRequest(key, policy, cost);
-        return new BucketKey(policy.name(), key);
+        return new BucketKey(policy.name(), Arguments.boundedKey(key));
     }
 
     private Bucket bucket(BucketKey bucketKey, Policy policy, long now) {

@@ -402,6 +402,23 @@ class InMemoryRateLimiterTest {
     class Memory {
 
         @Test
+        void keepsAHugeKeyAsItsDigestSoThatNoClientMakesABucketCostKilobytes() {
+            String huge = "k".repeat(8_000);
+
+            for (int i = 0; i < 100; i++) {
+                limiter.tryAcquire(huge + i, TEN_PER_SECOND, 1);
+            }
+            Decision again = limiter.tryAcquire(huge + 0, TEN_PER_SECOND, 10);
+
+            assertThat(limiter.keyCharacters()).isLessThanOrEqualTo(100 * 50);
+            assertThat(again.allowed())
+                    .as("the same huge key is the same bucket")
+                    .isFalse();
+            assertThat(limiter.inspect(huge + 0, TEN_PER_SECOND).limits().get(0).tokens())
+                    .isEqualTo(9);
+        }
+
+        @Test
         void dropsAnIdleKeyOnceItsBucketIsFullAgain() {
             limiter.tryAcquire("alice", TEN_PER_SECOND, 10);
 

@@ -2,7 +2,11 @@ package io.tollgate.internal;
 
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.Objects;
 
 /**
@@ -11,6 +15,9 @@ import java.util.Objects;
  * applications have no need of it.
  */
 public final class Arguments {
+
+    /** The longest key kept as it is, in characters; longer keys are replaced by their digest. */
+    public static final int MAX_KEY_LENGTH = 256;
 
     private Arguments() {}
 
@@ -27,6 +34,24 @@ public final class Arguments {
             throw new IllegalArgumentException("key must not be empty");
         }
         policy.checkCost(cost);
+    }
+
+    /**
+     * Returns the key a limiter keeps a bucket under: {@code key} itself, or {@code sha256:} and the URL-safe
+     * Base64 of its UTF-8 SHA-256 digest if it is longer than {@value #MAX_KEY_LENGTH} characters, so that no
+     * client can make a bucket cost kilobytes (an absurd API key, a long composite). The one rule for key
+     * length: both limiters apply it at their edge, and HTTP enforcement reports keys as it says.
+     */
+    public static String boundedKey(String key) {
+        if (key.length() <= MAX_KEY_LENGTH) {
+            return key;
+        }
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            return "sha256:" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     /**

@@ -28,6 +28,15 @@ public record RequestDecision(
     }
 
     /**
+     * Returns the answer to a request whose limiter failed with an unexpected exception (a bug, never a store
+     * fault, which the failure policy answers): 500 with a problem that sends the reader to the server log,
+     * where the caller writes the exception. Every surface answers this, and nothing of the exception.
+     */
+    public static RequestDecision limiterFailed() {
+        return problem(500, "The rate limiter failed; the server log says why.");
+    }
+
+    /**
      * Returns a refusal with {@code status} and an RFC 9457 body of type {@code about:blank} that says {@code
      * detail}, for answers that are not about a rate limit, such as a missing API key or a failed limiter.
      *

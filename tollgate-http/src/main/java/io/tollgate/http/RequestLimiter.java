@@ -7,12 +7,10 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.RateLimitFields;
+import io.tollgate.internal.Arguments;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -52,7 +50,7 @@ import java.util.function.Function;
 public final class RequestLimiter {
 
     /** The longest client key used as it is; longer keys are replaced by their digest. */
-    public static final int MAX_KEY_LENGTH = 256;
+    public static final int MAX_KEY_LENGTH = Arguments.MAX_KEY_LENGTH;
 
     /** The problem type of a refusal because the limiter is unavailable and fails closed. */
     public static final String UNAVAILABLE_TYPE = "urn:tollgate:limiter-unavailable";
@@ -286,20 +284,9 @@ public final class RequestLimiter {
         return null;
     }
 
-    /**
-     * Returns {@code key}, or {@code sha256:} and its digest if it is longer than {@value #MAX_KEY_LENGTH}
-     * characters.
-     */
+    /** Returns the key the limiter keeps the bucket under, as it reports it: the one rule of key length. */
     static String boundedKey(String key) {
-        if (key.length() <= MAX_KEY_LENGTH) {
-            return key;
-        }
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-            return "sha256:" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform has SHA-256", e);
-        }
+        return Arguments.boundedKey(key);
     }
 
     /** Returns, for the degraded outcomes, {@code "policy";cause=timeout;fallback=allow} items. */

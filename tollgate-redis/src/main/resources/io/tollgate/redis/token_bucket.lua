@@ -120,12 +120,7 @@ for i = 1, count do
   fresh = fresh or initial[i] > 0 -- one that does not start full begins now, refused or not
 end
 if fresh then
-  for i = 1, count do
-    local u = ceil_div(fill[i], n[i])
-    if u > retention then
-      retention = u
-    end
-  end
+  retention = longest_fill(fill, n, count)
 end
 
 local policy_changed = false

@@ -100,12 +100,7 @@ for q = 1, policy_count do
   end
   local retention = 0
   if initial_text ~= '' then
-    for j = 1, #cap do
-      local u = ceil_div(fill[j], n[j])
-      if u > retention then
-        retention = u
-      end
-    end
+    retention = longest_fill(fill, n, #cap)
   end
   local middle = '|' .. text .. '|'
   policies[q] = {

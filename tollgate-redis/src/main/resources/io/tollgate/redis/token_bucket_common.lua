@@ -58,6 +58,19 @@ local function wait_micros(charged, fill, n)
   return ceil_div(charged - fill, n)
 end
 
+-- The longest time any of `count` limits takes to fill from empty, in µs: how long a policy whose new
+-- buckets do not all start full keeps a full bucket before it is forgotten.
+local function longest_fill(fill, n, count)
+  local longest = 0
+  for i = 1, count do
+    local u = ceil_div(fill[i], n[i])
+    if u > longest then
+      longest = u
+    end
+  end
+  return longest
+end
+
 -- The debt of a limit once the policy changed: it keeps its whole tokens (of a debt `debt` under the old
 -- capacity and P), up to its new capacity, and a full one stays full.
 local function converted(debt, old_cap, old_p, cap, p)

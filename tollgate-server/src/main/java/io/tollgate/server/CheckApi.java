@@ -18,7 +18,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -177,7 +176,7 @@ final class CheckApi {
             if (chunk.isLast()) {
                 answer(body.toByteArray()).whenComplete((answer, failure) -> {
                     if (failure != null) {
-                        failed(response, callback, failure);
+                        Responses.limiterFailed(response, callback, failure);
                     } else {
                         Responses.write(response, callback, answer.status(), answer.headers(), answer.body());
                     }
@@ -391,11 +390,6 @@ final class CheckApi {
             throw new UncheckedIOException(e); // writing to a string does not fail
         }
         return out.toString();
-    }
-
-    private static void failed(Response response, Callback callback, Throwable failure) {
-        LOG.log(Level.WARNING, "the rate limiter failed; answering 500", failure);
-        Responses.problem(response, callback, 500, "The rate limiter failed; the server log says why.");
     }
 
     /**

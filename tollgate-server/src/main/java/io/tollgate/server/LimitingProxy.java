@@ -3,7 +3,6 @@ package io.tollgate.server;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
-import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
@@ -60,12 +59,12 @@ final class LimitingProxy extends ProxyHandler.Reverse {
         try {
             pending = requests.decide(new JettyRequestView(request));
         } catch (RuntimeException e) {
-            failed(response, callback, e);
+            Responses.limiterFailed(response, callback, e);
             return true;
         }
         pending.whenComplete((decision, failure) -> {
             if (failure != null) {
-                failed(response, callback, failure);
+                Responses.limiterFailed(response, callback, failure);
             } else if (decision.allowed()) {
                 decision.headers()
                         .forEach((name, value) -> response.getHeaders().put(name, value));
@@ -84,7 +83,7 @@ final class LimitingProxy extends ProxyHandler.Reverse {
             // Jetty took the request, but its URI is not one an HTTP client will send, such as %zz in the query
             Responses.problem(response, callback, 400, "The request's URI cannot be forwarded: " + e.getMessage());
         } catch (RuntimeException e) {
-            failed(response, callback, e);
+            Responses.limiterFailed(response, callback, e);
         }
     }
 
@@ -182,11 +181,6 @@ final class LimitingProxy extends ProxyHandler.Reverse {
                 .path(prefix + uri.getPath())
                 .query(uri.getQuery())
                 .asImmutable();
-    }
-
-    private static void failed(Response response, Callback callback, Throwable failure) {
-        LOG.log(Level.WARNING, "the rate limiter failed; answering 500", failure);
-        Responses.problem(response, callback, 500, "The rate limiter failed; the server log says why.");
     }
 
     private static String describe(Throwable failure) {

@@ -12,6 +12,8 @@ import org.eclipse.jetty.util.Callback;
 /** Writes whole responses, small and known in advance, on Jetty's core API. */
 final class Responses {
 
+    private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+
     static final String JSON = "application/json";
 
     private Responses() {}
@@ -32,6 +34,12 @@ final class Responses {
     /** Writes an RFC 9457 problem of {@code status} saying {@code detail}. */
     static void problem(Response response, Callback callback, int status, String detail) {
         write(response, callback, RequestDecision.problem(status, detail));
+    }
+
+    /** Logs the limiter's unexpected failure and answers 500, saying only that the server log says why. */
+    static void limiterFailed(Response response, Callback callback, Throwable failure) {
+        LOG.log(System.Logger.Level.WARNING, "the rate limiter failed; answering 500", failure);
+        write(response, callback, RequestDecision.limiterFailed());
     }
 
     /** Writes 405 with {@code Allow} listing the methods, for the first of which the problem asks. */

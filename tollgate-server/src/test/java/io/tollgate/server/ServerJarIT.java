@@ -2,6 +2,7 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.redis.internal.TokenBucketScript;
 import io.tollgate.testing.RedisExtension;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -179,7 +180,7 @@ class ServerJarIT {
                     .containsPattern("tollgate_api_decisions_total\\{degraded=\"false\",outcome=\"refused\","
                             + "policy=\"tollgate.warm-up-refused\"} [1-9]");
             assertThat(readyAtOnce.statusCode()).isEqualTo(200);
-            assertThat(redis.server().command("SCRIPT", "EXISTS", scriptDigest("token_bucket.lua")))
+            assertThat(redis.server().command("SCRIPT", "EXISTS", scriptDigest(TokenBucketScript.RESOURCE)))
                     .as("the scripts are loaded")
                     .isEqualTo(List.of(1L));
         }
@@ -233,11 +234,9 @@ class ServerJarIT {
                 .startsWith("Usage: java -jar tollgate-server.jar --config FILE [--port N]");
     }
 
-    /** Returns the SHA-1 digest of a script of tollgate-redis, under which Redis caches it. */
-    private static String scriptDigest(String script) throws Exception {
-        try (InputStream in = io.tollgate.redis.RedisRateLimiter.class.getResourceAsStream(script)) {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(in.readAllBytes()));
-        }
+    /** Returns the SHA-1 digest of a script of tollgate-redis as assembled, under which Redis caches it. */
+    private static String scriptDigest(String script) {
+        return new TokenBucketScript(script).digest();
     }
 
     private void awaitUpstreamSaw(String path) throws InterruptedException {

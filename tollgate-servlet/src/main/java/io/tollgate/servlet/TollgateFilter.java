@@ -258,7 +258,7 @@ public final class TollgateFilter implements Filter {
         LOG.log(Level.WARNING, "rate limiter failed; answering 500", failure);
         if (!response.isCommitted()) {
             response.reset();
-            write(response, RequestDecision.problem(500, "The rate limiter failed; the server log says why."));
+            write(response, RequestDecision.limiterFailed());
         }
     }
 
