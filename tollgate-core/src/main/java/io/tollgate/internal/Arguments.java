@@ -39,8 +39,10 @@ public final class Arguments {
     /**
      * Returns the key a limiter keeps a bucket under: {@code key} itself, or {@code sha256:} and the URL-safe
      * Base64 of its UTF-8 SHA-256 digest if it is longer than {@value #MAX_KEY_LENGTH} characters, so that no
-     * client can make a bucket cost kilobytes (an absurd API key, a long composite). The one rule for key
-     * length: both limiters apply it at their edge, and HTTP enforcement reports keys as it says.
+     * client can make a bucket cost kilobytes (an absurd API key, a long composite). The in-memory limiter
+     * applies it at its edge, and HTTP enforcement reports keys as it says; a store applies its own at its
+     * edge, which may also encode keys for the store (Redis: a key over 256 bytes becomes {@code #} and a
+     * digest of its UTF-16 form, so that any Java string, lone surrogates included, is a distinct key).
      */
     public static String boundedKey(String key) {
         if (key.length() <= MAX_KEY_LENGTH) {

@@ -72,7 +72,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
         Arguments.checkRequest(key, policy, cost);
-        return decide(Arguments.boundedKey(key), policy, cost, time.nowMicros());
+        return decide(key, policy, cost, time.nowMicros());
     }
 
     /** Decides, within the budget counted from {@code startMicros}. */
@@ -133,7 +133,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         Arguments.checkRequest(key, policy, cost);
-        key = Arguments.boundedKey(key);
         long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
         long now = time.nowMicros();
         if (denyCache != null && denyCache.refusedForMicros(policy, key, cost, now) > maxWaitMicros) {
@@ -156,7 +155,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public BucketState inspect(String key, Policy policy) {
         Arguments.checkRequest(key, policy, 1);
-        A address = store.address(Arguments.boundedKey(key), policy);
+        A address = store.address(key, policy);
         StoreReply reply = await(address, () -> store.charge(address, policy, 0, 0, false));
         return BucketState.of(policy.limits(), reply.debtsBefore());
     }
@@ -169,7 +168,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public void reset(String key, Policy policy) {
         Arguments.checkRequest(key, policy, 1);
-        key = Arguments.boundedKey(key);
         A address = store.address(key, policy);
         await(address, () -> store.delete(address));
         local.forget(policy, key);
