@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How many decisions degrade while Redis is healthy but the machine is busy: Tollgate servers with the
-# default settings (budget 50 ms, on-failure: local) on one redis-server, under wrk load on the decision
+# default settings (budget 50 ms, failure-policy: local) on one redis-server, under wrk load on the decision
 # API (10 000 keys), first one server, then three sharing the Redis. Degraded decisions are counted from
 # each server's own metrics (tollgate_decisions_total{source="fallback"}). Prints a Markdown table for
 # docs/resilience.md.
@@ -40,9 +40,8 @@ await_port "$REDIS"
 
 cat > "$WORK/tollgate.yaml" <<EOF
 server: {host: 127.0.0.1}
-store:
-  redis:
-    uri: redis://127.0.0.1:$REDIS
+redis:
+  uri: redis://127.0.0.1:$REDIS
 policies:
   per-key:    # 10 000 keys, each far from its limit: every decision should come from Redis
     limits: [{capacity: 100000000, refill: 1000000/s}]

@@ -66,7 +66,7 @@ PIDS+=($!)
 
 tollgate_conf() { # file store
   cat > "$1" <<EOF
-server: {host: 127.0.0.1}
+server: {host: 127.0.0.1, upstream: "http://127.0.0.1:$UPSTREAM"}
 $2
 policies:
   open:       # never refuses during a run
@@ -75,14 +75,13 @@ policies:
     limits: [{capacity: 1, refill: 1/h}]
   per-key:    # for the decision API: 10 000 keys, each far from its limit
     limits: [{capacity: 100000000, refill: 1000000/s}]
-routes:
+rules:
   - {path: /open/**, key: ip, policy: open}
   - {path: /shut/**, key: ip, policy: shut}
-upstream: http://127.0.0.1:$UPSTREAM
 EOF
 }
 tollgate_conf "$WORK/memory.yaml" ""
-tollgate_conf "$WORK/redis.yaml" "store: {redis: {uri: 'redis://127.0.0.1:$REDIS'}, on-failure: allow}"
+tollgate_conf "$WORK/redis.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
 await_port "$REDIS"
 JAVA_OPTS=(-Xms512m -Xmx512m -XX:+UseParallelGC)
 start_tollgate() { # config port: one Tollgate JVM at a time, so that two never share the cores

@@ -58,6 +58,12 @@ public final class RequestLimiter {
     /** The default status of a refusal because the limiter is unavailable and fails closed. */
     public static final int DEFAULT_UNAVAILABLE_STATUS = 503;
 
+    /** The status of a refusal unless set: 429 Too Many Requests. */
+    public static final int DEFAULT_REFUSAL_STATUS = 429;
+
+    /** The {@code type} of the problem body of a refusal unless set. */
+    public static final String DEFAULT_PROBLEM_TYPE = "about:blank";
+
     private static final int WARM_UP_CHECKS = 2_000;
     private static final Policy WARM_UP_PASSING =
             Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX + "-http", Limit.of(1_000_000, Rate.perSecond(1_000_000)));
@@ -336,10 +342,10 @@ public final class RequestLimiter {
         private ClientIpResolver clientIps = ClientIpResolver.peerOnly();
         private boolean legacyHeaders;
         private boolean degradedHeader;
-        private int refusalStatus = 429;
+        private int refusalStatus = DEFAULT_REFUSAL_STATUS;
         private int unavailableStatus = DEFAULT_UNAVAILABLE_STATUS;
         private String refusalContentType = ProblemJson.CONTENT_TYPE;
-        private Function<Refusal, String> refusalBody = problemBody("about:blank");
+        private Function<Refusal, String> refusalBody = problemBody(DEFAULT_PROBLEM_TYPE);
         private RequestMetrics metrics = RequestMetrics.NONE;
 
         private Builder(RateLimiter limiter) {

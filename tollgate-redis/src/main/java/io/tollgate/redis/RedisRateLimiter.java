@@ -15,6 +15,7 @@ import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
+import io.tollgate.internal.RedisSettings;
 import io.tollgate.internal.guard.CircuitBreaker;
 import io.tollgate.internal.guard.GuardSettings;
 import io.tollgate.internal.guard.GuardedRateLimiter;
@@ -68,10 +69,10 @@ import java.util.stream.Stream;
 public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
     /** The prefix of every bucket's key. */
-    public static final String DEFAULT_KEY_PREFIX = "tollgate:";
+    public static final String DEFAULT_KEY_PREFIX = RedisSettings.DEFAULT_KEY_PREFIX;
 
     /** The default time budget of a decision, in milliseconds. */
-    public static final long DEFAULT_TIMEOUT_MILLIS = 50;
+    public static final long DEFAULT_TIMEOUT_MILLIS = RedisSettings.DEFAULT_TIMEOUT_MILLIS;
 
     /** How many refused keys the deny cache remembers by default. */
     public static final long DEFAULT_DENY_CACHE_KEYS = 100_000;
@@ -307,7 +308,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         private TimeSource clientClock;
         private TimeSource timeSource = TimeSource.system();
         private Duration timeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
-        private FailurePolicy failurePolicy = FailurePolicy.LOCAL;
+        private FailurePolicy failurePolicy = RedisSettings.DEFAULT_FAILURE_POLICY;
         private final Map<String, FailurePolicy> failurePolicies = new HashMap<>();
         private int expectedInstances = 1;
         private int breakerThreshold = 5;

@@ -1,6 +1,5 @@
 package io.tollgate.server;
 
-import io.tollgate.FailurePolicy;
 import io.tollgate.Policy;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.RequestLimiter;
@@ -8,6 +7,7 @@ import io.tollgate.http.Rule;
 import io.tollgate.http.internal.ConfigException;
 import io.tollgate.http.internal.ConfigNode;
 import io.tollgate.http.internal.ConfigSections;
+import io.tollgate.internal.RedisSettings;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -26,7 +26,7 @@ import java.util.function.UnaryOperator;
 
 /**
  * What one Tollgate server runs, as its YAML file says: where it listens, where buckets live, the policies,
- * the routes that limit proxied requests, the trusted proxies and the upstream. See {@code docs/server.md}
+ * the rules that limit proxied requests, the client IPs and the upstream. See {@code docs/configuration.md}
  * for every key. Immutable.
  */
 public final class ServerConfig {
@@ -34,20 +34,17 @@ public final class ServerConfig {
     /** The port the server listens on when the file does not say. */
     public static final int DEFAULT_PORT = 8080;
 
-    private static final Set<String> TOP = Set.of(
-            "server", "store", "policies", "routes", "trusted-proxies", "upstream", "upstream-timeout", "responses");
-    private static final Set<String> SERVER = Set.of("host", "port", "shutdown-timeout");
-    private static final Set<String> STORE =
-            Set.of("redis", "memory", "on-failure", "expected-instances", "require-redis-at-start");
-    private static final Set<String> REDIS = Set.of("uri", "uris", "cluster", "timeout", "key-prefix", "batching");
-    private static final Set<String> MEMORY = Set.of("maximum-keys");
+    private static final Set<String> TOP =
+            Set.of("server", "policies", "rules", "client-ip", "responses", "redis", "memory");
+    private static final Set<String> SERVER =
+            Set.of("host", "port", "shutdown-timeout", "upstream", "upstream-timeout");
 
     private final String host;
     private final int port;
     private final Duration shutdownTimeout;
     private final Store store;
     private final Map<String, Policy> policies;
-    private final List<Rule> routes;
+    private final List<Rule> rules;
     private final ClientIpResolver clientIps;
     private final URI upstream;
     private final Duration upstreamTimeout;
@@ -59,29 +56,8 @@ public final class ServerConfig {
     /** Buckets in this process's memory, at most {@code maximumKeys} of them. */
     record MemoryStore(long maximumKeys) implements Store {}
 
-    /**
-     * Buckets in Redis: {@code uris} holds one URI, or the seed nodes of a cluster.
-     *
-     * @param expectedInstances how many servers share the load, for the {@code local} failure policy; 0 if
-     *     not said
-     * @param requiredAtStart whether the server refuses to start when Redis cannot be reached
-     */
-    record RedisStore(
-            List<String> uris,
-            boolean cluster,
-            Duration timeout,
-            String keyPrefix,
-            FailurePolicy onFailure,
-            int expectedInstances,
-            boolean batching,
-            boolean requiredAtStart)
-            implements Store {
-
-        /** Returns the URIs as one string, for messages. */
-        String target() {
-            return String.join(", ", uris);
-        }
-    }
+    /** Buckets in Redis, as the {@code redis} section says. */
+    record RedisStore(RedisSettings settings) implements Store {}
 
     private ServerConfig(
             String host,
@@ -89,7 +65,7 @@ public final class ServerConfig {
             Duration shutdownTimeout,
             Store store,
             Map<String, Policy> policies,
-            List<Rule> routes,
+            List<Rule> rules,
             ClientIpResolver clientIps,
             URI upstream,
             Duration upstreamTimeout,
@@ -99,7 +75,7 @@ public final class ServerConfig {
         this.shutdownTimeout = shutdownTimeout;
         this.store = store;
         this.policies = Map.copyOf(policies);
-        this.routes = List.copyOf(routes);
+        this.rules = List.copyOf(rules);
         this.clientIps = clientIps;
         this.upstream = upstream;
         this.upstreamTimeout = upstreamTimeout;
@@ -110,7 +86,7 @@ public final class ServerConfig {
      * Reads a YAML configuration file.
      *
      * @throws IllegalArgumentException if the file cannot be read or is invalid, with a message that names
-     *     the file, the line and the problem, such as {@code tollgate.yaml:12: routes[0].policy: unknown
+     *     the file, the line and the problem, such as {@code tollgate.yaml:12: rules[0].policy: unknown
      *     policy 'per-clent'; defined: per-client}
      */
     public static ServerConfig load(Path file) {
@@ -156,7 +132,7 @@ public final class ServerConfig {
                 shutdownTimeout,
                 store,
                 policies,
-                routes,
+                rules,
                 clientIps,
                 upstream,
                 upstreamTimeout,
@@ -183,9 +159,9 @@ public final class ServerConfig {
         return policies;
     }
 
-    /** Returns the routes that limit proxied requests, in the order they are checked. */
-    public List<Rule> routes() {
-        return routes;
+    /** Returns the rules that limit proxied requests, in the order they are checked. */
+    public List<Rule> rules() {
+        return rules;
     }
 
     /** Returns the upstream that requests are proxied to, or null for a decision API only. */
@@ -213,9 +189,9 @@ public final class ServerConfig {
         return responses.apply(RequestLimiter.builder(limiter));
     }
 
-    /** Returns a builder for the request limiter that enforces the routes with {@code limiter}. */
+    /** Returns a builder for the request limiter that enforces the rules with {@code limiter}. */
     RequestLimiter.Builder requestLimiter(io.tollgate.RateLimiter limiter) {
-        return responses.apply(RequestLimiter.builder(limiter).rules(routes).clientIps(clientIps));
+        return responses.apply(RequestLimiter.builder(limiter).rules(rules).clientIps(clientIps));
     }
 
     private static ServerConfig read(ConfigNode root) {
@@ -232,28 +208,21 @@ public final class ServerConfig {
         }
         Duration shutdownTimeout = server.child("shutdown-timeout").duration(Duration.ofSeconds(10));
 
-        Store store = store(root.child("store"));
+        Store store = store(root.child("redis"), root.child("memory"));
         Map<String, Policy> policies = ConfigSections.policies(root.child("policies"));
-        List<Rule> routes = new ArrayList<>();
-        for (ConfigNode route : root.child("routes").elements()) {
-            routes.add(ConfigSections.rule(route, policies));
+        List<Rule> rules = new ArrayList<>();
+        for (ConfigNode rule : root.child("rules").elements()) {
+            rules.add(ConfigSections.rule(rule, policies));
         }
-        ConfigNode proxies = root.child("trusted-proxies");
-        ClientIpResolver clientIps;
-        try {
-            clientIps =
-                    ClientIpResolver.builder().trustedProxies(proxies.strings()).build();
-        } catch (IllegalArgumentException e) {
-            throw proxies.error(e);
-        }
-        ConfigNode upstreamNode = root.child("upstream");
+        ClientIpResolver clientIps = ConfigSections.clientIps(root.child("client-ip"));
+        ConfigNode upstreamNode = server.child("upstream");
         URI upstream = upstreamNode.isPresent() ? upstream(upstreamNode) : null;
-        ConfigNode timeoutNode = root.child("upstream-timeout");
+        ConfigNode timeoutNode = server.child("upstream-timeout");
         if (upstream == null && timeoutNode.isPresent()) {
             throw timeoutNode.error("applies only with an upstream");
         }
-        if (upstream == null && !routes.isEmpty()) {
-            throw root.child("routes").error("limit proxied requests, so they need an upstream");
+        if (upstream == null && !rules.isEmpty()) {
+            throw root.child("rules").error("limit proxied requests, so they need server.upstream");
         }
         return new ServerConfig(
                 host,
@@ -261,90 +230,25 @@ public final class ServerConfig {
                 shutdownTimeout,
                 store,
                 policies,
-                routes,
+                rules,
                 clientIps,
                 upstream,
                 timeoutNode.duration(Duration.ofSeconds(30)),
                 ConfigSections.responses(root.child("responses")));
     }
 
-    private static Store store(ConfigNode node) {
-        node.checkKeys(STORE);
-        ConfigNode redis = node.child("redis");
-        ConfigNode memory = node.child("memory");
-        ConfigNode onFailure = node.child("on-failure");
-        ConfigNode instances = node.child("expected-instances");
-        ConfigNode required = node.child("require-redis-at-start");
-        if (redis.isPresent() && memory.isPresent()) {
-            throw node.error("has both redis and memory; choose one");
-        }
+    private static Store store(ConfigNode redis, ConfigNode memory) {
         if (!redis.isPresent()) {
-            for (ConfigNode redisOnly : List.of(onFailure, instances, required)) {
-                if (redisOnly.isPresent()) {
-                    throw redisOnly.error("applies only to store.redis");
-                }
-            }
-            memory.checkKeys(MEMORY);
-            ConfigNode maximumKeys = memory.child("maximum-keys");
-            long keys = maximumKeys.longValue(100_000);
-            if (keys < 1) {
-                throw maximumKeys.error("must be at least 1, was " + keys);
-            }
-            return new MemoryStore(keys);
+            return new MemoryStore(ConfigSections.maximumKeys(memory));
         }
-        redis.checkKeys(REDIS);
-        ConfigNode uri = redis.child("uri");
-        ConfigNode uris = redis.child("uris");
-        boolean cluster = redis.child("cluster").bool(false);
-        List<String> targets;
-        if (uri.isPresent() == uris.isPresent()) {
-            throw redis.error("needs uri (one server, Sentinel or TLS) or uris (the seed nodes of a cluster)");
-        } else if (uri.isPresent()) {
-            targets = List.of(redisUri(uri, uri.requiredString()));
-        } else {
-            if (!cluster) {
-                throw uris.error("are the seed nodes of a cluster: add cluster: true, or give one uri");
-            }
-            targets = new ArrayList<>();
-            for (ConfigNode element : uris.elements()) {
-                targets.add(redisUri(element, element.requiredString()));
-            }
-            if (targets.isEmpty()) {
-                throw uris.error("must list at least one node");
-            }
+        if (memory.isPresent()) {
+            throw memory.error("applies only without redis; choose one");
         }
-        long expected = instances.longValue(0);
-        if (instances.isPresent() && (expected < 1 || expected > 10_000)) {
-            throw instances.error("must be 1 to 10000, was " + expected);
+        RedisSettings settings = ConfigSections.redis(redis);
+        if (!settings.hasTarget()) {
+            throw redis.error("needs uri (one server, Sentinel or TLS) or cluster-uris (the seed nodes of a cluster)");
         }
-        String keyPrefix = redis.child("key-prefix").string("tollgate:");
-        return new RedisStore(
-                targets,
-                cluster,
-                redis.child("timeout").duration(Duration.ofMillis(50)),
-                keyPrefix,
-                failurePolicy(onFailure),
-                (int) expected,
-                redis.child("batching").bool(true),
-                required.bool(false));
-    }
-
-    private static String redisUri(ConfigNode node, String text) {
-        String scheme = text.contains("://") ? text.substring(0, text.indexOf("://")) : "";
-        if (!Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel").contains(scheme.toLowerCase(Locale.ROOT))) {
-            throw node.error("must be a redis://, rediss:// or redis-sentinel:// URI, was '" + text + "'");
-        }
-        return text;
-    }
-
-    private static FailurePolicy failurePolicy(ConfigNode node) {
-        String text = node.string("local").toLowerCase(Locale.ROOT);
-        return switch (text) {
-            case "allow" -> FailurePolicy.ALLOW;
-            case "deny" -> FailurePolicy.DENY;
-            case "local" -> FailurePolicy.LOCAL;
-            default -> throw node.error("must be allow, deny or local, was '" + text + "'");
-        };
+        return new RedisStore(settings);
     }
 
     private static URI upstream(ConfigNode node) {

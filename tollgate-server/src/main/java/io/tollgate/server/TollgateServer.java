@@ -7,6 +7,7 @@ import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.redis.internal.RedisSettingsMapping;
 import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.util.Objects;
@@ -43,7 +44,7 @@ public final class TollgateServer implements AutoCloseable {
         if (storeConfig instanceof ServerConfig.RedisStore redis) {
             RedisRateLimiter redisLimiter = redis(redis, clock, metrics);
             limiter = redisLimiter;
-            storeDescription = "redis at " + redis.target();
+            storeDescription = "redis at " + redis.settings().target();
             store = StoreMonitor.redis(redisLimiter, storeDescription);
         } else {
             long maximumKeys = ((ServerConfig.MemoryStore) storeConfig).maximumKeys();
@@ -149,21 +150,8 @@ public final class TollgateServer implements AutoCloseable {
     }
 
     private static RedisRateLimiter redis(ServerConfig.RedisStore redis, TimeSource clock, ServerMetrics metrics) {
-        RedisRateLimiter.Builder builder = RedisRateLimiter.builder()
-                .timeout(redis.timeout())
-                .keyPrefix(redis.keyPrefix())
-                .failurePolicy(redis.onFailure())
-                .batching(redis.batching())
-                .requireRedisAtStart(redis.requiredAtStart())
+        RedisRateLimiter.Builder builder = RedisSettingsMapping.configure(RedisRateLimiter.builder(), redis.settings())
                 .metrics(MicrometerMetrics.of(metrics.registry()));
-        if (redis.cluster()) {
-            builder.clusterUris(redis.uris());
-        } else {
-            builder.uri(redis.uris().get(0));
-        }
-        if (redis.expectedInstances() > 0) {
-            builder.expectedInstances(redis.expectedInstances());
-        }
         if (clock != null) {
             builder.clientClock(clock);
         }

@@ -45,20 +45,27 @@ class ProxyTest {
     }
 
     private RunningServer start(String more) throws Exception {
+        return start(more, "");
+    }
+
+    /** Starts the server with the rules below, {@code more} top-level settings and {@code moreServer} ones. */
+    private RunningServer start(String more, String moreServer) throws Exception {
         server = RunningServer.start("""
                 policies:
                   per-key:
                     limits:
                       - capacity: 3
                         refill: 1 per 10s
-                routes:
+                rules:
                   - path: /api/**
                     key: header:X-API-Key
                     on-missing-key: fallback:ip
                     policy: per-key
-                upstream: %s
+                server:
+                  upstream: %s
+                  %s
                 %s
-                """.formatted(upstream.uri(), more), time);
+                """.formatted(upstream.uri(), moreServer, more), time);
         return server;
     }
 
@@ -187,7 +194,7 @@ class ProxyTest {
 
     @Test
     void behindATrustedProxyTheForwardingChainIsKeptAndExtended() throws Exception {
-        start("trusted-proxies: [127.0.0.0/8]");
+        start("client-ip: {trusted-proxies: [127.0.0.0/8]}");
 
         server.get(
                 "/who",
@@ -223,7 +230,7 @@ class ProxyTest {
         try (ServerSocket socket = new ServerSocket(0)) {
             closedPort = socket.getLocalPort();
         }
-        server = RunningServer.start("upstream: http://127.0.0.1:" + closedPort + "\n", time);
+        server = RunningServer.start("server: {upstream: http://127.0.0.1:" + closedPort + "}\n", time);
 
         HttpResponse<String> response = server.get("/anything");
 
@@ -233,7 +240,7 @@ class ProxyTest {
 
     @Test
     void anUpstreamThatDoesNotAnswerInTimeIs504() throws Exception {
-        start("upstream-timeout: 300ms");
+        start("", "upstream-timeout: 300ms");
 
         HttpResponse<String> response = server.get("/slow");
 
@@ -243,7 +250,7 @@ class ProxyTest {
     @Test
     void connectionsToTheUpstreamAreKeptAliveAndPooled() throws Exception {
         try (Upstream own = Upstream.start()) {
-            server = RunningServer.start("upstream: " + own.uri() + "\n", time);
+            server = RunningServer.start("server: {upstream: " + own.uri() + "}\n", time);
 
             for (int i = 0; i < 50; i++) {
                 assertThat(server.get("/pooled/" + i).statusCode()).isEqualTo(200);

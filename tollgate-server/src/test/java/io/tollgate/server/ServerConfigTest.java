@@ -9,6 +9,7 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.http.ClientKey;
 import io.tollgate.http.Rule;
+import io.tollgate.internal.RedisSettings;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,12 +27,13 @@ class ServerConfigTest {
               host: 127.0.0.1
               port: 9090
               shutdown-timeout: 5s
-            store:
-              redis:
-                uri: redis://127.0.0.1:6379
-                timeout: 80ms
-                key-prefix: "myapp:"
-              on-failure: deny
+              upstream: http://127.0.0.1:9000
+              upstream-timeout: 10s
+            redis:
+              uri: redis://127.0.0.1:6379
+              timeout: 80ms
+              key-prefix: "myapp:"
+              failure-policy: deny
               expected-instances: 3
             policies:
               per-client:
@@ -42,15 +44,14 @@ class ServerConfigTest {
                 limits:
                   - capacity: 1000
                     refill: 1000/d
-            routes:
+            rules:
               - path: /api/**
                 methods: [GET, POST]
                 key: header:X-API-Key
                 policy: per-client
                 cost: 1
-            trusted-proxies: [10.0.0.0/8]
-            upstream: http://127.0.0.1:9000
-            upstream-timeout: 10s
+            client-ip:
+              trusted-proxies: [10.0.0.0/8]
             """;
 
     @Test
@@ -62,17 +63,17 @@ class ServerConfigTest {
         assertThat(config.port()).isEqualTo(9090);
         assertThat(config.shutdownTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(config.store())
-                .isEqualTo(new ServerConfig.RedisStore(
-                        List.of("redis://127.0.0.1:6379"),
-                        false,
+                .isEqualTo(new ServerConfig.RedisStore(new RedisSettings(
+                        "redis://127.0.0.1:6379",
+                        List.of(),
                         Duration.ofMillis(80),
                         "myapp:",
                         FailurePolicy.DENY,
                         3,
                         true,
-                        false));
+                        false)));
         assertThat(config.policies()).containsOnlyKeys("per-client", "daily").containsEntry("per-client", perClient);
-        assertThat(config.routes())
+        assertThat(config.rules())
                 .containsExactly(Rule.builder(perClient)
                         .path("/api/**")
                         .methods("GET", "POST")
@@ -97,62 +98,68 @@ class ServerConfigTest {
     @Test
     void batchingIsOnUnlessTurnedOff() {
         ServerConfig config = ServerConfig.parse(
-                "store: {redis: {uri: redis://127.0.0.1:6379, batching: false}}\n"
+                "redis: {uri: redis://127.0.0.1:6379, batching: false}\n"
                         + "policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}",
                 "t.yaml");
 
-        assertThat(((ServerConfig.RedisStore) config.store()).batching()).isFalse();
+        assertThat(((ServerConfig.RedisStore) config.store()).settings().batching())
+                .isFalse();
     }
 
     @Test
     void aClusterIsGivenBySeedNodes() {
         ServerConfig config = ServerConfig.parse(
-                "store: {redis: {uris: [redis://10.0.0.1:7000, redis://10.0.0.2:7000], cluster: true}, on-failure: allow}",
+                "redis: {cluster-uris: [redis://10.0.0.1:7000, redis://10.0.0.2:7000], failure-policy: allow}",
                 "t.yaml");
 
         assertThat(config.store())
-                .isEqualTo(new ServerConfig.RedisStore(
+                .isEqualTo(new ServerConfig.RedisStore(new RedisSettings(
+                        null,
                         List.of("redis://10.0.0.1:7000", "redis://10.0.0.2:7000"),
-                        true,
                         Duration.ofMillis(50),
                         "tollgate:",
                         FailurePolicy.ALLOW,
                         0,
                         true,
-                        false));
+                        false)));
     }
 
     @Test
     void redisCanBeRequiredAtStart() {
         ServerConfig config = ServerConfig.parse(
-                "store: {redis: {uri: 'redis://127.0.0.1:6379'}, require-redis-at-start: true}", "tollgate.yaml");
+                "redis: {uri: 'redis://127.0.0.1:6379', require-redis-at-start: true}", "tollgate.yaml");
 
-        assertThat(((ServerConfig.RedisStore) config.store()).requiredAtStart()).isTrue();
-        assertThatThrownBy(() -> ServerConfig.parse("store: {require-redis-at-start: true}", "t.yaml"))
+        assertThat(((ServerConfig.RedisStore) config.store()).settings().requireRedisAtStart())
+                .isTrue();
+        assertThatThrownBy(() -> ServerConfig.parse("redis: {require-redis-at-start: true}", "t.yaml"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("t.yaml:1: store.require-redis-at-start: applies only to store.redis");
+                .hasMessage("t.yaml:1: redis: needs uri (one server, Sentinel or TLS) or cluster-uris (the seed nodes"
+                        + " of a cluster)");
     }
 
     @ParameterizedTest
     @CsvSource(
             delimiter = '|',
             value = {
-                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: policies,",
+                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: client-ip, memory, policies, redis, responses, rules, server",
                 "server: {port: 70000} | t.yaml:1: server.port: port must be 0 to 65535, was 70000",
                 "server: {port: http} | t.yaml:1: server.port: must be a whole number, was 'http'",
                 "server: {shutdown-timeout: 10} | t.yaml:1: server.shutdown-timeout: must be a duration such as 50ms",
-                "store: {redis: {uri: redis://h:1, timeout: fast}} | t.yaml:1: store.redis.timeout: must be a duration",
-                "store: {redis: {uri: http://h:1}} | t.yaml:1: store.redis.uri: must be a redis://, rediss:// or",
-                "store: {redis: {}} | t.yaml:1: store.redis: needs uri (one server, Sentinel or TLS) or uris",
-                "store: {redis: {uris: [redis://h:1]}} | t.yaml:1: store.redis.uris: are the seed nodes of a cluster",
-                "store: {redis: {uri: redis://h:1}, on-failure: maybe} | t.yaml:1: store.on-failure: must be allow, deny or local",
-                "store: {on-failure: allow} | t.yaml:1: store.on-failure: applies only to store.redis",
-                "store: {redis: {uri: redis://h:1}, memory: {}} | t.yaml:1: store: has both redis and memory",
-                "upstream: 127.0.0.1:9000 | t.yaml:1: upstream: must be an http:// or https:// URI with a host",
-                "upstream: http://h:9/?q=1 | t.yaml:1: upstream: must not have a query",
-                "upstream-timeout: 5s | t.yaml:1: upstream-timeout: applies only with an upstream",
-                "trusted-proxies: [10.0.0.0/99] | t.yaml:1: trusted-proxies: invalid trusted proxy '10.0.0.0/99'",
-                "{policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}, routes: [{policy: p}]} | t.yaml:1: routes: limit proxied requests, so they need an upstream",
+                "redis: {uri: redis://h:1, timeout: fast} | t.yaml:1: redis.timeout: must be a duration",
+                "redis: {uri: http://h:1} | t.yaml:1: redis.uri: must be a redis://, rediss:// or",
+                "redis: {} | t.yaml:1: redis: needs uri (one server, Sentinel or TLS) or cluster-uris",
+                "redis: {uri: redis://h:1, cluster-uris: [redis://h:2]} | t.yaml:1: redis: has both uri and cluster-uris",
+                "redis: {cluster-uris: []} | t.yaml:1: redis.cluster-uris: must list at least one node",
+                "redis: {uri: redis://h:1, failure-policy: maybe} | t.yaml:1: redis.failure-policy: must be allow, deny or local",
+                "redis: {failure-policy: allow} | t.yaml:1: redis: needs uri (one server, Sentinel or TLS) or cluster-uris",
+                "redis: {uri: redis://h:1, expected-instances: 0} | t.yaml:1: redis.expected-instances: must be 1 to 10000",
+                "{redis: {uri: redis://h:1}, memory: {}} | t.yaml:1: memory: applies only without redis",
+                "memory: {maximum-keys: 0} | t.yaml:1: memory.maximum-keys: must be at least 1, was 0",
+                "server: {upstream: 127.0.0.1:9000} | t.yaml:1: server.upstream: must be an http:// or https:// URI with a host",
+                "server: {upstream: 'http://h:9/?q=1'} | t.yaml:1: server.upstream: must not have a query",
+                "server: {upstream-timeout: 5s} | t.yaml:1: server.upstream-timeout: applies only with an upstream",
+                "client-ip: {trusted-proxies: [10.0.0.0/99]} | t.yaml:1: client-ip.trusted-proxies: invalid trusted proxy '10.0.0.0/99'",
+                "{policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}, rules: [{policy: p}]} | t.yaml:1: rules: limit proxied requests, so they need server.upstream",
             })
     void anInvalidSettingIsNamedWithTheFileAndLine(String yaml, String message) {
         assertThatThrownBy(() -> ServerConfig.parse(yaml, "t.yaml"))
@@ -169,14 +176,13 @@ class ServerConfigTest {
 
         assertThatThrownBy(() -> ServerConfig.parse(unknownPolicy, "tollgate.yaml"))
                 .hasMessage(
-                        "tollgate.yaml:25: routes[0].policy: unknown policy 'per-clent'; defined: per-client, daily");
+                        "tollgate.yaml:26: rules[0].policy: unknown policy 'per-clent'; defined: per-client, daily");
         assertThatThrownBy(() -> ServerConfig.parse(zeroCapacity, "tollgate.yaml"))
-                .hasMessage("tollgate.yaml:15: policies.per-client.limits[0]: capacity must be at least 1, was 0");
+                .hasMessage("tollgate.yaml:16: policies.per-client.limits[0]: capacity must be at least 1, was 0");
         assertThatThrownBy(() -> ServerConfig.parse(badDuration, "tollgate.yaml"))
-                .hasMessage(
-                        "tollgate.yaml:8: store.redis.timeout: must be a duration such as 50ms, 30s or 5m, was '80'");
+                .hasMessage("tollgate.yaml:9: redis.timeout: must be a duration such as 50ms, 30s or 5m, was '80'");
         assertThatThrownBy(() -> ServerConfig.parse(unknownKey, "tollgate.yaml"))
-                .hasMessageStartingWith("tollgate.yaml:26: routes[0]: unknown setting 'costs'");
+                .hasMessageStartingWith("tollgate.yaml:27: rules[0]: unknown setting 'costs'");
     }
 
     @Test

@@ -3,12 +3,19 @@ package io.tollgate.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.DocumentationExamples;
+import io.tollgate.FailurePolicy;
 import io.tollgate.ManualTimeSource;
+import io.tollgate.internal.RedisSettings;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -33,7 +40,59 @@ class ServerDocumentationTest {
         for (String file : files) {
             assertThat(ServerConfig.parse(file, PAGE).policies()).isNotEmpty();
         }
-        assertThat(ServerConfig.parse(quickstart, "quickstart.yaml").routes()).hasSize(1);
+        assertThat(ServerConfig.parse(quickstart, "quickstart.yaml").rules()).hasSize(1);
+    }
+
+    @Test
+    void theConfigurationPagesWholeFileIsReadAsItIsAndEveryKeyInItsTablesIsInTheFile() throws Exception {
+        String page = "docs/configuration.md";
+        String file = DocumentationExamples.blocks(page, "yaml").get(0);
+
+        ServerConfig config = ServerConfig.parse(file, page);
+
+        assertThat(config.rules()).hasSize(1);
+        assertThat(config.upstream()).hasToString("http://127.0.0.1:9000");
+        assertThat(((ServerConfig.RedisStore) config.store()).settings().expectedInstances())
+                .isEqualTo(3);
+        Matcher key = Pattern.compile("(?m)^\\| `(?:tollgate\\.)?([a-z0-9-]+(?:\\.[A-Za-z0-9-]+)*)")
+                .matcher(Files.readString(DocumentationExamples.PROJECT.resolve(page)));
+        List<String> keys = new ArrayList<>();
+        while (key.find()) {
+            keys.add(key.group(1));
+        }
+        assertThat(keys).hasSizeGreaterThan(30);
+        assertThat(ServerConfig.parse(DocumentationExamples.blocks(page, "yaml").get(1), page)
+                        .store())
+                .isEqualTo(new ServerConfig.MemoryStore(100_000));
+        assertThat(ServerConfig.parse(
+                                file.replace("uri: redis://127.0.0.1:6379", "cluster-uris: [redis://127.0.0.1:7000]"),
+                                page)
+                        .store())
+                .isEqualTo(new ServerConfig.RedisStore(new RedisSettings(
+                        null,
+                        List.of("redis://127.0.0.1:7000"),
+                        Duration.ofMillis(50),
+                        "tollgate:",
+                        FailurePolicy.LOCAL,
+                        3,
+                        true,
+                        false)));
+        for (String each : keys) {
+            String last = each.substring(each.lastIndexOf('.') + 1);
+            // the starter's own keys, and the alternatives to redis.uri and to redis, read below
+            boolean elsewhere = Set.of(
+                            "enabled",
+                            "order",
+                            "url-patterns",
+                            "warm-up",
+                            "use-application-redis",
+                            "cluster-uris",
+                            "maximum-keys")
+                    .contains(last);
+            assertThat(elsewhere || file.contains(last + ":"))
+                    .as("%s of the tables is in the whole file", each)
+                    .isTrue();
+        }
     }
 
     @Test

@@ -60,11 +60,12 @@ class ServerJarIT {
                     limits:
                       - capacity: 3
                         refill: 1/h
-                routes:
+                rules:
                   - path: /api/**
                     key: header:X-API-Key
                     policy: per-client
-                upstream: %s
+                server:
+                  upstream: %s
                 """.formatted(store, upstream.uri()));
     }
 
@@ -140,7 +141,7 @@ class ServerJarIT {
 
     @Test
     void twoJarsOnOneRedisShareOneLimitAndReadyzFollowsRedis() throws Exception {
-        Path config = config("store: {redis: {uri: " + redis.server().uri() + "}, on-failure: deny}");
+        Path config = config("redis: {uri: " + redis.server().uri() + ", failure-policy: deny}");
         try (ServerProcess one = ServerProcess.start(config);
                 ServerProcess two = ServerProcess.start(config)) {
             List<Integer> statuses = new ArrayList<>();
@@ -159,14 +160,14 @@ class ServerJarIT {
             assertThat(readyBefore.statusCode()).isEqualTo(200);
             assertThat(readyDuring.statusCode()).isEqualTo(503);
             assertThat(refusedWhileDown)
-                    .as("on-failure: deny: the limiter is unavailable")
+                    .as("failure-policy: deny: the limiter is unavailable")
                     .isEqualTo(503);
         }
     }
 
     @Test
     void theJarWarmsUpOnRedisBeforeItSaysItListens() throws Exception {
-        Path config = config("store: {redis: {uri: " + redis.server().uri() + "}}");
+        Path config = config("redis: {uri: " + redis.server().uri() + "}");
         try (ServerProcess server = ServerProcess.start(config)) {
             int port = server.awaitPort();
 
@@ -196,7 +197,8 @@ class ServerJarIT {
         assertThat(status).isEqualTo(2);
         assertThat(server.err())
                 .isEqualTo(
-                        "tollgate: " + bad + ":3: server: unknown setting 'prot'; known: host, port, shutdown-timeout");
+                        "tollgate: " + bad
+                                + ":3: server: unknown setting 'prot'; known: host, port, shutdown-timeout, upstream, upstream-timeout");
     }
 
     @Test
@@ -213,7 +215,7 @@ class ServerJarIT {
         try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
             closed = socket.getLocalPort();
         }
-        Path config = config("store: {redis: {uri: 'redis://127.0.0.1:" + closed + "'}, require-redis-at-start: true}");
+        Path config = config("redis: {uri: 'redis://127.0.0.1:" + closed + "', require-redis-at-start: true}");
 
         ServerProcess server = ServerProcess.run(List.of(), "--config", config.toString(), "--port", "0");
 

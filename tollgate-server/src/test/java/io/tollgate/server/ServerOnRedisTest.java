@@ -74,22 +74,22 @@ class ServerOnRedisTest {
     private RunningServer start(String onFailure, boolean batching) throws Exception {
         RunningServer server =
                 RunningServer.start("""
-                store:
-                  redis:
-                    uri: %s
-                    timeout: 50ms
-                    batching: %s
-                  on-failure: %s
+                redis:
+                  uri: %s
+                  timeout: 50ms
+                  batching: %s
+                  failure-policy: %s
                 policies:
                   per-client:
                     limits:
                       - capacity: 5
                         refill: 1/h
-                routes:
+                rules:
                   - path: /api/**
                     key: header:X-API-Key
                     policy: per-client
-                upstream: %s
+                server:
+                  upstream: %s
                 """.formatted(redis.server().uri(), batching, onFailure, upstream.uri()));
         servers.add(server);
         return server;

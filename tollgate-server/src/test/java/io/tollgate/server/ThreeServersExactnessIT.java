@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What a new user tries before trusting a shared limit: three server jars started cold on one Redis with the
- * default settings (budget 50 ms, {@code on-failure: local}), and a burst of concurrent decisions for one key
+ * default settings (budget 50 ms, {@code failure-policy: local}), and a burst of concurrent decisions for one key
  * spread over the three. Exactly the capacity is admitted, in every round, with fresh servers each time:
  * the servers warm up before they say they listen, a request whose budget runs out is still charged in
  * Redis, and the fallback decides on what Redis last said of the key, not on a full bucket.
@@ -62,9 +62,8 @@ class ThreeServersExactnessIT {
     void threeColdServersOnOneRedisAdmitExactlyTheCapacity() throws Exception {
         Path config = Files.writeString(
                 dir.resolve("tollgate.yaml"), """
-                store:
-                  redis:
-                    uri: %s
+                redis:
+                  uri: %s
                 policies:
                   per-client:
                     limits:

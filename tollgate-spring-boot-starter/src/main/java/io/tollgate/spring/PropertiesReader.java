@@ -1,10 +1,14 @@
 package io.tollgate.spring;
 
 import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.http.internal.ConfigNode;
+import io.tollgate.http.internal.ConfigSections;
+import io.tollgate.internal.RedisSettings;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Reads {@code tollgate.*} as Tollgate's own configuration reader reads a file, so that the starter, the
@@ -51,7 +55,7 @@ final class PropertiesReader {
         Map<String, Object> ips = new LinkedHashMap<>();
         put(ips, "trusted-proxies", clientIp.getTrustedProxies());
         put(ips, "forwarding-header", clientIp.getForwardingHeader());
-        put(ips, "group-ipv6-by-64", clientIp.isGroupIpv6());
+        put(ips, "group-ipv6-by-64", clientIp.isGroupIpv6By64());
         tree.put("client-ip", ips);
         TollgateProperties.Responses responses = properties.getResponses();
         Map<String, Object> answers = new LinkedHashMap<>();
@@ -63,6 +67,51 @@ final class PropertiesReader {
         tree.put("responses", answers);
         try {
             return RequestLimiterConfig.fromTree(tree);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidTollgatePropertiesException("tollgate." + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Reads {@code tollgate.redis.*} (but {@code use-application-redis}, the starter's own) as the server
+     * reads its {@code redis} section.
+     *
+     * @throws InvalidTollgatePropertiesException if a value is invalid, naming its property
+     */
+    static RedisSettings redis(TollgateProperties properties) {
+        TollgateProperties.Redis redis = properties.getRedis();
+        Map<String, Object> settings = new LinkedHashMap<>();
+        put(settings, "uri", redis.getUri());
+        if (!redis.getClusterUris().isEmpty()) {
+            settings.put("cluster-uris", redis.getClusterUris());
+        }
+        put(settings, "timeout", redis.getTimeout());
+        put(settings, "key-prefix", redis.getKeyPrefix());
+        put(
+                settings,
+                "failure-policy",
+                redis.getFailurePolicy() == null
+                        ? null
+                        : redis.getFailurePolicy().name());
+        put(settings, "expected-instances", redis.getExpectedInstances());
+        put(settings, "batching", redis.isBatching());
+        put(settings, "require-redis-at-start", redis.isRequireRedisAtStart());
+        return section("redis", settings, ConfigSections::redis);
+    }
+
+    /**
+     * Reads {@code tollgate.memory.*} as the server reads its {@code memory} section: the most keys held.
+     *
+     * @throws InvalidTollgatePropertiesException if a value is invalid, naming its property
+     */
+    static long maximumKeys(TollgateProperties properties) {
+        return section(
+                "memory", Map.of("maximum-keys", properties.getMemory().getMaximumKeys()), ConfigSections::maximumKeys);
+    }
+
+    private static <T> T section(String name, Map<String, Object> settings, Function<ConfigNode, T> reader) {
+        try {
+            return reader.apply(ConfigNode.of(Map.of(name, settings)).child(name));
         } catch (IllegalArgumentException e) {
             throw new InvalidTollgatePropertiesException("tollgate." + e.getMessage(), e);
         }

@@ -10,8 +10,10 @@ import io.tollgate.RateLimiter;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.internal.RedisSettings;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.redis.internal.RedisSettingsMapping;
 import io.tollgate.servlet.TollgateFilter;
 import jakarta.servlet.DispatcherType;
 import java.lang.System.Logger.Level;
@@ -161,24 +163,15 @@ public final class TollgateAutoConfiguration {
             TollgateProperties properties,
             ObjectProvider<ApplicationRedisClient> applicationRedis,
             ObjectProvider<TollgateRedisCustomizer> customizers) {
-        TollgateProperties.Redis redis = properties.getRedis();
-        boolean own = redis.getUri() != null || !redis.getClusterUris().isEmpty();
-        if (redis.getUri() != null && !redis.getClusterUris().isEmpty()) {
-            throw new InvalidTollgatePropertiesException("tollgate.redis: give uri or cluster-uris, not both", null);
+        RedisSettings redis = PropertiesReader.redis(properties);
+        if (redis.hasTarget()) {
+            return build(redis, customizers, builder -> {}); // the settings say where
         }
-        if (own) {
-            return build(properties, customizers, builder -> {
-                if (redis.getUri() != null) {
-                    builder.uri(redis.getUri());
-                } else {
-                    builder.clusterUris(redis.getClusterUris());
-                }
-            });
-        }
-        ApplicationRedisClient shared = redis.isUseApplicationRedis() ? applicationRedis.getIfAvailable() : null;
+        ApplicationRedisClient shared =
+                properties.getRedis().isUseApplicationRedis() ? applicationRedis.getIfAvailable() : null;
         if (shared != null) {
             AbstractRedisClient client = shared.client().get();
-            return build(properties, customizers, builder -> {
+            return build(redis, customizers, builder -> {
                 builder.describedAs(shared.description().get());
                 if (client instanceof RedisClusterClient cluster) {
                     builder.clusterClient(cluster);
@@ -192,11 +185,7 @@ public final class TollgateAutoConfiguration {
                 }
             });
         }
-        long maximumKeys = properties.getMemory().getMaximumKeys();
-        if (maximumKeys < 1) {
-            throw new InvalidTollgatePropertiesException(
-                    "tollgate.memory.maximum-keys: must be at least 1, was " + maximumKeys, null);
-        }
+        long maximumKeys = PropertiesReader.maximumKeys(properties);
         return InMemoryRateLimiter.builder().maximumKeys(maximumKeys).build();
     }
 
@@ -325,21 +314,13 @@ public final class TollgateAutoConfiguration {
     }
 
     private static RedisRateLimiter build(
-            TollgateProperties properties,
+            RedisSettings redis,
             ObjectProvider<TollgateRedisCustomizer> customizers,
             java.util.function.Consumer<RedisRateLimiter.Builder> connection) {
-        TollgateProperties.Redis redis = properties.getRedis();
         RedisRateLimiter.Builder builder = RedisRateLimiter.builder();
         try {
             connection.accept(builder);
-            builder.timeout(redis.getTimeout())
-                    .keyPrefix(redis.getKeyPrefix())
-                    .failurePolicy(redis.getFailurePolicy())
-                    .batching(redis.isBatching())
-                    .requireRedisAtStart(redis.isRequireRedisAtStart());
-            if (redis.getExpectedInstances() != null) {
-                builder.expectedInstances(redis.getExpectedInstances());
-            }
+            RedisSettingsMapping.configure(builder, redis);
         } catch (IllegalArgumentException e) {
             throw new InvalidTollgatePropertiesException("tollgate.redis: " + e.getMessage(), e);
         }
@@ -347,7 +328,7 @@ public final class TollgateAutoConfiguration {
         try {
             return builder.build();
         } catch (IllegalStateException e) {
-            if (!redis.isRequireRedisAtStart()) {
+            if (!redis.requireRedisAtStart()) {
                 throw e;
             }
             throw new InvalidTollgatePropertiesException(

@@ -1,7 +1,9 @@
 package io.tollgate.spring;
 
 import io.tollgate.FailurePolicy;
+import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.http.RequestLimiter;
+import io.tollgate.internal.RedisSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -280,7 +282,7 @@ public class TollgateProperties {
         private String forwardingHeader = "x-forwarded-for";
 
         /** Whether every IPv6 client is its /64 network, since one client often owns a whole /64. */
-        private boolean groupIpv6;
+        private boolean groupIpv6By64;
 
         public List<String> getTrustedProxies() {
             return trustedProxies;
@@ -298,12 +300,12 @@ public class TollgateProperties {
             this.forwardingHeader = forwardingHeader;
         }
 
-        public boolean isGroupIpv6() {
-            return groupIpv6;
+        public boolean isGroupIpv6By64() {
+            return groupIpv6By64;
         }
 
-        public void setGroupIpv6(boolean groupIpv6) {
-            this.groupIpv6 = groupIpv6;
+        public void setGroupIpv6By64(boolean groupIpv6By64) {
+            this.groupIpv6By64 = groupIpv6By64;
         }
     }
 
@@ -311,13 +313,13 @@ public class TollgateProperties {
     public static class Responses {
 
         /** The status of a refusal, 4xx or 5xx. */
-        private int refusalStatus = 429;
+        private int refusalStatus = RequestLimiter.DEFAULT_REFUSAL_STATUS;
 
         /** The status of a refusal because the limiter is unavailable and fails closed, 4xx or 5xx. */
         private int unavailableStatus = RequestLimiter.DEFAULT_UNAVAILABLE_STATUS;
 
         /** The type URI of the refusal's problem body. */
-        private String problemType = "about:blank";
+        private String problemType = RequestLimiter.DEFAULT_PROBLEM_TYPE;
 
         /** Whether responses also carry X-RateLimit-Limit, -Remaining and -Reset. */
         private boolean legacyHeaders;
@@ -379,13 +381,13 @@ public class TollgateProperties {
         private boolean useApplicationRedis = true;
 
         /** The time budget of a decision; when Redis has not answered by then, the failure policy decides. */
-        private Duration timeout = Duration.ofMillis(50);
+        private Duration timeout = Duration.ofMillis(RedisSettings.DEFAULT_TIMEOUT_MILLIS);
 
         /** The prefix of every key Tollgate writes. */
-        private String keyPrefix = "tollgate:";
+        private String keyPrefix = RedisSettings.DEFAULT_KEY_PREFIX;
 
         /** What decides while Redis cannot: allow, deny or local. */
-        private FailurePolicy failurePolicy = FailurePolicy.LOCAL;
+        private FailurePolicy failurePolicy = RedisSettings.DEFAULT_FAILURE_POLICY;
 
         /** For the local failure policy: how many instances share the load, so each enforces its share. */
         private Integer expectedInstances;
@@ -479,7 +481,7 @@ public class TollgateProperties {
     public static class Memory {
 
         /** The most client keys held at once. */
-        private long maximumKeys = 100_000;
+        private long maximumKeys = InMemoryRateLimiter.DEFAULT_MAXIMUM_KEYS;
 
         public long getMaximumKeys() {
             return maximumKeys;

@@ -143,6 +143,9 @@ class TollgateAutoConfigurationTest {
                 "tollgate.client-ip.trusted-proxies=10.0.0.0/40 | tollgate.client-ip.trusted-proxies: invalid trusted proxy '10.0.0.0/40'",
                 "tollgate.responses.refusal-status=200 | tollgate.responses.refusal-status: must be a 4xx or 5xx status, was 200",
                 "tollgate.memory.maximum-keys=0 | tollgate.memory.maximum-keys: must be at least 1, was 0",
+                "tollgate.redis.expected-instances=0 | tollgate.redis.expected-instances: must be 1 to 10000, was 0",
+                "tollgate.redis.uri=http://h:1 | tollgate.redis.uri: must be a redis://, rediss:// or redis-sentinel:// URI",
+                "tollgate.redis.timeout=-1s | tollgate.redis.timeout: must be longer than zero, was PT-1S",
                 "tollgate.policies.other.limits[0].refill=1/s | tollgate.policies.other.limits[0].capacity: is required",
             })
     void anInvalidPropertyFailsTheStartNamingIt(String property, String message) {

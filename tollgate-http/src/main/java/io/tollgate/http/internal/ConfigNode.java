@@ -245,6 +245,12 @@ public final class ConfigNode {
         if (value == null) {
             return defaultValue;
         }
+        if (value instanceof Duration given) { // as a framework bound it, such as Spring Boot
+            if (given.isZero() || given.isNegative()) {
+                throw error("must be longer than zero, was " + given);
+            }
+            return given;
+        }
         String text = string(null);
         Matcher matcher = DURATION.matcher(text.toLowerCase(Locale.ROOT));
         if (!matcher.matches()) {

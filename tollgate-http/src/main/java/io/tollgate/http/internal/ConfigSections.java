@@ -1,5 +1,7 @@
 package io.tollgate.http.internal;
 
+import io.tollgate.FailurePolicy;
+import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
@@ -8,6 +10,7 @@ import io.tollgate.http.ClientKey;
 import io.tollgate.http.MissingKey;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
+import io.tollgate.internal.RedisSettings;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,6 +36,17 @@ public final class ConfigSections {
     private static final Set<String> RESPONSES =
             Set.of("legacy-headers", "degraded-header", "refusal-status", "unavailable-status", "problem-type");
 
+    private static final Set<String> REDIS = Set.of(
+            "uri",
+            "cluster-uris",
+            "timeout",
+            "key-prefix",
+            "failure-policy",
+            "expected-instances",
+            "batching",
+            "require-redis-at-start");
+    private static final Set<String> MEMORY = Set.of("maximum-keys");
+
     private ConfigSections() {}
 
     /**
@@ -44,11 +58,11 @@ public final class ConfigSections {
      */
     public static UnaryOperator<RequestLimiter.Builder> responses(ConfigNode responses) {
         responses.checkKeys(RESPONSES);
-        int refusalStatus = status(responses.child("refusal-status"), 429);
+        int refusalStatus = status(responses.child("refusal-status"), RequestLimiter.DEFAULT_REFUSAL_STATUS);
         int unavailableStatus =
                 status(responses.child("unavailable-status"), RequestLimiter.DEFAULT_UNAVAILABLE_STATUS);
         ConfigNode problemTypeNode = responses.child("problem-type");
-        String problemType = problemTypeNode.string("about:blank");
+        String problemType = problemTypeNode.string(RequestLimiter.DEFAULT_PROBLEM_TYPE);
         if (problemType.isEmpty()) {
             throw problemTypeNode.error("must be a URI such as about:blank, was empty");
         }
@@ -175,5 +189,77 @@ public final class ConfigSections {
         }
         clientIps.groupIpv6By64(node.child("group-ipv6-by-64").bool(false));
         return clientIps.build();
+    }
+
+    /**
+     * Reads the {@code redis} section: {@code uri} or {@code cluster-uris} (neither: the surface decides,
+     * such as the starter sharing the application's Redis), {@code timeout}, {@code key-prefix}, {@code
+     * failure-policy}, {@code expected-instances}, {@code batching} and {@code require-redis-at-start}; an absent
+     * node gives the defaults.
+     *
+     * @throws ConfigException if a setting is invalid, naming it
+     */
+    public static RedisSettings redis(ConfigNode node) {
+        node.checkKeys(REDIS);
+        ConfigNode uriNode = node.child("uri");
+        ConfigNode clusterNode = node.child("cluster-uris");
+        if (uriNode.isPresent() && clusterNode.isPresent()) {
+            throw node.error("has both uri and cluster-uris; give one");
+        }
+        String uri = uriNode.isPresent() ? redisUri(uriNode, uriNode.requiredString()) : null;
+        List<String> clusterUris = new ArrayList<>();
+        for (ConfigNode element : clusterNode.elements()) {
+            clusterUris.add(redisUri(element, element.requiredString()));
+        }
+        if (clusterNode.isPresent() && clusterUris.isEmpty()) {
+            throw clusterNode.error("must list at least one node");
+        }
+        ConfigNode instances = node.child("expected-instances");
+        long expected = instances.longValue(0);
+        if (instances.isPresent() && (expected < 1 || expected > 10_000)) {
+            throw instances.error("must be 1 to 10000, was " + expected);
+        }
+        return new RedisSettings(
+                uri,
+                clusterUris,
+                node.child("timeout").duration(RedisSettings.DEFAULTS.timeout()),
+                node.child("key-prefix").string(RedisSettings.DEFAULT_KEY_PREFIX),
+                failurePolicy(node.child("failure-policy")),
+                (int) expected,
+                node.child("batching").bool(RedisSettings.DEFAULTS.batching()),
+                node.child("require-redis-at-start").bool(RedisSettings.DEFAULTS.requireRedisAtStart()));
+    }
+
+    /**
+     * Reads the {@code memory} section: {@code maximum-keys}, the most keys held at once.
+     *
+     * @throws ConfigException if a setting is invalid, naming it
+     */
+    public static long maximumKeys(ConfigNode memory) {
+        memory.checkKeys(MEMORY);
+        ConfigNode maximumKeys = memory.child("maximum-keys");
+        long keys = maximumKeys.longValue(InMemoryRateLimiter.DEFAULT_MAXIMUM_KEYS);
+        if (keys < 1) {
+            throw maximumKeys.error("must be at least 1, was " + keys);
+        }
+        return keys;
+    }
+
+    private static String redisUri(ConfigNode node, String text) {
+        String scheme = text.contains("://") ? text.substring(0, text.indexOf("://")) : "";
+        if (!Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel").contains(scheme.toLowerCase(Locale.ROOT))) {
+            throw node.error("must be a redis://, rediss:// or redis-sentinel:// URI, was '" + text + "'");
+        }
+        return text;
+    }
+
+    private static FailurePolicy failurePolicy(ConfigNode node) {
+        String text = node.string(RedisSettings.DEFAULT_FAILURE_POLICY.name()).toLowerCase(Locale.ROOT);
+        return switch (text) {
+            case "allow" -> FailurePolicy.ALLOW;
+            case "deny" -> FailurePolicy.DENY;
+            case "local" -> FailurePolicy.LOCAL;
+            default -> throw node.error("must be allow, deny or local, was '" + text + "'");
+        };
     }
 }
