@@ -1,8 +1,10 @@
 package io.tollgate.redis;
 
 import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.tollgate.Policy;
 import io.tollgate.internal.guard.BucketStore;
 import io.tollgate.internal.guard.StoreFailure;
@@ -11,7 +13,10 @@ import io.tollgate.redis.internal.ScriptArguments;
 import io.tollgate.redis.internal.TokenBucketScript;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The buckets in Redis, one hash per key, each charge one script call: batched with others for ordinary
@@ -99,6 +104,56 @@ final class RedisBucketStore implements BucketStore<byte[]> {
         return address == null
                 ? RedisFailures.classify(failure, timeout, "")
                 : RedisFailures.classify(failure, timeout, address);
+    }
+
+    /**
+     * Gets ready for traffic within {@code maxNanos}: waits for the connection (at most {@code connectWait},
+     * as the builder waited already) and loads both scripts into Redis. Returns null once ready, or why not,
+     * such as {@code not connected to Redis at HOST:PORT}.
+     */
+    String prepare(long maxNanos, Duration connectWait) {
+        long deadline = System.nanoTime() + maxNanos;
+        RedisScriptingAsyncCommands<byte[], byte[]> redis =
+                connector.awaitCommands(Duration.ofNanos(Math.min(maxNanos, connectWait.toNanos())));
+        if (redis == null) {
+            return connector.notConnected();
+        }
+        try {
+            CompletableFuture.allOf(
+                            scripts().stream().map(each -> each.load(redis)).toArray(CompletableFuture[]::new))
+                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return null;
+        } catch (Exception e) {
+            return "loading the scripts into Redis at " + connector.target() + " failed: "
+                    + RedisFailures.classify(e, timeout, "").detail();
+        }
+    }
+
+    /**
+     * Asks Redis whether it answers: {@code PING}, to every master on Redis Cluster, within the time budget.
+     * Completes with an empty optional when it did, or with why not; never exceptionally.
+     */
+    CompletionStage<Optional<String>> ping() {
+        var redis = connector.commands();
+        if (redis == null) {
+            return CompletableFuture.completedFuture(Optional.of(connector.notConnected()));
+        }
+        CompletionStage<?> pong;
+        try {
+            if (redis instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
+                pong = cluster.upstream().commands().ping();
+            } else {
+                pong = ((BaseRedisAsyncCommands<?, ?>) redis).ping();
+            }
+        } catch (RuntimeException e) {
+            pong = CompletableFuture.failedFuture(e);
+        }
+        return pong.toCompletableFuture()
+                .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .handle((answer, failure) -> failure == null
+                        ? Optional.<String>empty()
+                        : Optional.of(
+                                RedisFailures.classify(failure, timeout, "").detail()));
     }
 
     /** Returns the scripts this store runs, for loading them ahead of traffic. */

@@ -2,11 +2,8 @@ package io.tollgate.redis;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.BaseRedisAsyncCommands;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.tollgate.BucketState;
 import io.tollgate.Decision;
 import io.tollgate.FailurePolicy;
@@ -28,9 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
@@ -181,24 +176,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     public boolean warmUp(Duration maxTime) {
         long maxNanos = Math.min(Arguments.maxWaitMicros(maxTime), Long.MAX_VALUE / 4_000) * 1_000;
         long deadline = System.nanoTime() + maxNanos;
-        // The builder waited for the first attempt already: wait no longer for a Redis that is not there.
-        RedisScriptingAsyncCommands<byte[], byte[]> redis =
-                connector.awaitCommands(Duration.ofNanos(Math.min(maxNanos, CONNECT_WAIT.toNanos())));
-        if (redis == null) {
-            LOG.log(Level.WARNING, "Tollgate: not warmed up: {0}", connector.notConnected());
-            return false;
-        }
-        try {
-            CompletableFuture.allOf(store.scripts().stream()
-                            .map(each -> each.load(redis))
-                            .toArray(CompletableFuture[]::new))
-                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (Exception e) {
-            LOG.log(
-                    Level.WARNING,
-                    "Tollgate: not warmed up: loading the scripts into Redis at {0} failed: {1}",
-                    connector.target(),
-                    RedisFailures.classify(e, timeout, "").detail());
+        String notReady = store.prepare(maxNanos, CONNECT_WAIT);
+        if (notReady != null) {
+            LOG.log(Level.WARNING, "Tollgate: not warmed up: {0}", notReady);
             return false;
         }
         return RateLimiter.super.warmUp(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
@@ -238,26 +218,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      * never need them.
      */
     public CompletionStage<Optional<String>> ping() {
-        var redis = connector.commands();
-        if (redis == null) {
-            return CompletableFuture.completedFuture(Optional.of(connector.notConnected()));
-        }
-        CompletionStage<?> pong;
-        try {
-            if (redis instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
-                pong = cluster.upstream().commands().ping();
-            } else {
-                pong = ((BaseRedisAsyncCommands<?, ?>) redis).ping();
-            }
-        } catch (RuntimeException e) {
-            pong = CompletableFuture.failedFuture(e);
-        }
-        return pong.toCompletableFuture()
-                .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .handle((answer, failure) -> failure == null
-                        ? Optional.<String>empty()
-                        : Optional.of(
-                                RedisFailures.classify(failure, timeout, "").detail()));
+        return store.ping();
     }
 
     /** Closes the connections and clients this limiter created; those given to it stay open. */

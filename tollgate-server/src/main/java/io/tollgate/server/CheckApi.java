@@ -2,11 +2,6 @@ package io.tollgate.server;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.core.StreamReadFeature;
 import io.tollgate.Decision;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
@@ -14,13 +9,14 @@ import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.RuleOutcome;
+import io.tollgate.server.CheckRequest.BadRequest;
+import io.tollgate.server.CheckRequest.Check;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,11 +37,11 @@ import org.eclipse.jetty.util.Callback;
  * the same {@link RequestLimiter}. A request refused because the store could not decide and the failure
  * policy is {@code deny} is answered 503 (or the configured status) with an RFC 9457 problem that says the
  * limiter is unavailable and also carries the decision's fields. {@code {"checks": [...]}} decides up to
- * {@value #MAX_CHECKS} such requests in one round trip, each on its own, and answers 200 with their {@code
+ * {@value CheckRequest#MAX_CHECKS} such requests in one round trip, each on its own, and answers 200 with their {@code
  * results} in order.
  *
  * <p>Client errors are RFC 9457 problems: malformed JSON, a missing, unknown or wrong-typed field, a cost out
- * of range or a key longer than {@value #MAX_KEY_LENGTH} characters get 400, an unknown policy 404, a body
+ * of range or a key longer than {@value CheckRequest#MAX_KEY_LENGTH} characters get 400, an unknown policy 404, a body
  * over {@value #MAX_BODY_BYTES} bytes 413, another method than POST 405. After a 413 the rest of the body is
  * read and thrown away, up to {@value #LINGER_MAX_BYTES} bytes and {@value #LINGER_MAX_SECONDS} seconds, as
  * nginx's lingering close does, so that a client that writes its whole body before reading gets the 413
@@ -55,12 +51,6 @@ final class CheckApi {
 
     /** The largest request body, in bytes. */
     static final int MAX_BODY_BYTES = 64 * 1024;
-
-    /** The longest key, in characters. */
-    static final int MAX_KEY_LENGTH = 1024;
-
-    /** The most checks in one batch. */
-    static final int MAX_CHECKS = 100;
 
     /** The most bytes of a refused body read and thrown away after a 413. */
     static final long LINGER_MAX_BYTES = 32L * 1024 * 1024;
@@ -75,16 +65,7 @@ final class CheckApi {
     private final RequestLimiter answers;
     private final ServerMetrics metrics;
     private final Map<Policy, Rule> rules = new ConcurrentHashMap<>();
-    private final JsonFactory json = JsonFactory.builder()
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-            .streamReadConstraints(StreamReadConstraints.builder()
-                    .maxNestingDepth(8)
-                    .maxStringLength(MAX_BODY_BYTES)
-                    .build())
-            .build();
-
-    /** One request for tokens. */
-    private record Check(Policy policy, String key, long cost) {}
+    private final JsonFactory json = new JsonFactory();
 
     /** What to answer a request: the status, the header fields, Content-Type included, and the body. */
     record Answer(int status, Map<String, String> headers, byte[] body) {
@@ -97,17 +78,6 @@ final class CheckApi {
             Map<String, String> withType = new LinkedHashMap<>(headers);
             withType.put("Content-Type", Responses.JSON);
             return new Answer(status, withType, json.getBytes(StandardCharsets.UTF_8));
-        }
-    }
-
-    /** A request that cannot be decided, and the status and detail it is answered with. */
-    private static final class BadRequest extends Exception {
-        private static final long serialVersionUID = 1L;
-        private final int status;
-
-        BadRequest(int status, String detail) {
-            super(detail, null, false, false);
-            this.status = status;
         }
     }
 
@@ -142,7 +112,8 @@ final class CheckApi {
         try {
             return decide(body);
         } catch (BadRequest bad) {
-            return CompletableFuture.completedFuture(Answer.of(RequestDecision.problem(bad.status, bad.getMessage())));
+            return CompletableFuture.completedFuture(
+                    Answer.of(RequestDecision.problem(bad.status(), bad.getMessage())));
         }
     }
 
@@ -187,27 +158,12 @@ final class CheckApi {
     }
 
     private CompletableFuture<Answer> decide(byte[] body) throws BadRequest {
-        Map<String, Object> fields = parse(body);
-        Object checks = fields.remove("checks");
-        if (checks == null) {
-            Check check = check(fields, "");
+        CheckRequest request = CheckRequest.parse(body, policies);
+        if (!request.batch()) {
+            Check check = request.checks().get(0);
             return decide(check).thenApply(decision -> single(check, decision));
         }
-        if (!fields.isEmpty()) {
-            throw new BadRequest(
-                    400,
-                    "give either checks or policy, key and cost, not both; found "
-                            + String.join(", ", fields.keySet()));
-        }
-        @SuppressWarnings("unchecked")
-        List<Map<String, Object>> elements = (List<Map<String, Object>>) checks;
-        if (elements.isEmpty() || elements.size() > MAX_CHECKS) {
-            throw new BadRequest(400, "checks must hold 1 to " + MAX_CHECKS + " checks, has " + elements.size());
-        }
-        List<Check> batch = new ArrayList<>(elements.size());
-        for (int i = 0; i < elements.size(); i++) {
-            batch.add(check(elements.get(i), "checks[" + i + "]."));
-        }
+        List<Check> batch = request.checks();
         @SuppressWarnings("unchecked")
         CompletableFuture<Decision>[] decisions = new CompletableFuture[batch.size()];
         for (int i = 0; i < decisions.length; i++) {
@@ -257,112 +213,6 @@ final class CheckApi {
             metrics.checked(check.policy(), decided);
             return decided;
         });
-    }
-
-    /** Reads the body: one JSON object of strings, whole numbers and, under {@code checks}, objects. */
-    private Map<String, Object> parse(byte[] body) throws BadRequest {
-        try (JsonParser parser = json.createParser(body)) {
-            if (parser.nextToken() != JsonToken.START_OBJECT) {
-                throw new BadRequest(
-                        400,
-                        "the body must be a JSON object, such as {\"policy\": \"per-client\", \"key\": \"alice\", \"cost\": 1}");
-            }
-            Map<String, Object> fields = object(parser, "", true);
-            if (parser.nextToken() != null) {
-                throw new BadRequest(400, "the body must hold one JSON object and nothing after it");
-            }
-            return fields;
-        } catch (JsonProcessingException e) {
-            throw new BadRequest(400, "malformed JSON: " + e.getOriginalMessage());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // reading from an array does not fail
-        }
-    }
-
-    private static Map<String, Object> object(JsonParser parser, String at, boolean top)
-            throws IOException, BadRequest {
-        Map<String, Object> fields = new LinkedHashMap<>();
-        while (parser.nextToken() == JsonToken.FIELD_NAME) {
-            String name = parser.currentName();
-            JsonToken value = parser.nextToken();
-            switch (name) {
-                case "policy", "key" -> {
-                    if (value != JsonToken.VALUE_STRING) {
-                        throw new BadRequest(400, at + name + " must be a string, was " + describe(value));
-                    }
-                    fields.put(name, parser.getText());
-                }
-                case "cost" -> {
-                    if (value != JsonToken.VALUE_NUMBER_INT) {
-                        throw new BadRequest(400, at + "cost must be a whole number, was " + describe(value));
-                    }
-                    if (parser.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
-                        throw new BadRequest(400, at + "cost " + parser.getText() + " is too large");
-                    }
-                    fields.put(name, parser.getLongValue());
-                }
-                case "checks" -> {
-                    if (!top) {
-                        throw new BadRequest(400, at + "checks cannot be nested");
-                    }
-                    if (value != JsonToken.START_ARRAY) {
-                        throw new BadRequest(400, "checks must be an array of checks, was " + describe(value));
-                    }
-                    List<Map<String, Object>> checks = new ArrayList<>();
-                    while (parser.nextToken() != JsonToken.END_ARRAY) {
-                        String element = "checks[" + checks.size() + "].";
-                        if (parser.currentToken() != JsonToken.START_OBJECT) {
-                            throw new BadRequest(
-                                    400,
-                                    element.substring(0, element.length() - 1) + " must be an object, was "
-                                            + describe(parser.currentToken()));
-                        }
-                        if (checks.size() == MAX_CHECKS) {
-                            throw new BadRequest(400, "checks must hold 1 to " + MAX_CHECKS + " checks, has more");
-                        }
-                        checks.add(object(parser, element, false));
-                    }
-                    fields.put(name, checks);
-                }
-                default ->
-                    throw new BadRequest(
-                            400,
-                            "unknown field " + at + name + "; a check has policy, key and cost"
-                                    + (top ? ", or a batch has checks" : ""));
-            }
-        }
-        return fields;
-    }
-
-    private Check check(Map<String, Object> fields, String at) throws BadRequest {
-        String policyName = (String) fields.get("policy");
-        if (policyName == null) {
-            throw new BadRequest(400, at + "policy is required");
-        }
-        Policy policy = policies.get(policyName);
-        if (policy == null) {
-            throw new BadRequest(
-                    404,
-                    "unknown policy '" + policyName + "'; defined: "
-                            + (policies.isEmpty()
-                                    ? "none"
-                                    : String.join(", ", new java.util.TreeSet<>(policies.keySet()))));
-        }
-        String key = (String) fields.get("key");
-        if (key == null || key.isEmpty()) {
-            throw new BadRequest(400, at + "key is required: a non-empty string that names the client");
-        }
-        if (key.length() > MAX_KEY_LENGTH) {
-            throw new BadRequest(
-                    400, at + "key is " + key.length() + " characters long; the most is " + MAX_KEY_LENGTH);
-        }
-        long cost = (Long) fields.getOrDefault("cost", 1L);
-        try {
-            policy.checkCost(cost);
-        } catch (IllegalArgumentException e) {
-            throw new BadRequest(400, at + e.getMessage());
-        }
-        return new Check(policy, key, cost);
     }
 
     private static void result(JsonGenerator generator, Check check, Decision decision) throws IOException {
@@ -445,21 +295,6 @@ final class CheckApi {
                 return;
             }
         }
-    }
-
-    private static String describe(JsonToken token) {
-        if (token == null) {
-            return "nothing";
-        }
-        return switch (token) {
-            case VALUE_STRING -> "a string";
-            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> "a number";
-            case VALUE_TRUE, VALUE_FALSE -> "a boolean";
-            case VALUE_NULL -> "null";
-            case START_ARRAY -> "an array";
-            case START_OBJECT -> "an object";
-            default -> token.asString();
-        };
     }
 
     private static long ceilMillis(long micros) {

@@ -134,7 +134,7 @@ class DecisionApiTest {
     @Test
     void aKeyLongerThanTheBoundIs400() {
         HttpResponse<String> response =
-                check("{\"policy\": \"per-client\", \"key\": \"" + "k".repeat(CheckApi.MAX_KEY_LENGTH + 1) + "\"}");
+                check("{\"policy\": \"per-client\", \"key\": \"" + "k".repeat(CheckRequest.MAX_KEY_LENGTH + 1) + "\"}");
 
         assertProblem(response, 400, "key is 1025 characters long; the most is 1024");
     }
@@ -142,7 +142,8 @@ class DecisionApiTest {
     @Test
     void tooManyChecksAre400() {
         String one = "{\"policy\": \"per-client\", \"key\": \"a\"}";
-        HttpResponse<String> response = check("{\"checks\": [" + (one + ",").repeat(CheckApi.MAX_CHECKS) + one + "]}");
+        HttpResponse<String> response =
+                check("{\"checks\": [" + (one + ",").repeat(CheckRequest.MAX_CHECKS) + one + "]}");
 
         assertProblem(response, 400, "checks must hold 1 to 100 checks, has more");
     }
