@@ -2,6 +2,7 @@ package io.tollgate.http;
 
 import io.tollgate.Decision;
 import io.tollgate.FailurePolicy;
+import java.util.Objects;
 
 /**
  * What one rule decided for a request.
@@ -11,6 +12,13 @@ import io.tollgate.FailurePolicy;
  * @param decision the limiter's decision
  */
 public record RuleOutcome(Rule rule, String key, Decision decision) {
+
+    /** @throws NullPointerException if an argument is null */
+    public RuleOutcome {
+        Objects.requireNonNull(rule, "rule");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(decision, "decision");
+    }
 
     /** Returns whether this outcome refuses the request: refused, and not a dry run. */
     public boolean refuses() {

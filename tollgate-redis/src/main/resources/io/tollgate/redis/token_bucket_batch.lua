@@ -39,8 +39,9 @@ each changed one. MGET answers nil for a key of another type as for a missing on
 missing is written with NX: if that finds a key, it is not a string, and its runs fail as if GET had
 failed. The common case, a key with one run under a one-limit policy whose bucket is missing or was
 written under that policy, is decided inline: its bucket is read with a plain find of "|LIMITS|" and
-written by one format, without pattern matching, tables or function calls. Everything else goes through
-the general functions below; both compute the same, as the differential tests check.
+written by one format, without pattern matching, tables or function calls (its decay and expiry are
+token_bucket_common.lua's, written out). Everything else goes through the shared functions; both compute
+the same, as the differential tests check.
 ]]
 
 -- #include token_bucket_common.lua
@@ -332,7 +333,20 @@ while r <= last do
       if elapsed < 0 then
         elapsed = 0
       end
-      d = decayed(d, elapsed, n1)
+      -- decayed(d, elapsed, n1), written out: the one place where a function call per key shows in
+      -- Redis's time (measured, 10 000 keys at 256 in flight); the differential tests hold it to the function
+      local until_full = d
+      if n1 ~= 1 then
+        until_full = (d - fmod(d, n1)) / n1
+        if fmod(d, n1) > 0 then
+          until_full = until_full + 1
+        end
+      end
+      if elapsed >= until_full then
+        d = 0
+      else
+        d = d - elapsed * n1
+      end
       at = at + 1
       reply[at] = d
       local step = run[r + 1] * p1
@@ -344,7 +358,10 @@ while r <= last do
           allowed = most
         end
         d = d + allowed * step
-        local ttl = ttl_millis(ceil_div(d, n1), client_clock)
+        local ttl = ceil_div(ceil_div(d, n1), 1000) -- ttl_millis, written out as above
+        if client_clock then
+          ttl = ttl + CLIENT_CLOCK_TTL_MARGIN
+        end
         local value = format('%s%d', policy.prefix, d)
         if stored then
           call('SET', KEYS[k], value, 'PX', ttl)
