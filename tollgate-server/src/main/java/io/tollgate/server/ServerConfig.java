@@ -39,6 +39,14 @@ public final class ServerConfig {
     private static final Set<String> SERVER =
             Set.of("host", "port", "shutdown-timeout", "upstream", "upstream-timeout");
 
+    /** Where the settings of the first server files went (one vocabulary, no aliases: see CHANGELOG.md). */
+    private static final Map<String, String> RENAMED = Map.of(
+            "routes", "rules",
+            "store", "redis (with failure-policy, expected-instances) or memory",
+            "trusted-proxies", "client-ip.trusted-proxies",
+            "upstream", "server.upstream",
+            "upstream-timeout", "server.upstream-timeout");
+
     private final String host;
     private final int port;
     private final Duration shutdownTimeout;
@@ -195,7 +203,7 @@ public final class ServerConfig {
     }
 
     private static ServerConfig read(ConfigNode root) {
-        root.checkKeys(TOP);
+        root.checkKeys(TOP, RENAMED);
         ConfigNode server = root.child("server");
         server.checkKeys(SERVER);
         String host = server.child("host").string("0.0.0.0");

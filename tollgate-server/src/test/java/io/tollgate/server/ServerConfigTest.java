@@ -142,6 +142,9 @@ class ServerConfigTest {
             delimiter = '|',
             value = {
                 "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: client-ip, memory, policies, redis, responses, rules, server",
+                "routes: [] | t.yaml:1: configuration: unknown setting 'routes' (it is rules now); known: client-ip,",
+                "store: {} | t.yaml:1: configuration: unknown setting 'store' (it is redis (with failure-policy, expected-instances) or memory now)",
+                "upstream: http://h:1 | t.yaml:1: configuration: unknown setting 'upstream' (it is server.upstream now)",
                 "server: {port: 70000} | t.yaml:1: server.port: port must be 0 to 65535, was 70000",
                 "server: {port: http} | t.yaml:1: server.port: must be a whole number, was 'http'",
                 "server: {shutdown-timeout: 10} | t.yaml:1: server.shutdown-timeout: must be a duration such as 50ms",

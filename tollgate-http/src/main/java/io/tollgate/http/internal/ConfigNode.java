@@ -84,11 +84,23 @@ public final class ConfigNode {
      *     the line of the unknown one
      */
     public void checkKeys(Set<String> allowed) {
+        checkKeys(allowed, Map.of());
+    }
+
+    /**
+     * Checks that this map has no other settings than {@code allowed}; a setting that {@code renamed} names
+     * (an old name, and where it went) is an error that says where it went. Renames have no aliases.
+     *
+     * @throws ConfigException naming the first unknown setting, and the known ones
+     */
+    public void checkKeys(Set<String> allowed, Map<String, String> renamed) {
         for (String key : entries().keySet()) {
             if (!allowed.contains(key)) {
+                String now = renamed.get(key);
                 throw new ConfigException(
                         child(key).line(),
-                        (path.isEmpty() ? "configuration" : path) + ": unknown setting '" + key + "'; known: "
+                        (path.isEmpty() ? "configuration" : path) + ": unknown setting '" + key + "'"
+                                + (now == null ? "" : " (it is " + now + " now)") + "; known: "
                                 + String.join(", ", new TreeSet<>(allowed)));
             }
         }
