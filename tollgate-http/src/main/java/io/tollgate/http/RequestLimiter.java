@@ -170,7 +170,7 @@ public final class RequestLimiter {
                 }
             }
             applied.add(rule);
-            keys.add(boundedKey(key));
+            keys.add(Arguments.boundedKey(key));
         }
         if (applied.isEmpty()) {
             return CompletableFuture.completedFuture(RequestDecision.unlimited());
@@ -221,7 +221,7 @@ public final class RequestLimiter {
      */
     public RuleOutcome check(Rule rule, String key) {
         Objects.requireNonNull(rule, "rule");
-        String bounded = boundedKey(Objects.requireNonNull(key, "key"));
+        String bounded = Arguments.boundedKey(Objects.requireNonNull(key, "key"));
         RuleOutcome outcome = new RuleOutcome(rule, bounded, limiter.tryAcquire(bounded, rule.policy(), rule.cost()));
         metrics.decided(outcome);
         return outcome;
@@ -288,11 +288,6 @@ public final class RequestLimiter {
             return RequestDecision.problem(reject.status(), "This request must carry " + whatIsMissing + ".");
         }
         return null;
-    }
-
-    /** Returns the key the limiter keeps the bucket under, as it reports it: the one rule of key length. */
-    static String boundedKey(String key) {
-        return Arguments.boundedKey(key);
     }
 
     /** Returns, for the degraded outcomes, {@code "policy";cause=timeout;fallback=allow} items. */

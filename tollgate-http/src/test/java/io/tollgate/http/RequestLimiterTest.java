@@ -11,6 +11,7 @@ import io.tollgate.Limit;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.internal.Arguments;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -205,7 +206,7 @@ class RequestLimiterTest {
         assertThat(first.outcomes().get(0).key()).startsWith("sha256:").hasSize(50);
         assertThat(again.allowed()).isFalse();
         assertThat(other.allowed()).isTrue();
-        assertThat(RequestLimiter.boundedKey("k".repeat(RequestLimiter.MAX_KEY_LENGTH)))
+        assertThat(Arguments.boundedKey("k".repeat(RequestLimiter.MAX_KEY_LENGTH)))
                 .isEqualTo("k".repeat(RequestLimiter.MAX_KEY_LENGTH));
     }
 

@@ -163,7 +163,10 @@ final class DecisionBatcher {
          * an event loop, queueing the send as a task of that loop; elsewhere, answering the batch just sent.
          */
         private Runnable claim() {
-            Executor loop = currentEventLoop();
+            // Netty writes a command at once when it is sent from the connection's event loop and queues it as a
+            // task when it is sent from any other thread: a batch sent straight from the event loop could
+            // overtake one that another thread sent just before. So an event loop sends by a task of its own.
+            Executor loop = eventLoops.current();
             if (loop == null) {
                 inFlight++;
                 return dispatch()::answerWhenDone;
@@ -213,16 +216,6 @@ final class DecisionBatcher {
             }
             return new Batch(this, runs, call);
         }
-    }
-
-    /**
-     * The event loop this thread runs, if any. Netty writes a command at once when it is sent from the
-     * connection's event loop and queues it as a task when it is sent from any other thread: a batch sent
-     * straight from the event loop could overtake one that another thread sent just before. So an event loop
-     * sends by a task of its own, queued behind those.
-     */
-    private Executor currentEventLoop() {
-        return eventLoops.current();
     }
 
     /** A batch on its way: its runs and the script call deciding them. */

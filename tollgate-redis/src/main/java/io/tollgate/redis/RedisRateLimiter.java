@@ -80,12 +80,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final RedisConnector connector;
     private final RedisBucketStore store;
     private final GuardedRateLimiter<byte[]> guard;
-    private final Duration timeout;
     private final FailurePolicy failurePolicy;
 
     private RedisRateLimiter(Builder builder, RedisConnector connector) {
         this.connector = connector;
-        this.timeout = builder.timeout;
         this.failurePolicy = builder.failurePolicy;
         this.store = new RedisBucketStore(
                 connector,
@@ -111,7 +109,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 Level.INFO,
                 "Tollgate keeps its buckets in {0}; budget {1} ms, on failure {2}, batching {3}; {4}",
                 connector.where(),
-                timeout.toMillis(),
+                builder.timeout.toMillis(),
                 failurePolicy,
                 store.batching() ? "on" : "off",
                 connector.connected() ? "connected" : connector.notConnected() + ", trying again every second");

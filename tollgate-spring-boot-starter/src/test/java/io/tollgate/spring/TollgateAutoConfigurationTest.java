@@ -47,6 +47,15 @@ class TollgateAutoConfigurationTest {
     }
 
     @Test
+    void theDocumentedNameOfIpv6GroupingBindsThoughTheMetadataSpellsItBy64() {
+        runner.withPropertyValues("tollgate.client-ip.group-ipv6-by-64=true").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(TollgateProperties.class).getClientIp().isGroupIpv6By64())
+                    .isTrue();
+        });
+    }
+
+    @Test
     void withRulesTheFilterIsOnAtTheConfiguredOrder() {
         runner.withPropertyValues(POLICY)
                 .withPropertyValues("tollgate.rules[0].policy=per-user", "tollgate.filter.order=-110")

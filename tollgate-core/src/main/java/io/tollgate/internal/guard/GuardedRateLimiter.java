@@ -259,9 +259,13 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
                         Level.DEBUG, () -> "Tollgate: charging or refunding key '" + key + "' failed", failure);
                 return;
             }
-            boolean charged = TokenBucket.allFit(policy.limits(), answer.debtsBefore(), cost, maxWaitMicros);
             local.learn(
-                    policy, key, answer.debtsAfter(policy, cost, charged), answer.nowMicros(), sent, time.nowMicros());
+                    policy,
+                    key,
+                    answer.debtsAfterCharge(policy, cost, maxWaitMicros),
+                    answer.nowMicros(),
+                    sent,
+                    time.nowMicros());
             if (cost < 0 && denyCache != null) {
                 denyCache.refunded(policy, key, sent);
             }

@@ -28,6 +28,15 @@ public record StoreReply(long nowMicros, long[] debtsBefore) {
         return allowed ? TokenBucket.charged(policy.limits(), debtsBefore, cost) : debtsBefore.clone();
     }
 
+    /**
+     * Returns the debts after a charge of {@code cost} (negative for a refund) that the store applied exactly
+     * when every limit fit within {@code maxWaitMicros}, as a new array: for charges whose decision nobody
+     * waits for.
+     */
+    long[] debtsAfterCharge(Policy policy, long cost, long maxWaitMicros) {
+        return debtsAfter(policy, cost, TokenBucket.allFit(policy.limits(), debtsBefore, cost, maxWaitMicros));
+    }
+
     /** Returns how long a caller that reserved tokens ahead must wait before using them, in µs. */
     long waitMicros(Policy policy, long cost) {
         return TokenBucket.waitMicros(policy.limits(), debtsBefore, cost);
