@@ -38,7 +38,9 @@ final class RedisFailures {
         if (error instanceof RedisConnectionException
                 || error instanceof IOException
                 || String.valueOf(error.getMessage()).contains("not connected")
-                || String.valueOf(error.getMessage()).contains("Connection closed")) {
+                || String.valueOf(error.getMessage()).contains("Connection closed")
+                // Lettuce's answer to a command in flight when the connection dropped
+                || String.valueOf(error.getMessage()).contains("Connection disconnected")) {
             return new StoreFailure(
                     Degradation.Cause.UNREACHABLE, "Redis is unreachable: " + error.getMessage() + key, true);
         }

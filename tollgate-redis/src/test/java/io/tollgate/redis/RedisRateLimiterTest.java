@@ -13,6 +13,7 @@ import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.internal.guard.CircuitBreaker;
+import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.List;
@@ -340,10 +341,7 @@ class RedisRateLimiterTest {
 
         @Test
         void onAnUnreachableRedisInspectAndResetSaySo() throws Exception {
-            int closed;
-            try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-                closed = socket.getLocalPort();
-            }
+            int closed = FreePorts.nobodyListens();
             try (RedisRateLimiter unreachable = RedisRateLimiter.builder()
                     .uri("redis://127.0.0.1:" + closed)
                     .build()) {
@@ -377,10 +375,7 @@ class RedisRateLimiterTest {
 
         @Test
         void whileRedisIsUnreachableTheLogSaysSoOnceNotEverySecond() throws Exception {
-            int closed;
-            try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-                closed = socket.getLocalPort();
-            }
+            int closed = FreePorts.nobodyListens();
             try (RedisRateLimiter unreachable = RedisRateLimiter.builder()
                     .uri("redis://127.0.0.1:" + closed)
                     .build()) {
@@ -410,10 +405,7 @@ class RedisRateLimiterTest {
 
         @Test
         void requiredAtStartARedisThatCannotBeReachedFailsTheBuildSayingWhy() throws Exception {
-            int closed;
-            try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-                closed = socket.getLocalPort();
-            }
+            int closed = FreePorts.nobodyListens();
             redis.server().command("ACL", "SETUSER", "strict", "on", ">right", "~tollgate:*", "+@all");
             try {
                 assertThatThrownBy(() -> RedisRateLimiter.builder()

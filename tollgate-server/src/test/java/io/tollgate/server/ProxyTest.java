@@ -4,9 +4,9 @@ import static io.tollgate.server.DecisionApiTest.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.ManualTimeSource;
+import io.tollgate.testing.FreePorts;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ServerSocket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.security.MessageDigest;
@@ -226,10 +226,7 @@ class ProxyTest {
 
     @Test
     void anUpstreamThatIsDownIs502() throws Exception {
-        int closedPort;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            closedPort = socket.getLocalPort();
-        }
+        int closedPort = FreePorts.nobodyListens();
         server = RunningServer.start("server: {upstream: http://127.0.0.1:" + closedPort + "}\n", time);
 
         HttpResponse<String> response = server.get("/anything");

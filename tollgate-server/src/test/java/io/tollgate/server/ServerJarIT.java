@@ -3,6 +3,7 @@ package io.tollgate.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.redis.internal.TokenBucketScript;
+import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -211,10 +212,7 @@ class ServerJarIT {
 
     @Test
     void aRedisRequiredAtStartThatCannotBeReachedStopsTheStart() throws Exception {
-        int closed;
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            closed = socket.getLocalPort();
-        }
+        int closed = FreePorts.nobodyListens();
         Path config = config("redis: {uri: 'redis://127.0.0.1:" + closed + "', require-redis-at-start: true}");
 
         ServerProcess server = ServerProcess.run(List.of(), "--config", config.toString(), "--port", "0");

@@ -3,8 +3,8 @@ package io.tollgate.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.spring.testapp.TestApplication;
+import io.tollgate.testing.FreePorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -33,10 +33,7 @@ class FailingClosedApplicationTest {
 
     @DynamicPropertySource
     static void redisThatIsNotThere(DynamicPropertyRegistry properties) throws IOException {
-        int closed;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            closed = socket.getLocalPort();
-        }
+        int closed = FreePorts.nobodyListens();
         properties.add("tollgate.redis.uri", () -> "redis://127.0.0.1:" + closed);
         properties.add("tollgate.redis.failure-policy", () -> "deny");
     }

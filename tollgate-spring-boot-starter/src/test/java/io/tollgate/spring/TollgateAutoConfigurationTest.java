@@ -8,6 +8,7 @@ import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.servlet.TollgateFilter;
+import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -196,10 +197,7 @@ class TollgateAutoConfigurationTest {
 
     @Test
     void aRedisRequiredAtStartThatCannotBeReachedFailsTheStartSayingWhy() throws Exception {
-        int closed;
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            closed = socket.getLocalPort();
-        }
+        int closed = FreePorts.nobodyListens();
         runner.withPropertyValues(
                         "tollgate.redis.uri=redis://127.0.0.1:" + closed, "tollgate.redis.require-redis-at-start=true")
                 .run(context -> {

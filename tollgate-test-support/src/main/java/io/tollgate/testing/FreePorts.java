@@ -10,12 +10,24 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * Picks loopback ports that are free now and not yet handed out by this JVM. Ports come from 20000-49999,
  * below the usual ephemeral range, so that port + 10000 (Redis Cluster's bus port) is free as well.
+ *
+ * <p>Thread-safe.
  */
-final class FreePorts {
+public final class FreePorts {
 
     private static final Set<Integer> HANDED_OUT = new HashSet<>();
 
     private FreePorts() {}
+
+    /**
+     * Returns a loopback port that nothing listens on, for tests of an unreachable server: free now, and
+     * never handed to a server that this JVM's extensions start.
+     *
+     * @throws IllegalStateException if no free port is found
+     */
+    public static int nobodyListens() {
+        return pick();
+    }
 
     static synchronized int pick() {
         for (int attempt = 0; attempt < 1_000; attempt++) {
