@@ -3,11 +3,15 @@ package io.tollgate.benchmarks;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.ConsumptionProbe;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tollgate.Decision;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.RateLimiter;
+import io.tollgate.internal.guard.MeteredRateLimiter;
+import io.tollgate.redis.MicrometerMetrics;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -54,6 +58,7 @@ public class InMemoryLimiterBenchmark {
     String[] keyNames;
     Policy policy;
     InMemoryRateLimiter tollgate;
+    RateLimiter tollgateMetered;
     ConcurrentHashMap<String, Bucket> bucket4j;
 
     @Setup(Level.Trial)
@@ -67,11 +72,16 @@ public class InMemoryLimiterBenchmark {
                 .refillGreedy(rate.tokens(), rate.period())
                 .build();
         tollgate = InMemoryRateLimiter.builder().maximumKeys(keys * 2L).build();
+        tollgateMetered = new MeteredRateLimiter(
+                InMemoryRateLimiter.builder().maximumKeys(keys * 2L).build(),
+                MicrometerMetrics.of(new SimpleMeterRegistry()),
+                "memory");
         bucket4j = new ConcurrentHashMap<>();
         keyNames = new String[keys];
         for (int i = 0; i < keys; i++) {
             keyNames[i] = "client-" + i;
             tollgate.tryAcquire(keyNames[i], policy);
+            tollgateMetered.tryAcquire(keyNames[i], policy);
             bucket4j.put(keyNames[i], Bucket.builder().addLimit(bandwidth).build());
         }
     }
@@ -100,6 +110,12 @@ public class InMemoryLimiterBenchmark {
     @Benchmark
     public Decision tollgate(KeySequence sequence) {
         return tollgate.tryAcquire(sequence.key(keyNames), policy);
+    }
+
+    /** As the server and the Spring Boot starter run it: under its guard, counting to Micrometer. */
+    @Benchmark
+    public Decision tollgateMetered(KeySequence sequence) {
+        return tollgateMetered.tryAcquire(sequence.key(keyNames), policy);
     }
 
     @Benchmark

@@ -4,26 +4,28 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
 import io.tollgate.internal.guard.CircuitBreaker;
 import io.tollgate.internal.guard.MetricsRecorder;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.DoubleStream;
 
 /**
- * Records a {@link RedisRateLimiter}'s work to a Micrometer {@link MeterRegistry}. Every outcome is named
+ * Records a {@link RedisRateLimiter}'s work to a Micrometer {@link MeterRegistry}, and the decisions of the
+ * in-memory limiter where the server and the Spring Boot starter keep buckets in memory. Every outcome is named
  * {@code allowed} or {@code refused}, as in Tollgate's other metrics, and every meter can be summed across
  * instances:
  *
  * <ul>
  *   <li>{@code tollgate.decisions} (counter), tags {@code policy}, {@code outcome} = {@code allowed} or
- *       {@code refused}, and {@code source} = {@code redis}, {@code deny_cache} or {@code fallback} (a
- *       degraded decision made by the failure policy);
+ *       {@code refused}, and {@code source} = {@code redis}, {@code memory}, {@code deny_cache} or {@code
+ *       fallback} (a degraded decision made by the failure policy);
  *   <li>{@code tollgate.redis.latency} (timer, as a histogram with buckets from 0.1 ms to 1 s), the time
  *       Redis took to answer, late answers included;
  *   <li>{@code tollgate.redis.failures} (counter), tag {@code cause} = {@code timeout}, {@code
@@ -52,14 +54,16 @@ public final class MicrometerMetrics implements MetricsRecorder {
             .toArray(Duration[]::new);
 
     private final MeterRegistry registry;
-    private final Timer latency;
+    /**
+     * The decision counters by source and policy name, refused then allowed: a registry's own lookup builds
+     * and sorts the meter's tags on every call, which the decision path would pay for each request.
+     */
+    private final Map<String, Map<String, Counter[]>> decisions = new ConcurrentHashMap<>();
+    /** Registered on the first answer, so that an in-memory limiter publishes no Redis latency. */
+    private volatile Timer latency;
 
     private MicrometerMetrics(MeterRegistry registry) {
         this.registry = registry;
-        this.latency = Timer.builder("tollgate.redis.latency")
-                .description("Time Redis took to answer a decision, late answers included")
-                .serviceLevelObjectives(LATENCY_BUCKETS)
-                .register(registry);
     }
 
     /** Returns metrics that record to {@code registry}. */
@@ -81,21 +85,31 @@ public final class MicrometerMetrics implements MetricsRecorder {
     }
 
     @Override
-    public void decided(Policy policy, Decision decision) {
-        registry.counter(
-                        "tollgate.decisions",
-                        "policy",
-                        policy.name(),
-                        "outcome",
-                        decision.allowed() ? "allowed" : "refused",
-                        "source",
-                        decision.degraded() ? "fallback" : "redis")
-                .increment();
+    public void decided(Policy policy, boolean allowed, String source) {
+        Counter[] counters = decisions
+                .computeIfAbsent(source, s -> new ConcurrentHashMap<>())
+                .computeIfAbsent(policy.name(), name -> new Counter[] {
+                    decisionCounter(name, "refused", source), decisionCounter(name, "allowed", source)
+                });
+        counters[allowed ? 1 : 0].increment();
+    }
+
+    private Counter decisionCounter(String policy, String outcome, String source) {
+        return registry.counter("tollgate.decisions", "policy", policy, "outcome", outcome, "source", source);
     }
 
     @Override
     public void answered(long micros) {
-        latency.record(micros, TimeUnit.MICROSECONDS);
+        Timer timer = latency;
+        if (timer == null) {
+            // Registering twice returns the same timer: a race here costs a lookup, not a second meter.
+            timer = Timer.builder("tollgate.redis.latency")
+                    .description("Time Redis took to answer a decision, late answers included")
+                    .serviceLevelObjectives(LATENCY_BUCKETS)
+                    .register(registry);
+            latency = timer;
+        }
+        timer.record(micros, TimeUnit.MICROSECONDS);
     }
 
     @Override
@@ -107,10 +121,7 @@ public final class MicrometerMetrics implements MetricsRecorder {
     @Override
     public void refusedFromCache(Policy policy) {
         registry.counter("tollgate.deny_cache.hits", "policy", policy.name()).increment();
-        Counter.builder("tollgate.decisions")
-                .tags("policy", policy.name(), "outcome", "refused", "source", "deny_cache")
-                .register(registry)
-                .increment();
+        decided(policy, false, "deny_cache");
     }
 
     @Override

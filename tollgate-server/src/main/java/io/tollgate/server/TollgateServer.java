@@ -5,6 +5,7 @@ import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
+import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisSettingsMapping;
@@ -49,7 +50,10 @@ public final class TollgateServer implements AutoCloseable {
         } else {
             long maximumKeys = ((ServerConfig.MemoryStore) storeConfig).maximumKeys();
             InMemoryRateLimiter.Builder memory = InMemoryRateLimiter.builder().maximumKeys(maximumKeys);
-            limiter = (clock == null ? memory : memory.timeSource(clock)).build();
+            limiter = new MeteredRateLimiter(
+                    (clock == null ? memory : memory.timeSource(clock)).build(),
+                    MicrometerMetrics.of(metrics.registry()),
+                    "memory");
             storeDescription = "memory";
             store = StoreMonitor.memory();
         }

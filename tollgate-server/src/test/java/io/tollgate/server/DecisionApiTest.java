@@ -230,6 +230,21 @@ class DecisionApiTest {
                 .contains("jvm_memory_used_bytes");
     }
 
+    @Test
+    void metricsCountTheInMemoryLimitersOwnDecisionsAsOnRedis() {
+        check("{\"policy\": \"layered\", \"key\": \"erin\", \"cost\": 3}");
+        check("{\"policy\": \"layered\", \"key\": \"erin\"}");
+
+        String metrics = server.get("/metrics").body();
+
+        assertThat(metrics)
+                .containsPattern(
+                        "tollgate_decisions_total\\{outcome=\"allowed\",policy=\"layered\",source=\"memory\"} [1-9]")
+                .containsPattern(
+                        "tollgate_decisions_total\\{outcome=\"refused\",policy=\"layered\",source=\"memory\"} [1-9]")
+                .doesNotContain("tollgate_redis");
+    }
+
     static void assertProblem(HttpResponse<String> response, int status, String detail) {
         assertThat(response.statusCode()).isEqualTo(status);
         assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");

@@ -11,6 +11,8 @@ import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.internal.RedisSettings;
+import io.tollgate.internal.guard.MeteredRateLimiter;
+import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisSettingsMapping;
@@ -149,6 +151,15 @@ public final class TollgateAutoConfiguration {
         TollgateRedisCustomizer tollgateRedisMetrics(ObjectProvider<MeterRegistry> registry) {
             return builder -> registry.ifUnique(meters -> builder.metrics(MicrometerMetrics.of(meters)));
         }
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        InMemoryMetrics tollgateInMemoryMetrics(ObjectProvider<MeterRegistry> registry) {
+            return new InMemoryMetrics(() -> {
+                MeterRegistry meters = registry.getIfUnique();
+                return meters == null ? null : MicrometerMetrics.of(meters);
+            });
+        }
     }
 
     /**
@@ -162,7 +173,8 @@ public final class TollgateAutoConfiguration {
     RateLimiter tollgateRateLimiter(
             TollgateProperties properties,
             ObjectProvider<ApplicationRedisClient> applicationRedis,
-            ObjectProvider<TollgateRedisCustomizer> customizers) {
+            ObjectProvider<TollgateRedisCustomizer> customizers,
+            ObjectProvider<InMemoryMetrics> inMemoryMetrics) {
         RedisSettings redis = PropertiesReader.redis(properties);
         if (redis.hasTarget()) {
             return build(redis, customizers, builder -> {}); // the settings say where
@@ -186,8 +198,15 @@ public final class TollgateAutoConfiguration {
             });
         }
         long maximumKeys = PropertiesReader.maximumKeys(properties);
-        return InMemoryRateLimiter.builder().maximumKeys(maximumKeys).build();
+        RateLimiter inMemory =
+                InMemoryRateLimiter.builder().maximumKeys(maximumKeys).build();
+        InMemoryMetrics metrics = inMemoryMetrics.getIfAvailable();
+        MetricsRecorder recorder = metrics == null ? null : metrics.recorder().get();
+        return recorder == null ? inMemory : new MeteredRateLimiter(inMemory, recorder, "memory");
     }
+
+    /** Where the in-memory limiter reports its decisions, when the application has one meter registry. */
+    record InMemoryMetrics(Supplier<MetricsRecorder> recorder) {}
 
     /**
      * The Lettuce client behind the application's own Redis connection factory, which the limiter shares, and

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
+import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.spring.testapp.TestApplication;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -39,8 +40,11 @@ class RateLimitedApplicationTest {
     RateLimiter limiter;
 
     @Test
-    void withoutRedisTheBucketsLiveInMemory() {
-        assertThat(limiter).isInstanceOf(InMemoryRateLimiter.class);
+    void withoutRedisTheBucketsLiveInMemoryUnderTheMetrics() {
+        assertThat(limiter)
+                .isInstanceOfSatisfying(
+                        MeteredRateLimiter.class,
+                        metered -> assertThat(metered.limiter()).isInstanceOf(InMemoryRateLimiter.class));
     }
 
     @Test
@@ -167,6 +171,16 @@ class RateLimitedApplicationTest {
 
         assertThat(decisions.statusCode()).isEqualTo(200);
         assertThat(decisions.body()).contains("\"name\":\"tollgate.http.decisions\"", "\"per-user\"");
+    }
+
+    @Test
+    void theInMemoryLimitersDecisionsAreActuatorMetricsAsOnRedis() throws Exception {
+        get("/users/dave/orders");
+
+        HttpResponse<String> decisions = get("/actuator/metrics/tollgate.decisions?tag=source:memory");
+
+        assertThat(decisions.statusCode()).isEqualTo(200);
+        assertThat(decisions.body()).contains("\"name\":\"tollgate.decisions\"", "\"per-user\"");
     }
 
     private HttpResponse<String> get(String path, String... headers) throws Exception {

@@ -100,7 +100,7 @@ final class GuardedCall<A> {
         if (reserving && decision.allowed()) {
             waitMicros = reply.waitMicros(policy, cost);
         }
-        guard.metrics.decided(policy, decision);
+        guard.metrics.decided(policy, decision.allowed(), guard.source);
         return decision;
     }
 
@@ -164,7 +164,7 @@ final class GuardedCall<A> {
         if (decided.allowed() && unseenByStore && degradation.fallback() == FailurePolicy.LOCAL) {
             guard.unseen.add(policy, key, cost);
         }
-        guard.metrics.decided(policy, decided);
+        guard.metrics.decided(policy, decided.allowed(), MetricsRecorder.FALLBACK);
         return decided;
     }
 

@@ -12,6 +12,7 @@ import io.tollgate.internal.Arguments;
 import io.tollgate.internal.TokenBucket;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -47,6 +48,9 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     final UnseenCharges unseen;
     final DegradationLog degradations;
     final MetricsRecorder metrics;
+    /** The source of the store's own decisions, for the metrics. */
+    final String source;
+
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
 
     /** Guards {@code store} as {@code settings} say. */
@@ -60,6 +64,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.unseen = new UnseenCharges(LocalBuckets.DEFAULT_KEYS);
         this.degradations = new DegradationLog(time, settings.log(), store.name());
         this.metrics = settings.metrics();
+        this.source = store.name().toLowerCase(Locale.ROOT);
     }
 
     /** Decides within the time budget; if the store cannot, the failure policy does. */
@@ -121,7 +126,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         if (decided.allowed()) {
             adjust(key, policy, cost, ANY_WAIT_MICROS);
         }
-        metrics.decided(policy, decided);
+        metrics.decided(policy, decided.allowed(), MetricsRecorder.FALLBACK);
         return decided;
     }
 

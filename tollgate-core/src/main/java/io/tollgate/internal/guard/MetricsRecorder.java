@@ -1,12 +1,14 @@
 package io.tollgate.internal.guard;
 
-import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
 
 /**
- * Where the limiter reports what it does. The default records nothing; {@code io.tollgate.redis.MicrometerMetrics} records to
- * a Micrometer registry. An interface of Tollgate's own, so that Micrometer stays an optional dependency.
+ * Where a limiter reports what it does: {@link GuardedRateLimiter} all of it, {@link MeteredRateLimiter} its
+ * decisions. The default records nothing; {@code io.tollgate.redis.MicrometerMetrics} records to a Micrometer
+ * registry. An interface of Tollgate's own, so that Micrometer stays an optional dependency.
+ *
+ * <p>Implementations are thread-safe, and quick: they are called on the decision's path.
  */
 public interface MetricsRecorder {
 
@@ -15,8 +17,15 @@ public interface MetricsRecorder {
     /** Called once for each circuit breaker, with the node it guards; a recorder may watch its state. */
     default void breaker(String node, CircuitBreaker breaker) {}
 
-    /** Called for every decision the limiter returns, wherever it came from. */
-    default void decided(Policy policy, Decision decision) {}
+    /** The source of a decision that the failure policy made because the store could not. */
+    String FALLBACK = "fallback";
+
+    /**
+     * Called for every decision the limiter returns, and for every reservation it grants or refuses, with
+     * where the decision came from: {@link #FALLBACK}, or the store's name in lower case ({@code redis},
+     * {@code memory}). A refusal of the deny cache is reported by {@link #refusedFromCache} instead.
+     */
+    default void decided(Policy policy, boolean allowed, String source) {}
 
     /** Called when the store answered a call, in time or late, with how long it took. */
     default void answered(long micros) {}
