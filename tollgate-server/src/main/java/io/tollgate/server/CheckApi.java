@@ -1,6 +1,5 @@
 package io.tollgate.server;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.tollgate.Decision;
 import io.tollgate.Policy;
@@ -13,8 +12,6 @@ import io.tollgate.server.CheckRequest.BadRequest;
 import io.tollgate.server.CheckRequest.Check;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -65,7 +62,6 @@ final class CheckApi {
     private final RequestLimiter answers;
     private final ServerMetrics metrics;
     private final Map<Policy, Rule> rules = new ConcurrentHashMap<>();
-    private final JsonFactory json = new JsonFactory();
 
     /** What to answer a request: the status, the header fields, Content-Type included, and the body. */
     record Answer(int status, Map<String, String> headers, byte[] body) {
@@ -170,7 +166,7 @@ final class CheckApi {
             decisions[i] = decide(batch.get(i));
         }
         return CompletableFuture.allOf(decisions)
-                .thenApply(done -> Answer.json(200, Map.of("Cache-Control", "no-store"), write(generator -> {
+                .thenApply(done -> Answer.json(200, Map.of("Cache-Control", "no-store"), JsonText.of(generator -> {
                     generator.writeStartObject();
                     generator.writeArrayFieldStart("results");
                     for (int i = 0; i < decisions.length; i++) {
@@ -192,7 +188,7 @@ final class CheckApi {
         RequestDecision rendered = answers.respond(List.of(outcome));
         Map<String, String> headers = new LinkedHashMap<>(rendered.headers());
         headers.put("Cache-Control", "no-store");
-        String result = write(generator -> result(generator, check, decision));
+        String result = JsonText.of(generator -> result(generator, check, decision));
         if (outcome.limiterUnavailable()) {
             String problem = new String(rendered.body(), StandardCharsets.UTF_8);
             String merged = problem.substring(0, problem.length() - 1) + "," + result.substring(1);
@@ -222,24 +218,10 @@ final class CheckApi {
         generator.writeStringField("key", check.key());
         generator.writeNumberField("limit", decision.limit().capacity());
         generator.writeNumberField("remaining", decision.remaining());
-        generator.writeNumberField("retry_after_ms", ceilMillis(decision.retryAfterMicros()));
-        generator.writeNumberField("reset_after_ms", ceilMillis(decision.resetAfterMicros()));
+        generator.writeNumberField("retry_after_ms", JsonText.ceilMillis(decision.retryAfterMicros()));
+        generator.writeNumberField("reset_after_ms", JsonText.ceilMillis(decision.resetAfterMicros()));
         generator.writeBooleanField("degraded", decision.degraded());
         generator.writeEndObject();
-    }
-
-    private interface JsonWriting {
-        void write(JsonGenerator generator) throws IOException;
-    }
-
-    private String write(JsonWriting writing) {
-        StringWriter out = new StringWriter(160);
-        try (JsonGenerator generator = json.createGenerator(out)) {
-            writing.write(generator);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // writing to a string does not fail
-        }
-        return out.toString();
     }
 
     /**
@@ -295,9 +277,5 @@ final class CheckApi {
                 return;
             }
         }
-    }
-
-    private static long ceilMillis(long micros) {
-        return (micros + 999) / 1_000;
     }
 }

@@ -11,7 +11,8 @@ import java.util.concurrent.CountDownLatch;
 /**
  * The command line: {@code java -jar tollgate-server.jar --config FILE [--port N]}, or {@code --version}, or
  * {@code --help}. Prints {@code tollgate
- * listening on http://HOST:PORT} once the server accepts connections, and runs until it is stopped (SIGTERM,
+ * listening on http://HOST:PORT} once the server accepts connections (after {@code tollgate management on
+ * http://HOST:PORT} when the configuration sets a management port), and runs until it is stopped (SIGTERM,
  * Ctrl-C), when it shuts down gracefully. Bad flags or a bad configuration exit with status 2 and a message
  * that names the problem (for the configuration: the file, the line and the setting); a server that cannot
  * start (the port is taken) exits with status 1.
@@ -23,6 +24,7 @@ public final class Main {
 
             Runs the Tollgate rate-limiting server: the decision API (POST /v1/check), /healthz, /readyz,
             /metrics and, when the configuration names an upstream, a rate-limiting reverse proxy to it.
+            With server.management-port, health, metrics and the admin API are served there instead.
 
               --config FILE   the YAML configuration (see docs/server.md)
               --port N        listen on port N instead of the configuration's server.port; 0 picks a free one
@@ -75,7 +77,10 @@ public final class Main {
         try {
             server = TollgateServer.start(config);
         } catch (Exception e) {
-            err.println("tollgate: cannot start on " + config.host() + ":" + config.port() + ": " + describe(e));
+            ServerConfig.Management management = config.management();
+            String where = config.host() + ":" + config.port()
+                    + (management == null ? "" : " (management " + management.host() + ":" + management.port() + ")");
+            err.println("tollgate: cannot start on " + where + ": " + describe(e));
             return 1;
         }
         CountDownLatch stopped = new CountDownLatch(1);
@@ -86,6 +91,9 @@ public final class Main {
                             stopped.countDown();
                         },
                         "tollgate-shutdown"));
+        if (server.managementUri() != null) {
+            out.println("tollgate management on " + server.managementUri());
+        }
         out.println("tollgate listening on " + server.uri());
         out.flush();
         try {

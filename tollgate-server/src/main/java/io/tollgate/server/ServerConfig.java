@@ -36,8 +36,18 @@ public final class ServerConfig {
 
     private static final Set<String> TOP =
             Set.of("server", "policies", "rules", "client-ip", "responses", "redis", "memory");
-    private static final Set<String> SERVER =
-            Set.of("host", "port", "shutdown-timeout", "upstream", "upstream-timeout");
+    private static final Set<String> SERVER = Set.of(
+            "host",
+            "port",
+            "shutdown-timeout",
+            "upstream",
+            "upstream-timeout",
+            "management-port",
+            "management-host",
+            "management-token");
+
+    /** The address the management port binds when the file does not say: this host only. */
+    public static final String DEFAULT_MANAGEMENT_HOST = "127.0.0.1";
 
     /** Where the settings of the first server files went (one vocabulary, no aliases: see CHANGELOG.md). */
     private static final Map<String, String> RENAMED = Map.of(
@@ -57,6 +67,7 @@ public final class ServerConfig {
     private final URI upstream;
     private final Duration upstreamTimeout;
     private final UnaryOperator<RequestLimiter.Builder> responses;
+    private final Management management;
 
     /** Where buckets live: in this process, or in Redis. */
     sealed interface Store {}
@@ -66,6 +77,21 @@ public final class ServerConfig {
 
     /** Buckets in Redis, as the {@code redis} section says. */
     record RedisStore(RedisSettings settings) implements Store {}
+
+    /**
+     * The management port's listener.
+     *
+     * @param port the port, 0 for a free one
+     * @param host the address it binds
+     * @param token the bearer token every request must carry, or null for none
+     */
+    record Management(int port, String host, String token) {
+
+        @Override
+        public String toString() {
+            return "Management[" + host + ":" + port + (token == null ? "" : ", token") + "]"; // never the token
+        }
+    }
 
     private ServerConfig(
             String host,
@@ -77,7 +103,8 @@ public final class ServerConfig {
             ClientIpResolver clientIps,
             URI upstream,
             Duration upstreamTimeout,
-            UnaryOperator<RequestLimiter.Builder> responses) {
+            UnaryOperator<RequestLimiter.Builder> responses,
+            Management management) {
         this.host = host;
         this.port = port;
         this.shutdownTimeout = shutdownTimeout;
@@ -88,6 +115,7 @@ public final class ServerConfig {
         this.upstream = upstream;
         this.upstreamTimeout = upstreamTimeout;
         this.responses = responses;
+        this.management = management;
     }
 
     /**
@@ -144,7 +172,8 @@ public final class ServerConfig {
                 clientIps,
                 upstream,
                 upstreamTimeout,
-                responses);
+                responses,
+                management);
     }
 
     /** Returns the address the server binds, {@code 0.0.0.0} (every interface) unless the file says. */
@@ -179,6 +208,11 @@ public final class ServerConfig {
 
     Store store() {
         return store;
+    }
+
+    /** Returns the management port's settings, or null when the file sets no management port. */
+    Management management() {
+        return management;
     }
 
     ClientIpResolver clientIps() {
@@ -242,7 +276,33 @@ public final class ServerConfig {
                 clientIps,
                 upstream,
                 timeoutNode.duration(Duration.ofSeconds(30)),
-                ConfigSections.responses(root.child("responses")));
+                ConfigSections.responses(root.child("responses")),
+                management(server));
+    }
+
+    private static Management management(ConfigNode server) {
+        ConfigNode portNode = server.child("management-port");
+        ConfigNode hostNode = server.child("management-host");
+        ConfigNode tokenNode = server.child("management-token");
+        if (!portNode.isPresent()) {
+            for (ConfigNode node : List.of(hostNode, tokenNode)) {
+                if (node.isPresent()) {
+                    throw node.error("applies only with server.management-port");
+                }
+            }
+            return null;
+        }
+        int port;
+        try {
+            port = checkPort(portNode.longValue(0));
+        } catch (IllegalArgumentException e) {
+            throw portNode.error(e);
+        }
+        String token = tokenNode.isPresent() ? tokenNode.requiredString() : null;
+        if (token != null && (token.isBlank() || !token.chars().allMatch(c -> c > 0x20 && c < 0x7f))) {
+            throw tokenNode.error("must be printable ASCII without spaces, as a bearer token is sent");
+        }
+        return new Management(port, hostNode.string(DEFAULT_MANAGEMENT_HOST), token);
     }
 
     private static Store store(ConfigNode redis, ConfigNode memory) {

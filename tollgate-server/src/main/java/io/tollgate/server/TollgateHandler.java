@@ -1,6 +1,10 @@
 package io.tollgate.server;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.Map;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -8,9 +12,12 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * Routes every request: {@code /healthz}, {@code /readyz}, {@code /metrics} and {@code /v1/check} are the
- * server's own; everything else goes to the proxy, or, with no upstream, is a 404. Each answer is timed.
- * {@code /readyz} answers 503 until the server is warm, then as the store answers.
+ * Routes every request. Without a management port: {@code /healthz}, {@code /readyz}, {@code /metrics} and
+ * {@code /v1/check} are the server's own; everything else goes to the proxy, or, with no upstream, is a 404.
+ * With one, the public port forwards every path to the upstream, or with no upstream serves {@code
+ * /v1/check} only; the management port serves {@code /healthz}, {@code /readyz}, {@code /metrics} and the
+ * admin API, to callers that send its bearer token when one is set. Each answer is timed. {@code /readyz}
+ * answers 503 until the server is warm, then as the store answers.
  */
 final class TollgateHandler extends Handler.Abstract {
 
@@ -20,13 +27,31 @@ final class TollgateHandler extends Handler.Abstract {
     private final LimitingProxy proxy;
     private final StoreMonitor store;
     private final ServerMetrics metrics;
+    private final AdminApi admin;
+    private final Connector managementConnector;
+    private final byte[] managementToken;
     private volatile boolean ready;
 
-    TollgateHandler(CheckApi checks, LimitingProxy proxy, StoreMonitor store, ServerMetrics metrics) {
+    /**
+     * @param admin the admin API, or null without a management port
+     * @param managementConnector the management port's connector, or null for none
+     * @param managementToken the bearer token the management port requires, or null for none
+     */
+    TollgateHandler(
+            CheckApi checks,
+            LimitingProxy proxy,
+            StoreMonitor store,
+            ServerMetrics metrics,
+            AdminApi admin,
+            Connector managementConnector,
+            String managementToken) {
         this.checks = checks;
         this.proxy = proxy;
         this.store = store;
         this.metrics = metrics;
+        this.admin = admin;
+        this.managementConnector = managementConnector;
+        this.managementToken = managementToken == null ? null : managementToken.getBytes(StandardCharsets.US_ASCII);
         if (proxy != null) {
             addBean(proxy);
         }
@@ -49,13 +74,20 @@ final class TollgateHandler extends Handler.Abstract {
     @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
         String path = Request.getPathInContext(request);
-        String handler = switch (path) {
-            case "/v1/check" -> "check";
-            case "/healthz", "/readyz" -> "health";
-            case "/metrics" -> "metrics";
-            default -> proxy != null ? "proxy" : "none";
-        };
+        boolean onManagementPort =
+                managementConnector != null && request.getConnectionMetaData().getConnector() == managementConnector;
+        String handler = onManagementPort ? managementRoute(path) : publicRoute(path);
         Callback timed = timed(handler, response, callback);
+        if (onManagementPort && !authorized(request)) {
+            response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"tollgate management\"");
+            Responses.problem(
+                    response,
+                    timed,
+                    401,
+                    "The management port needs the bearer token of server.management-token: send Authorization:"
+                            + " Bearer TOKEN.");
+            return true;
+        }
         switch (handler) {
             case "check" -> checks.handle(request, response, timed);
             case "health" -> health(path, request, response, timed);
@@ -64,16 +96,57 @@ final class TollgateHandler extends Handler.Abstract {
                     Responses.text(response, timed, 200, PROMETHEUS_TEXT, metrics.scrape());
                 }
             }
+            case "admin" -> admin.handle(path, request, response, timed);
             case "proxy" -> proxy.handle(request, response, timed);
-            default ->
-                Responses.problem(
-                        response,
-                        timed,
-                        404,
-                        "No such endpoint: " + path + ". This server has no upstream; its endpoints are /v1/check,"
-                                + " /healthz, /readyz and /metrics.");
+            default -> Responses.problem(response, timed, 404, noSuchEndpoint(path, onManagementPort));
         }
         return true;
+    }
+
+    private String publicRoute(String path) {
+        if (managementConnector != null) {
+            return proxy != null ? "proxy" : path.equals("/v1/check") ? "check" : "none";
+        }
+        return switch (path) {
+            case "/v1/check" -> "check";
+            case "/healthz", "/readyz" -> "health";
+            case "/metrics" -> "metrics";
+            default -> proxy != null ? "proxy" : "none";
+        };
+    }
+
+    private static String managementRoute(String path) {
+        return switch (path) {
+            case "/healthz", "/readyz" -> "health";
+            case "/metrics" -> "metrics";
+            default -> AdminApi.serves(path) ? "admin" : "none";
+        };
+    }
+
+    private String noSuchEndpoint(String path, boolean onManagementPort) {
+        if (onManagementPort) {
+            return "No such endpoint on the management port: " + path + ". Its endpoints are /healthz, /readyz,"
+                    + " /metrics, " + AdminApi.POLICIES + " and " + AdminApi.BUCKETS + "{policy}/{key}.";
+        }
+        if (managementConnector != null) {
+            return "No such endpoint: " + path + ". This server has no upstream; its public endpoint is /v1/check"
+                    + " (health, metrics and the admin API are on the management port).";
+        }
+        return "No such endpoint: " + path + ". This server has no upstream; its endpoints are /v1/check,"
+                + " /healthz, /readyz and /metrics.";
+    }
+
+    /** Whether the request carries the management token, if one is set; compared in constant time. */
+    private boolean authorized(Request request) {
+        if (managementToken == null) {
+            return true;
+        }
+        String header = request.getHeaders().get(HttpHeader.AUTHORIZATION);
+        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return false;
+        }
+        byte[] sent = header.substring(7).trim().getBytes(StandardCharsets.US_ASCII);
+        return MessageDigest.isEqual(sent, managementToken);
     }
 
     private void health(String path, Request request, Response response, Callback callback) {

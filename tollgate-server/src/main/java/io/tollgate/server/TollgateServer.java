@@ -12,6 +12,7 @@ import io.tollgate.redis.internal.RedisSettingsMapping;
 import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.util.Objects;
+import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -21,7 +22,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * A running Tollgate server: the decision API, the health and metrics endpoints, and, with an upstream, the
- * rate-limiting reverse proxy, on one port. {@link #start(ServerConfig)} returns once it accepts connections
+ * rate-limiting reverse proxy, on one port; or, with a management port, health, metrics and the admin API
+ * there and the proxy or the decision API alone on the public port. {@link #start(ServerConfig)} returns once it accepts connections
  * and is warm: connected to the store, its scripts loaded, and its request paths run enough that the first
  * real requests pay for no class loading or compilation ({@link WarmUp}); until then {@code /readyz}
  * answers 503. {@link #close()} stops it gracefully: it stops accepting, lets requests in flight finish for
@@ -35,6 +37,7 @@ public final class TollgateServer implements AutoCloseable {
 
     private final Server jetty;
     private final ServerConnector connector;
+    private final ServerConnector managementConnector;
     private final RateLimiter limiter;
     private final StoreMonitor store;
     private final String storeDescription;
@@ -75,11 +78,40 @@ public final class TollgateServer implements AutoCloseable {
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
+        // Jetty's header cache otherwise hands a kept-alive connection the value of an earlier field that
+        // differs only in case: two bearer tokens that differ in case (a rule's header:Authorization key, or
+        // the management token) would be taken as one.
+        http.setHeaderCacheCaseSensitive(true);
         connector = new ServerConnector(jetty, new HttpConnectionFactory(http));
         connector.setHost(config.host());
         connector.setPort(config.port());
         jetty.addConnector(connector);
-        TollgateHandler handler = new TollgateHandler(checks, proxy, store, metrics);
+        ServerConfig.Management management = config.management();
+        AdminApi admin = null;
+        if (management != null) {
+            HttpConfiguration managementHttp = new HttpConfiguration(http);
+            // A key in an admin path may hold an encoded '/' or '%', as API keys do.
+            managementHttp.setUriCompliance(UriCompliance.DEFAULT.with(
+                    "admin keys",
+                    UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+                    UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING));
+            managementConnector = new ServerConnector(jetty, new HttpConnectionFactory(managementHttp));
+            managementConnector.setName("management");
+            managementConnector.setHost(management.host());
+            managementConnector.setPort(management.port());
+            jetty.addConnector(managementConnector);
+            admin = new AdminApi(() -> config, limiter, storeDescription);
+        } else {
+            managementConnector = null;
+        }
+        TollgateHandler handler = new TollgateHandler(
+                checks,
+                proxy,
+                store,
+                metrics,
+                admin,
+                managementConnector,
+                management == null ? null : management.token());
         jetty.setHandler(new GracefulHandler(handler));
         jetty.setErrorHandler(new ProblemErrorHandler());
         jetty.setStopTimeout(config.shutdownTimeout().toMillis());
@@ -90,7 +122,12 @@ public final class TollgateServer implements AutoCloseable {
             closeQuietly();
             throw e;
         }
-        WarmUp.run(limiter, requests != null ? requests : answers, metrics, port());
+        WarmUp.run(
+                limiter,
+                requests != null ? requests : answers,
+                metrics,
+                management == null ? port() : managementConnector.getLocalPort(),
+                management == null ? null : management.token());
         handler.ready();
         LOG.log(
                 Level.INFO,
@@ -121,8 +158,20 @@ public final class TollgateServer implements AutoCloseable {
 
     /** Returns {@code http://HOST:PORT} with the configured host and the real port. */
     public URI uri() {
+        return uri(connector);
+    }
+
+    /**
+     * Returns the management port's {@code http://HOST:PORT}, with the real port, or null when the
+     * configuration sets no management port.
+     */
+    public URI managementUri() {
+        return managementConnector == null ? null : uri(managementConnector);
+    }
+
+    private static URI uri(ServerConnector connector) {
         String host = connector.getHost() == null ? "0.0.0.0" : connector.getHost();
-        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port());
+        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + connector.getLocalPort());
     }
 
     /**

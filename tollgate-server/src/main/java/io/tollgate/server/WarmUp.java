@@ -52,15 +52,18 @@ final class WarmUp {
 
     private WarmUp() {}
 
-    /** Warms up the paths of a server listening on {@code port}; never throws, logs what it did. */
-    static void run(RateLimiter limiter, RequestLimiter requests, ServerMetrics metrics, int port) {
+    /**
+     * Warms up the paths of a server whose {@code /healthz} answers on {@code port} (the management port when
+     * there is one, with {@code token} if it needs one, else null); never throws, logs what it did.
+     */
+    static void run(RateLimiter limiter, RequestLimiter requests, ServerMetrics metrics, int port, String token) {
         long start = System.nanoTime();
         long deadline = start + LIMIT.toNanos();
         boolean store = requests.warmUp(LIMIT);
         int checks = checks(
                 new CheckApi(Map.of(POLICY_NAME, POLICY, REFUSING_POLICY_NAME, REFUSING), limiter, requests, metrics),
                 deadline);
-        int loopback = httpRequests(port, deadline);
+        int loopback = httpRequests(port, token, deadline);
         boolean compiled = awaitCompilation(deadline);
         LOG.log(
                 Level.INFO,
@@ -125,8 +128,10 @@ final class WarmUp {
     }
 
     /** Sends {@code GET /healthz} over one kept-alive loopback connection; returns how many were answered. */
-    private static int httpRequests(int port, long deadline) {
-        byte[] request = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    private static int httpRequests(int port, String token, long deadline) {
+        String authorization = token == null ? "" : "Authorization: Bearer " + token + "\r\n";
+        byte[] request = ("GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + authorization + "\r\n")
+                .getBytes(StandardCharsets.US_ASCII);
         int answered = 0;
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
             socket.setSoTimeout(5_000);

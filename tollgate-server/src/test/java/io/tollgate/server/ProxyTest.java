@@ -97,6 +97,30 @@ class ProxyTest {
     }
 
     @Test
+    void bearerTokensThatDifferOnlyInCaseHaveBucketsOfTheirOwnOnOneKeptAliveConnection() throws Exception {
+        server = RunningServer.start("""
+                policies:
+                  per-token:
+                    limits:
+                      - capacity: 3
+                        refill: 1/h
+                rules:
+                  - path: /api/**
+                    key: header:Authorization
+                    policy: per-token
+                server:
+                  upstream: %s
+                """.formatted(upstream.uri()), time);
+
+        List<Integer> statuses = new ArrayList<>();
+        for (String token : List.of("Bearer Tok-A", "Bearer Tok-A", "Bearer Tok-A", "Bearer tok-a", "Bearer TOK-A")) {
+            statuses.add(server.get("/api/orders", "Authorization", token).statusCode());
+        }
+
+        assertThat(statuses).containsExactly(200, 200, 200, 200, 200);
+    }
+
+    @Test
     void requestsThatMatchNoRouteAreProxiedUnlimited() throws Exception {
         start("");
 

@@ -45,6 +45,18 @@ final class RunningServer implements AutoCloseable {
         return client;
     }
 
+    /** Sends {@code method} to {@code path} on the management port. */
+    HttpResponse<String> management(String method, String path, String... headers) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(
+                        server.managementUri().resolve(path))
+                .timeout(Duration.ofSeconds(20))
+                .method(method, HttpRequest.BodyPublishers.noBody());
+        if (headers.length > 0) {
+            request.headers(headers);
+        }
+        return send(request.build());
+    }
+
     HttpResponse<String> get(String path, String... headers) {
         return send(request(path, headers).GET().build());
     }

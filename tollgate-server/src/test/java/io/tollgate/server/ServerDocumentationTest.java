@@ -128,6 +128,42 @@ class ServerDocumentationTest {
     }
 
     @Test
+    void theManagementPortExampleAnswersAsShown() throws Exception {
+        String config = DocumentationExamples.blocks(PAGE, "yaml").stream()
+                .filter(block -> block.contains("management-port: 9090"))
+                .findFirst()
+                .orElseThrow()
+                .replace("management-port: 9090", "management-port: 0");
+        List<String> commands = DocumentationExamples.blocks(PAGE, "sh").stream()
+                .filter(block -> block.contains("/admin/buckets/"))
+                .toList();
+        String shownState = DocumentationExamples.blocks(PAGE, "json").get(0);
+        try (RunningServer server = RunningServer.start(config, new ManualTimeSource())) {
+            for (int i = 0; i < 3; i++) {
+                server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"alice\"}");
+            }
+
+            HttpResponse<String> state =
+                    server.management("GET", path(commands.get(0)), "Authorization", "Bearer change-me");
+            HttpResponse<String> reset =
+                    server.management("DELETE", path(commands.get(1)), "Authorization", "Bearer change-me");
+
+            assertThat(commands.get(0)).startsWith("curl -s -H 'Authorization: Bearer change-me' localhost:9090/");
+            assertThat(commands.get(1)).contains("-X DELETE");
+            assertThat(state.body()).isEqualTo(shownState.strip());
+            assertThat(reset.statusCode()).isEqualTo(204);
+            assertThat(server.management("GET", "/admin/buckets/per-client/alice", "Authorization", "Bearer change-me")
+                            .body())
+                    .startsWith("{\"policy\":\"per-client\",\"key\":\"alice\",\"remaining\":10,");
+        }
+    }
+
+    /** The path of the one URL in a curl command. */
+    private static String path(String command) {
+        return command.strip().replaceAll(".*localhost:\\d+", "");
+    }
+
+    @Test
     void theReadmeQuickStartReachesA429() throws Exception {
         String quickstart = Files.readString(DocumentationExamples.PROJECT.resolve("examples/quickstart.yaml"));
         try (Upstream upstream = Upstream.start();

@@ -20,6 +20,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -89,6 +91,34 @@ class ServerJarIT {
             assertThat(get(port, "/readyz").statusCode()).isEqualTo(200);
             assertThat(get(port, "/metrics").body()).contains("tollgate_api_decisions_total");
             assertThat(server.out()).containsExactly("tollgate listening on http://0.0.0.0:" + port);
+        }
+    }
+
+    @Test
+    void theManagementPortIsPrintedBeforeTheListeningLineAndServesWhatThePublicPortNowProxies() throws Exception {
+        Path config = Files.writeString(dir.resolve("managed.yaml"), """
+                server:
+                  upstream: %s
+                  management-port: 0
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 3
+                        refill: 1/h
+                """.formatted(upstream.uri()));
+        try (ServerProcess server = ServerProcess.start(config)) {
+            int port = server.awaitPort();
+
+            assertThat(server.out()).hasSize(2);
+            Matcher management = Pattern.compile("tollgate management on http://127\\.0\\.0\\.1:(\\d+)")
+                    .matcher(server.out().get(0));
+            assertThat(management.matches()).as(server.out().get(0)).isTrue();
+            assertThat(server.out().get(1)).isEqualTo("tollgate listening on http://0.0.0.0:" + port);
+            int managementPort = Integer.parseInt(management.group(1));
+            assertThat(get(managementPort, "/readyz").statusCode()).isEqualTo(200);
+            assertThat(get(managementPort, "/metrics").body()).contains("tollgate_server_requests_seconds");
+            assertThat(get(port, "/metrics").headers().firstValue("X-Upstream-Path"))
+                    .hasValue("/metrics");
         }
     }
 
@@ -197,9 +227,9 @@ class ServerJarIT {
 
         assertThat(status).isEqualTo(2);
         assertThat(server.err())
-                .isEqualTo(
-                        "tollgate: " + bad
-                                + ":3: server: unknown setting 'prot'; known: host, port, shutdown-timeout, upstream, upstream-timeout");
+                .isEqualTo("tollgate: " + bad
+                        + ":3: server: unknown setting 'prot'; known: host, management-host, management-port,"
+                        + " management-token, port, shutdown-timeout, upstream, upstream-timeout");
     }
 
     @Test

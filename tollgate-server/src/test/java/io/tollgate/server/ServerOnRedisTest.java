@@ -96,6 +96,42 @@ class ServerOnRedisTest {
     }
 
     @Test
+    void theAdminApiInspectsAndResetsABucketInRedisForEveryServer() throws Exception {
+        String config = """
+                redis:
+                  uri: %s
+                  timeout: 50ms
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 5
+                        refill: 1/h
+                server:
+                  management-port: 0
+                """.formatted(redis.server().uri());
+        RunningServer one = RunningServer.start(config);
+        servers.add(one);
+        RunningServer other = RunningServer.start(config);
+        servers.add(other);
+        for (int i = 0; i < 5; i++) {
+            other.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dave\"}");
+        }
+
+        HttpResponse<String> empty = one.management("GET", "/admin/buckets/per-client/dave");
+        HttpResponse<String> reset = one.management("DELETE", "/admin/buckets/per-client/dave");
+        HttpResponse<String> elsewhere = other.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dave\"}");
+        redis.server().kill();
+        HttpResponse<String> down = one.management("GET", "/admin/buckets/per-client/dave");
+
+        assertThat(empty.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"dave\",\"remaining\":0,");
+        assertThat(reset.statusCode()).isEqualTo(204);
+        assertThat(elsewhere.statusCode()).isEqualTo(200);
+        assertThat(elsewhere.body()).contains("\"remaining\":4");
+        assertThat(down.statusCode()).isEqualTo(503);
+        assertThat(down.body()).contains("\"detail\":\"The store cannot answer: ");
+    }
+
+    @Test
     void twoServersOnOneRedisShareOneLimit() throws Exception {
         List<RunningServer> pair = List.of(start("local"), start("local"));
 

@@ -1,0 +1,36 @@
+package io.tollgate.server;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+
+/** The JSON bodies the server writes, built with Jackson's streaming generator. Thread-safe. */
+final class JsonText {
+
+    private static final JsonFactory JSON = new JsonFactory();
+
+    /** Writes one JSON value to a generator. */
+    interface Writing {
+        void write(JsonGenerator generator) throws IOException;
+    }
+
+    private JsonText() {}
+
+    /** Returns what {@code writing} writes, as text. */
+    static String of(Writing writing) {
+        StringWriter out = new StringWriter(256);
+        try (JsonGenerator generator = JSON.createGenerator(out)) {
+            writing.write(generator);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // writing to a string does not fail
+        }
+        return out.toString();
+    }
+
+    /** Returns {@code micros} in whole milliseconds, rounded up: a client that waits that long is not early. */
+    static long ceilMillis(long micros) {
+        return (micros + 999) / 1_000;
+    }
+}
