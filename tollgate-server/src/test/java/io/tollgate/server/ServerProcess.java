@@ -53,7 +53,12 @@ final class ServerProcess implements AutoCloseable {
     /** Starts a server with the given configuration file on a free port and waits until it listens. */
     static ServerProcess start(Path config, String... jvmOptions) throws Exception {
         ServerProcess server = run(List.of(jvmOptions), "--config", config.toString(), "--port", "0");
-        server.awaitPort();
+        try {
+            server.awaitPort();
+        } catch (RuntimeException e) {
+            server.close(); // a server that never said it listens must not outlive the test
+            throw e;
+        }
         return server;
     }
 
@@ -83,10 +88,20 @@ final class ServerProcess implements AutoCloseable {
      * closes this side of the pipes, so that what the server logs while it stops would be lost.
      */
     void terminate() throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-TERM", Long.toString(process.pid())).start();
+        signal("TERM");
+    }
+
+    /** Sends the signal {@code name}, such as {@code HUP}. */
+    void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
         if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-            throw new IllegalStateException("kill -TERM " + process.pid() + " failed");
+            throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
         }
+    }
+
+    /** Whether the process still runs. */
+    boolean isAlive() {
+        return process.isAlive();
     }
 
     List<String> out() {

@@ -1,6 +1,7 @@
 package io.tollgate.internal.guard;
 
 import io.tollgate.Policy;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -49,12 +50,16 @@ final class UnseenCharges {
             return;
         }
         try {
+            // Taken out first, charged after: a charge that fails at once notes its cost again, which the
+            // loop over the map would meet again, for ever while the store cannot be reached.
+            Map<Key, Long> taken = new HashMap<>();
             for (Key noted : costs.keySet()) {
                 Long cost = costs.remove(noted);
                 if (cost != null) {
-                    charger.charge(noted.key(), noted.policy(), cost);
+                    taken.put(noted, cost);
                 }
             }
+            taken.forEach((noted, cost) -> charger.charge(noted.key(), noted.policy(), cost));
         } finally {
             flushing.set(false);
         }
