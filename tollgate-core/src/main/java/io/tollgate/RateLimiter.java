@@ -12,8 +12,8 @@ import java.util.concurrent.CompletionStage;
  * (policy name, key) pair has its own buckets; a bucket that has not been used starts full.
  *
  * <p><b>Policy changes.</b> When a policy name is used with different limits than before, each existing
- * bucket keeps the whole tokens it had, up to the new capacity (a full one stays full); limits are matched by position, and a
- * limit that is new starts full.
+ * bucket keeps the tokens it had spent, up to the new capacity (a full one stays full); limits are matched by
+ * position, and a limit that is new starts full.
  *
  * <p>Implementations are thread-safe. Arguments are checked before anything else: every method throws
  * {@link IllegalArgumentException} with a message naming the bad value for an empty key, a cost below 1

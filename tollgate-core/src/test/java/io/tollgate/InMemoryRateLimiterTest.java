@@ -191,13 +191,17 @@ class InMemoryRateLimiterTest {
     class PolicyChange {
 
         @Test
-        void aBucketKeepsItsWholeTokensUpToTheNewCapacity() {
+        void aBucketKeepsTheTokensItSpentUpToTheNewCapacity() {
             limiter.tryAcquire("alice", TEN_PER_SECOND, 4);
             Policy smaller = Policy.of("ten", Limit.of(3, Rate.perSecond(1)));
             Policy larger = Policy.of("ten", Limit.of(100, Rate.perSecond(1)));
 
-            assertThat(limiter.tryAcquire("alice", larger).remaining()).isEqualTo(5);
-            assertThat(limiter.tryAcquire("alice", smaller).remaining()).isEqualTo(2);
+            assertThat(limiter.tryAcquire("alice", larger).remaining()).isEqualTo(95);
+            Decision shrunk = limiter.tryAcquire("alice", smaller);
+            assertThat(shrunk.allowed())
+                    .as("5 spent: all 3 of the new capacity")
+                    .isFalse();
+            assertThat(shrunk.remaining()).isZero();
         }
 
         @Test

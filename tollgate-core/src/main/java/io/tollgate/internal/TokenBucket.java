@@ -207,16 +207,18 @@ public final class TokenBucket {
 
     /**
      * Returns the debt a bucket of limit {@code to} starts with when its policy changes from limit {@code
-     * from}, under which its debt was {@code debt}: it keeps its whole tokens, up to the new capacity. A
-     * full bucket stays full: it is the same as no bucket, which starts full under any limit, so whether a
-     * full bucket was still held (or its Redis key not yet expired) never changes a decision.
+     * from}, under which its debt was {@code debt}: it keeps the tokens it has spent (a token partly refilled
+     * counts as spent), up to the new capacity, so that a client that had spent 3 of 5 tokens has 7 of a new
+     * 10, or none of a new 3. A full bucket stays full: it is the same as no bucket, which starts full under
+     * any limit, so whether a full bucket was still held (or its Redis key not yet expired) never changes a
+     * decision.
      */
     public static long convert(long debt, Limit from, Limit to) {
         if (debt == 0) {
             return 0;
         }
-        long tokens = Math.min(remaining(debt, from), to.capacity());
-        return (to.capacity() - tokens) * to.refill().ticksPerToken();
+        long spent = Math.min(from.capacity() - remaining(debt, from), to.capacity());
+        return spent * to.refill().ticksPerToken();
     }
 
     /** Returns ⌈a / b⌉ for a ≥ 0 and b > 0. */

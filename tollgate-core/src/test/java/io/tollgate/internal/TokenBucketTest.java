@@ -116,16 +116,16 @@ class TokenBucketTest {
     }
 
     @Test
-    void conversionKeepsWholeTokensUpToTheNewCapacity() {
+    void conversionKeepsTheTokensSpentUpToTheNewCapacity() {
         Limit from = Limit.of(10, Rate.perSecond(10));
         Limit bigger = Limit.of(100, Rate.perMinute(60));
         Limit smaller = Limit.of(3, Rate.perSecond(1));
-        long sevenAndAHalfTokens = 250_000;
+        long sevenAndAHalfTokens = 250_000; // 2.5 spent: the half-refilled token counts as spent
 
         assertThat(TokenBucket.remaining(TokenBucket.convert(sevenAndAHalfTokens, from, bigger), bigger))
-                .isEqualTo(7);
+                .isEqualTo(97);
         assertThat(TokenBucket.remaining(TokenBucket.convert(sevenAndAHalfTokens, from, smaller), smaller))
-                .isEqualTo(3);
+                .isEqualTo(0);
         assertThat(TokenBucket.convert(0, from, smaller)).isZero();
     }
 
@@ -136,8 +136,8 @@ class TokenBucketTest {
 
         assertThat(TokenBucket.convert(0, from, bigger)).isZero();
         assertThat(TokenBucket.remaining(TokenBucket.convert(1, from, bigger), bigger))
-                .as("a tick short of full has no whole token to keep")
-                .isZero();
+                .as("a tick short of full has spent a token, rounded up")
+                .isEqualTo(1);
     }
 
     @Test

@@ -142,8 +142,8 @@ if stored then
     end
   else
     fresh = false
-    -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity, and a
-    -- full one stays full. Limits are matched by position; a limit that did not exist starts full.
+    -- The policy changed: each limit keeps the tokens it has spent as of now, up to its new capacity,
+    -- and a full one stays full. Limits are matched by position; a limit that did not exist starts full.
     policy_changed = true
     for j = 1, count do
       debt[j] = 0 -- a limit that did not exist starts full

@@ -242,7 +242,7 @@ local function bring_to(policy)
     for i = 1, count do
       now_debts[i] = 0
     end
-    -- The policy changed: each limit keeps its whole tokens as of now, up to its new capacity, and a full
+    -- The policy changed: each limit keeps the tokens it has spent as of now, up to its new capacity, and a full
     -- one stays full. Limits are matched by position; a limit that did not exist starts full.
     local i = 0
     for oc, op, on in gmatch(limits, '(%d+),(%d+),(%d+)') do

@@ -71,8 +71,9 @@ local function longest_fill(fill, n, count)
   return longest
 end
 
--- The debt of a limit once the policy changed: it keeps its whole tokens (of a debt `debt` under the old
--- capacity and P), up to its new capacity, and a full one stays full.
+-- The debt of a limit once the policy changed: it keeps the tokens it has spent (of a debt `debt` under the
+-- old capacity and P; a token partly refilled counts as spent), up to its new capacity, and a full one stays
+-- full.
 local function converted(debt, old_cap, old_p, cap, p)
   if debt <= 0 then
     return 0
@@ -82,10 +83,11 @@ local function converted(debt, old_cap, old_p, cap, p)
   if debt < old_fill then
     tokens = floor_div(old_fill - debt, old_p)
   end
-  if tokens > cap then
-    tokens = cap
+  local spent = old_cap - tokens
+  if spent > cap then
+    spent = cap
   end
-  return (cap - tokens) * p
+  return spent * p
 end
 
 -- Whether a bucket written under the limits `text` with debts `old`, `elapsed` µs ago, is forgotten: every
