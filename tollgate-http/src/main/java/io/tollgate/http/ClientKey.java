@@ -19,6 +19,14 @@ public sealed interface ClientKey {
      */
     String resolve(HttpRequestView request, ClientIpResolver ips);
 
+    /**
+     * Returns the client's own value for {@code request}, without the source that {@link #resolve} adds: the
+     * IP address, the header's or parameter's value, the principal's name; for a key of several sources, the
+     * key as {@link #resolve} gives it. Null when the request lacks the source. This is what a rule's lists,
+     * overrides and API-key tables name.
+     */
+    String value(HttpRequestView request, ClientIpResolver ips);
+
     /** Returns how this key is written in configuration, such as {@code header:X-API-Key}. */
     String describe();
 
@@ -131,6 +139,11 @@ public sealed interface ClientKey {
         }
 
         @Override
+        public String value(HttpRequestView request, ClientIpResolver ips) {
+            return ips.clientIp(request);
+        }
+
+        @Override
         public String describe() {
             return "ip";
         }
@@ -144,6 +157,12 @@ public sealed interface ClientKey {
         public String resolve(HttpRequestView request, ClientIpResolver ips) {
             String name = request.principal();
             return name == null || name.isEmpty() ? null : "principal:" + name;
+        }
+
+        @Override
+        public String value(HttpRequestView request, ClientIpResolver ips) {
+            String name = request.principal();
+            return name == null || name.isEmpty() ? null : name;
         }
 
         @Override
@@ -173,6 +192,12 @@ public sealed interface ClientKey {
         }
 
         @Override
+        public String value(HttpRequestView request, ClientIpResolver ips) {
+            String value = request.header(name);
+            return value == null || value.isBlank() ? null : value.strip();
+        }
+
+        @Override
         public String describe() {
             return "header:" + name;
         }
@@ -197,6 +222,12 @@ public sealed interface ClientKey {
         }
 
         @Override
+        public String value(HttpRequestView request, ClientIpResolver ips) {
+            String value = request.queryParameter(name);
+            return value == null || value.isBlank() ? null : value;
+        }
+
+        @Override
         public String describe() {
             return "query:" + name;
         }
@@ -217,6 +248,11 @@ public sealed interface ClientKey {
         @Override
         public String resolve(HttpRequestView request, ClientIpResolver ips) {
             return "constant:" + value;
+        }
+
+        @Override
+        public String value(HttpRequestView request, ClientIpResolver ips) {
+            return value;
         }
 
         @Override
@@ -251,6 +287,11 @@ public sealed interface ClientKey {
                 key.append(key.length() == 0 ? "" : "|").append(resolved);
             }
             return key.toString();
+        }
+
+        @Override
+        public String value(HttpRequestView request, ClientIpResolver ips) {
+            return resolve(request, ips);
         }
 
         @Override

@@ -34,6 +34,24 @@ record IpRange(IpAddress network, int bits) {
         return new IpRange(address.prefix(bits), bits);
     }
 
+    /**
+     * Parses {@code text} if it is an IP address or a CIDR block, else returns null.
+     *
+     * @throws IllegalArgumentException if it is an address with a bad prefix length
+     */
+    static IpRange tryParse(String text) {
+        String stripped = text.strip();
+        int slash = stripped.indexOf('/');
+        if (IpAddress.parse(slash < 0 ? stripped : stripped.substring(0, slash)) == null) {
+            return null;
+        }
+        try {
+            return parse(stripped);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage().replace("invalid trusted proxy", "invalid IP block"), e);
+        }
+    }
+
     boolean contains(IpAddress address) {
         return address.bytes().length == network.bytes().length
                 && address.prefix(bits).equals(network);

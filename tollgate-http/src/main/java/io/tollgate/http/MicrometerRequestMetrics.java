@@ -12,7 +12,9 @@ import java.util.Objects;
  *       that only reports (its {@code refused} count is what it would have refused) or {@code false}, and
  *       {@code degraded} = {@code true} when a failure policy decided because the store could not;
  *   <li>{@code tollgate.http.missing_key} (counter): requests that lacked a rule's key source, tags {@code
- *       policy} and {@code action} = {@code skip}, {@code fallback} or {@code reject}.
+ *       policy} and {@code action} = {@code skip}, {@code fallback} or {@code reject};
+ *   <li>{@code tollgate.http.listed} (counter): requests of clients on a rule's lists, tags {@code policy} (the
+ *       rule's own) and {@code list} = {@code allow} (not limited) or {@code deny} (refused with 403).
  * </ul>
  *
  * <p>Micrometer is an optional dependency of tollgate-http: applications that use this class add {@code
@@ -40,7 +42,7 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
         registry.counter(
                         "tollgate.http.decisions",
                         "policy",
-                        outcome.rule().policy().name(),
+                        outcome.policy().name(),
                         "outcome",
                         outcome.decision().allowed() ? "allowed" : "refused",
                         "dry_run",
@@ -57,6 +59,17 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
                 ? "reject"
                 : onMissing instanceof MissingKey.Fallback ? "fallback" : "skip";
         registry.counter("tollgate.http.missing_key", "policy", rule.policy().name(), "action", action)
+                .increment();
+    }
+
+    @Override
+    public void listed(Rule rule, PolicyChoice.Listing listing) {
+        registry.counter(
+                        "tollgate.http.listed",
+                        "policy",
+                        rule.policy().name(),
+                        "list",
+                        listing == PolicyChoice.Listing.ALLOWED ? "allow" : "deny")
                 .increment();
     }
 }

@@ -64,6 +64,11 @@ public final class RequestLimiter {
     /** The {@code type} of the problem body of a refusal unless set. */
     public static final String DEFAULT_PROBLEM_TYPE = "about:blank";
 
+    /** The detail of the 403 problem answered to a client on a rule's denylist. */
+    public static final String DENIED_DETAIL = "Requests from this client are refused.";
+
+    private static final RequestDecision DENIED = RequestDecision.problem(403, DENIED_DETAIL);
+
     private static final int WARM_UP_CHECKS = 2_000;
     private static final Policy WARM_UP_PASSING =
             Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX + "-http", Limit.of(1_000_000, Rate.perSecond(1_000_000)));
@@ -151,31 +156,49 @@ public final class RequestLimiter {
     public CompletionStage<RequestDecision> decide(HttpRequestView request) {
         Objects.requireNonNull(request, "request");
         List<Rule> applied = new ArrayList<>(rules.size());
+        List<Policy> policies = new ArrayList<>(rules.size());
         List<String> keys = new ArrayList<>(rules.size());
         for (Rule rule : rules) {
             if (!rule.matches(request)) {
                 continue;
             }
-            String key = rule.key().resolve(request, clientIps);
+            ClientKey clientKey = rule.key();
+            String key = clientKey.resolve(request, clientIps);
             if (key == null) {
-                RequestDecision rejected = missingKey(rule, rule.key().describe());
+                RequestDecision rejected = missingKey(rule, clientKey.describe());
                 if (rejected != null) {
                     return CompletableFuture.completedFuture(rejected);
                 }
                 if (rule.onMissingKey() instanceof MissingKey.Fallback fallback) {
-                    key = fallback.key().resolve(request, clientIps);
+                    clientKey = fallback.key();
+                    key = clientKey.resolve(request, clientIps);
                 }
                 if (key == null) {
                     continue;
                 }
             }
+            Policy policy = rule.policy();
+            PolicyChoice choice = rule.choice();
+            if (!choice.isFixed()) {
+                String value = clientKey.value(request, clientIps);
+                PolicyChoice.Listing listing = choice.listing(value, request, clientIps);
+                if (listing != PolicyChoice.Listing.NONE) {
+                    metrics.listed(rule, listing);
+                    if (listing == PolicyChoice.Listing.DENIED && !rule.dryRun()) {
+                        return CompletableFuture.completedFuture(DENIED);
+                    }
+                    continue; // an allowed client is not limited; a dry run's denied one is only counted
+                }
+                policy = choice.choose(policy, request, value);
+            }
             applied.add(rule);
+            policies.add(policy);
             keys.add(Arguments.boundedKey(key));
         }
         if (applied.isEmpty()) {
             return CompletableFuture.completedFuture(RequestDecision.unlimited());
         }
-        return checkFrom(applied, keys, 0, new ArrayList<>(applied.size()));
+        return checkFrom(applied, policies, keys, 0, new ArrayList<>(applied.size()));
     }
 
     /**
@@ -183,19 +206,20 @@ public final class RequestLimiter {
      * are taken in this loop, so the in-memory limiter costs no future per rule.
      */
     private CompletionStage<RequestDecision> checkFrom(
-            List<Rule> applied, List<String> keys, int next, List<RuleOutcome> outcomes) {
+            List<Rule> applied, List<Policy> policies, List<String> keys, int next, List<RuleOutcome> outcomes) {
         for (int i = next; i < applied.size(); i++) {
             Rule rule = applied.get(i);
+            Policy policy = policies.get(i);
             String key = keys.get(i);
             CompletableFuture<Decision> pending =
-                    limiter.tryAcquireAsync(key, rule.policy(), rule.cost()).toCompletableFuture();
+                    limiter.tryAcquireAsync(key, policy, rule.cost()).toCompletableFuture();
             if (!pending.isDone() || pending.isCompletedExceptionally()) {
                 int following = i + 1;
-                return pending.thenCompose(decision -> record(outcomes, rule, key, decision)
+                return pending.thenCompose(decision -> record(outcomes, new RuleOutcome(rule, policy, key, decision))
                         ? CompletableFuture.completedFuture(respond(outcomes))
-                        : checkFrom(applied, keys, following, outcomes));
+                        : checkFrom(applied, policies, keys, following, outcomes));
             }
-            if (record(outcomes, rule, key, pending.join())) {
+            if (record(outcomes, new RuleOutcome(rule, policy, key, pending.join()))) {
                 break;
             }
         }
@@ -203,8 +227,7 @@ public final class RequestLimiter {
     }
 
     /** Adds an outcome; returns whether it refuses the request, which ends the check. */
-    private boolean record(List<RuleOutcome> outcomes, Rule rule, String key, Decision decision) {
-        RuleOutcome outcome = new RuleOutcome(rule, key, decision);
+    private boolean record(List<RuleOutcome> outcomes, RuleOutcome outcome) {
         outcomes.add(outcome);
         metrics.decided(outcome);
         return outcome.refuses();
@@ -264,7 +287,7 @@ public final class RequestLimiter {
         headers.put("Cache-Control", "no-store");
         headers.put("Content-Type", refusalContentType);
         List<String> policies = refusals.stream()
-                .map(outcome -> outcome.rule().policy().name())
+                .map(outcome -> outcome.policy().name())
                 .distinct()
                 .toList();
         byte[] body = refusalBody
@@ -296,7 +319,7 @@ public final class RequestLimiter {
         for (RuleOutcome outcome : outcomes) {
             Degradation degradation = outcome.decision().degradation();
             if (degradation != null) {
-                items.add("\"" + outcome.rule().policy().name() + "\";cause="
+                items.add("\"" + outcome.policy().name() + "\";cause="
                         + degradation.cause().name().toLowerCase(Locale.ROOT).replace('_', '-')
                         + ";fallback="
                         + degradation.fallback().name().toLowerCase(Locale.ROOT));

@@ -14,4 +14,7 @@ interface RequestMetrics {
 
     /** Called when a request lacked the source of a rule's key, with what was done about it. */
     default void missingKey(Rule rule) {}
+
+    /** Called when a rule's client is on its allowlist (not limited) or its denylist (refused). */
+    default void listed(Rule rule, PolicyChoice.Listing listing) {}
 }

@@ -2,8 +2,10 @@ package io.tollgate.http;
 
 import io.tollgate.Policy;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -21,11 +23,12 @@ import java.util.TreeSet;
  * @param methods the methods matched, upper-case; empty matches every method
  * @param host the host matched, lower-case, or null for any host
  * @param requiredHeader a header that must be present for the rule to match, or null
- * @param policy the policy charged
+ * @param policy the policy charged, unless {@code choice} gives another
  * @param key the client key
  * @param cost the tokens a request costs, 1 to the policy's smallest capacity
  * @param onMissingKey what to do with a request that lacks its key's source
  * @param dryRun whether the rule only reports, never refuses
+ * @param choice how the policy of a request is chosen, and which clients are listed
  */
 public record Rule(
         PathPattern path,
@@ -36,15 +39,18 @@ public record Rule(
         ClientKey key,
         long cost,
         MissingKey onMissingKey,
-        boolean dryRun) {
+        boolean dryRun,
+        PolicyChoice choice) {
 
     /**
      * Validates the rule.
      *
-     * @throws IllegalArgumentException if the cost is out of range for the policy
-     * @throws NullPointerException if the path, methods, policy, key or onMissingKey is null
+     * @throws IllegalArgumentException if the cost is out of range for the policy or a policy the choice may
+     *     give
+     * @throws NullPointerException if the path, methods, policy, key, onMissingKey or choice is null
      */
     public Rule {
+        Objects.requireNonNull(choice, "choice");
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(key, "key");
@@ -56,6 +62,9 @@ public record Rule(
         methods = Set.copyOf(upper);
         host = host == null ? null : host.toLowerCase(Locale.ROOT);
         policy.checkCost(cost);
+        for (Policy choosable : choice.choosable()) {
+            choosable.checkCost(cost);
+        }
     }
 
     /** Returns a builder for a rule charging {@code policy}; it matches every request until narrowed. */
@@ -89,6 +98,11 @@ public record Rule(
         private long cost = 1;
         private MissingKey onMissingKey = MissingKey.skip();
         private boolean dryRun;
+        private PolicySource source;
+        private Map<String, Policy> choosable = Map.of();
+        private final Map<String, Policy> overrides = new LinkedHashMap<>();
+        private final List<String> allow = new ArrayList<>();
+        private final List<String> deny = new ArrayList<>();
 
         private Builder(Policy policy) {
             this.policy = Objects.requireNonNull(policy, "policy");
@@ -143,12 +157,57 @@ public record Rule(
         }
 
         /**
+         * Charges each request the policy that {@code source} names among {@code policies} (by name), and the
+         * rule's own policy when it names none of them.
+         *
+         * @throws IllegalArgumentException if the source is a table that names a policy not in {@code policies}
+         */
+        public Builder policyFrom(PolicySource source, Map<String, Policy> policies) {
+            PolicyChoice.of(source, policies, Map.of(), List.of(), List.of()); // checks a table's names now
+            this.source = source;
+            this.choosable = Map.copyOf(policies);
+            return this;
+        }
+
+        /** Charges the client {@code key} this policy, whatever the source says. */
+        public Builder override(String key, Policy policy) {
+            overrides.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(policy, "policy"));
+            return this;
+        }
+
+        /**
+         * Never limits these clients: client keys, IP addresses or CIDR blocks. They are still counted.
+         *
+         * @throws IllegalArgumentException if an entry is blank, a bad IP block, or on the deny list
+         */
+        public Builder allow(List<String> entries) {
+            PolicyChoice.of(null, Map.of(), Map.of(), entries, deny); // checks the entries now
+            allow.addAll(entries);
+            return this;
+        }
+
+        /**
+         * Always refuses these clients (403 and a problem body): client keys, IP addresses or CIDR blocks.
+         *
+         * @throws IllegalArgumentException if an entry is blank, a bad IP block, or on the allow list
+         */
+        public Builder deny(List<String> entries) {
+            PolicyChoice.of(null, Map.of(), Map.of(), allow, entries); // checks the entries now
+            deny.addAll(entries);
+            return this;
+        }
+
+        /**
          * Returns the rule.
          *
-         * @throws IllegalArgumentException if the cost is out of range for the policy
+         * @throws IllegalArgumentException if the cost is out of range for a policy the rule may charge
          */
         public Rule build() {
-            return new Rule(path, Set.copyOf(methods), host, requiredHeader, policy, key, cost, onMissingKey, dryRun);
+            PolicyChoice choice = source == null && overrides.isEmpty() && allow.isEmpty() && deny.isEmpty()
+                    ? PolicyChoice.fixed()
+                    : PolicyChoice.of(source, choosable, overrides, allow, deny);
+            return new Rule(
+                    path, Set.copyOf(methods), host, requiredHeader, policy, key, cost, onMissingKey, dryRun, choice);
         }
     }
 }

@@ -187,7 +187,7 @@ class RequestLimiterConfigTest {
                 "rules: [{policy: p, on-missing-key: ignore}] | t.yaml:2: rules[0].on-missing-key: invalid",
                 "rules: [{policy: p, dry-run: maybe}] | t.yaml:2: rules[0].dry-run: must be true or false",
                 "rules: [{policy: p, dry-run: yes}] | t.yaml:2: rules[0].dry-run: must be true or false, was 'yes'",
-                "rules: [{policy: p, methds: [GET]}] | t.yaml:2: rules[0]: unknown setting 'methds'; known: cost,",
+                "rules: [{policy: p, methds: [GET]}] | t.yaml:2: rules[0]: unknown setting 'methds'; known: allow, cost,",
                 "rule: [] | t.yaml:2: configuration: unknown setting 'rule'",
                 "client-ip: {trusted-proxies: [10.0.0.0/33]} | t.yaml:2: client-ip.trusted-proxies: invalid trusted",
                 "client-ip: {forwarding-header: x-real-ip} | t.yaml:2: client-ip.forwarding-header: must be",

@@ -133,7 +133,7 @@ class RequestLimiterTest {
 
         assertThat(refused.outcomes())
                 .singleElement()
-                .satisfies(outcome -> assertThat(outcome.rule().policy()).isEqualTo(perKey));
+                .satisfies(outcome -> assertThat(outcome.policy()).isEqualTo(perKey));
         assertThat(refused.headers().get("RateLimit")).isEqualTo("\"per-key\";r=0;t=60");
         assertThat(other.outcomes().get(1).decision().remaining())
                 .as("the flood took one token of the global limit, not 101")

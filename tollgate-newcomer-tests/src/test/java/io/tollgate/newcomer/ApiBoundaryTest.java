@@ -44,6 +44,8 @@ class ApiBoundaryTest {
             "io.tollgate.http.MicrometerRequestMetrics",
             "io.tollgate.http.MissingKey",
             "io.tollgate.http.PathPattern",
+            "io.tollgate.http.PolicyChoice",
+            "io.tollgate.http.PolicySource",
             "io.tollgate.http.Refusal",
             "io.tollgate.http.RequestDecision",
             "io.tollgate.http.RequestLimiter",

@@ -1,13 +1,13 @@
 package io.tollgate.server;
 
 import io.tollgate.BucketState;
-import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
-import io.tollgate.http.Rule;
+import io.tollgate.http.internal.AdminViews;
 import io.tollgate.internal.Arguments;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.eclipse.jetty.server.Request;
@@ -16,9 +16,11 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * The admin API of the management port: {@code GET /admin/policies} (the running policies and rules, in the
- * configuration's own vocabulary), {@code GET /admin/buckets/{policy}/{key}} (what the key's buckets hold,
+ * configuration's own vocabulary), {@code POST /admin/reload} (read the configuration file again, see {@link
+ * ConfigReloader}), {@code GET /admin/buckets/{policy}/{key}} (what the key's buckets hold,
  * without taking anything) and {@code DELETE /admin/buckets/{policy}/{key}} (forget them: the next request
- * finds full buckets). The key is the one the rules use, such as a client IP or an API key, percent-encoded
+ * finds full buckets). The key is the bucket's key: the decision API's key as the client sent it, or a
+ * rule's key as it names its source ({@code ip:203.0.113.7}, {@code header:x-api-key:KEY}), percent-encoded
  * in the path. Errors are RFC 9457 problems: an unknown policy 404, a bad key 400, a store that cannot answer
  * 503. Thread-safe.
  */
@@ -26,27 +28,38 @@ final class AdminApi {
 
     static final String BUCKETS = "/admin/buckets/";
     static final String POLICIES = "/admin/policies";
+    static final String RELOAD = "/admin/reload";
 
     private final Supplier<ServerConfig> config;
     private final RateLimiter limiter;
     private final String store;
+    private final ConfigReloader reloader;
 
     /**
      * @param config the running configuration, read on every call
      * @param store how the store describes itself, such as {@code memory}
      */
-    AdminApi(Supplier<ServerConfig> config, RateLimiter limiter, String store) {
+    AdminApi(Supplier<ServerConfig> config, RateLimiter limiter, String store, ConfigReloader reloader) {
         this.config = config;
         this.limiter = limiter;
         this.store = store;
+        this.reloader = reloader;
     }
 
     /** Whether {@code path} is one of this API's. */
     static boolean serves(String path) {
-        return path.equals(POLICIES) || path.startsWith(BUCKETS);
+        return path.equals(POLICIES) || path.equals(RELOAD) || path.startsWith(BUCKETS);
     }
 
     void handle(String path, Request request, Response response, Callback callback) {
+        if (path.equals(RELOAD)) {
+            if (request.getMethod().equals("POST")) {
+                reload(response, callback);
+            } else {
+                Responses.methodNotAllowed(request, response, callback, "POST");
+            }
+            return;
+        }
         if (path.equals(POLICIES)) {
             if (request.getMethod().equals("GET") || request.getMethod().equals("HEAD")) {
                 Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), policies(config.get()));
@@ -80,6 +93,37 @@ final class AdminApi {
         } catch (IllegalStateException e) {
             Responses.problem(response, callback, 503, "The store cannot answer: " + e.getMessage());
         }
+    }
+
+    /**
+     * Reloads the configuration file: 200 with what changed, 409 when the server was not started from a
+     * file, 422 with the file's error when it is invalid (the running configuration stays).
+     */
+    private void reload(Response response, Callback callback) {
+        if (!reloader.canReload()) {
+            Responses.problem(response, callback, 409, "This server was not started from a configuration file.");
+            return;
+        }
+        ConfigReloader.Result result = reloader.reload("POST " + RELOAD);
+        if (!result.reloaded()) {
+            Responses.problem(
+                    response,
+                    callback,
+                    422,
+                    "The configuration was not reloaded; the running one stays: " + result.detail());
+            return;
+        }
+        Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), JsonText.of(generator -> {
+            generator.writeStartObject();
+            generator.writeBooleanField("reloaded", true);
+            generator.writeStringField("detail", result.detail());
+            generator.writeArrayFieldStart("restart_required");
+            for (String setting : result.restartRequired()) {
+                generator.writeString(setting);
+            }
+            generator.writeEndArray();
+            generator.writeEndObject();
+        }));
     }
 
     /** A policy and a client key, as the path names them. */
@@ -117,100 +161,17 @@ final class AdminApi {
         }
     }
 
-    private String bucket(BucketAddress address, BucketState state) {
-        return JsonText.of(generator -> {
-            generator.writeStartObject();
-            generator.writeStringField("policy", address.policy().name());
-            generator.writeStringField("key", address.key());
-            generator.writeNumberField("remaining", state.tokens());
-            generator.writeNumberField("retry_after_ms", JsonText.ceilMillis(retryAfterMicros(state)));
-            generator.writeNumberField(
-                    "reset_after_ms", JsonText.ceilMillis(state.untilFull().toNanos() / 1_000));
-            generator.writeArrayFieldStart("limits");
-            for (BucketState.LimitState limit : state.limits()) {
-                generator.writeStartObject();
-                generator.writeNumberField("limit", limit.limit().capacity());
-                generator.writeStringField("refill", limit.limit().refill().toString());
-                generator.writeNumberField("remaining", limit.tokens());
-                generator.writeNumberField("retry_after_ms", JsonText.ceilMillis(retryAfterMicros(limit)));
-                generator.writeNumberField("reset_after_ms", JsonText.ceilMillis(limit.untilFullMicros()));
-                generator.writeEndObject();
-            }
-            generator.writeEndArray();
-            generator.writeEndObject();
-        });
-    }
-
-    /** How long until a request of one token would pass every limit, in µs. */
-    private static long retryAfterMicros(BucketState state) {
-        long longest = 0;
-        for (BucketState.LimitState limit : state.limits()) {
-            longest = Math.max(longest, retryAfterMicros(limit));
-        }
-        return longest;
-    }
-
-    /**
-     * How long until the bucket holds one token: it is full after {@code untilFull}, and the last {@code
-     * capacity - 1} tokens take their refill time before that.
-     */
-    private static long retryAfterMicros(BucketState.LimitState state) {
-        if (state.tokens() >= 1) {
-            return 0;
-        }
-        Limit limit = state.limit();
-        double microsPerToken =
-                (double) limit.refill().ticksPerToken() / limit.refill().ticksPerMicrosecond();
-        return Math.max(0, state.untilFullMicros() - (long) ((limit.capacity() - 1) * microsPerToken));
+    private static String bucket(BucketAddress address, BucketState state) {
+        return JsonText.ofValue(AdminViews.bucket(address.policy(), address.key(), state));
     }
 
     private String policies(ServerConfig running) {
-        return JsonText.of(generator -> {
-            generator.writeStartObject();
-            generator.writeStringField("store", store);
-            if (running.upstream() != null) {
-                generator.writeStringField("upstream", running.upstream().toString());
-            }
-            generator.writeObjectFieldStart("policies");
-            for (Policy policy : new java.util.TreeMap<>(running.policies()).values()) {
-                generator.writeObjectFieldStart(policy.name());
-                generator.writeArrayFieldStart("limits");
-                for (Limit limit : policy.limits()) {
-                    generator.writeStartObject();
-                    generator.writeNumberField("capacity", limit.capacity());
-                    generator.writeStringField("refill", limit.refill().toString());
-                    generator.writeNumberField("initial-tokens", limit.initialTokens());
-                    generator.writeEndObject();
-                }
-                generator.writeEndArray();
-                generator.writeEndObject();
-            }
-            generator.writeEndObject();
-            generator.writeArrayFieldStart("rules");
-            for (Rule rule : running.rules()) {
-                generator.writeStartObject();
-                generator.writeStringField("path", rule.path().toString());
-                if (!rule.methods().isEmpty()) {
-                    generator.writeArrayFieldStart("methods");
-                    for (String method : new java.util.TreeSet<>(rule.methods())) {
-                        generator.writeString(method);
-                    }
-                    generator.writeEndArray();
-                }
-                if (rule.host() != null) {
-                    generator.writeStringField("host", rule.host());
-                }
-                if (rule.requiredHeader() != null) {
-                    generator.writeStringField("require-header", rule.requiredHeader());
-                }
-                generator.writeStringField("key", rule.key().describe());
-                generator.writeStringField("policy", rule.policy().name());
-                generator.writeNumberField("cost", rule.cost());
-                generator.writeBooleanField("dry-run", rule.dryRun());
-                generator.writeEndObject();
-            }
-            generator.writeEndArray();
-            generator.writeEndObject();
-        });
+        Map<String, Object> view = new LinkedHashMap<>();
+        view.put("store", store);
+        if (running.upstream() != null) {
+            view.put("upstream", running.upstream().toString());
+        }
+        view.putAll(AdminViews.policies(running.policies(), running.rules()));
+        return JsonText.ofValue(view);
     }
 }

@@ -1,13 +1,12 @@
 package io.tollgate.server;
 
-import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.RequestDecision;
-import io.tollgate.http.RequestLimiter;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpHeader;
@@ -34,20 +33,13 @@ final class LimitingProxy extends ProxyHandler.Reverse {
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
-    private final RequestLimiter requests;
-    private final ClientIpResolver clientIps;
+    private final Supplier<Limits> limits;
     private final Duration timeout;
     private final ServerMetrics metrics;
 
-    LimitingProxy(
-            URI upstream,
-            RequestLimiter requests,
-            ClientIpResolver clientIps,
-            Duration timeout,
-            ServerMetrics metrics) {
+    LimitingProxy(URI upstream, Supplier<Limits> limits, Duration timeout, ServerMetrics metrics) {
         super(request -> target(upstream, request));
-        this.requests = requests;
-        this.clientIps = clientIps;
+        this.limits = limits;
         this.timeout = timeout;
         this.metrics = metrics;
         setViaHost("tollgate");
@@ -57,7 +49,7 @@ final class LimitingProxy extends ProxyHandler.Reverse {
     public boolean handle(Request request, Response response, Callback callback) {
         CompletionStage<RequestDecision> pending;
         try {
-            pending = requests.decide(new JettyRequestView(request));
+            pending = limits.get().requests().decide(new JettyRequestView(request));
         } catch (RuntimeException e) {
             Responses.limiterFailed(response, callback, e);
             return true;
@@ -110,7 +102,7 @@ final class LimitingProxy extends ProxyHandler.Reverse {
     protected void addProxyHeaders(Request request, org.eclipse.jetty.client.Request upstream) {
         addViaHeader(request, upstream);
         String peer = Request.getRemoteAddr(request);
-        boolean trusted = clientIps.isTrustedProxy(peer);
+        boolean trusted = limits.get().config().clientIps().isTrustedProxy(peer);
         String forwardedFor = request.getHeaders().get("X-Forwarded-For");
         String proto = request.getHeaders().get("X-Forwarded-Proto");
         String host = request.getHeaders().get("X-Forwarded-Host");

@@ -12,7 +12,7 @@ import java.util.concurrent.CountDownLatch;
  * The command line: {@code java -jar tollgate-server.jar --config FILE [--port N]}, or {@code --version}, or
  * {@code --help}. Prints {@code tollgate
  * listening on http://HOST:PORT} once the server accepts connections (after {@code tollgate management on
- * http://HOST:PORT} when the configuration sets a management port), and runs until it is stopped (SIGTERM,
+ * http://HOST:PORT} when the configuration sets a management port), reloads its configuration on SIGHUP, and runs until it is stopped (SIGTERM,
  * Ctrl-C), when it shuts down gracefully. Bad flags or a bad configuration exit with status 2 and a message
  * that names the problem (for the configuration: the file, the line and the setting); a server that cannot
  * start (the port is taken) exits with status 1.
@@ -83,6 +83,7 @@ public final class Main {
             err.println("tollgate: cannot start on " + where + ": " + describe(e));
             return 1;
         }
+        reloadOnHangUp(server, err);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(
@@ -103,6 +104,18 @@ public final class Main {
             server.close();
         }
         return 0;
+    }
+
+    /**
+     * Reloads the configuration on SIGHUP, as nginx and Envoy's users expect, instead of the JVM's default of
+     * stopping. Where the platform has no SIGHUP (Windows), the file watch and the admin API remain.
+     */
+    private static void reloadOnHangUp(TollgateServer server, PrintStream err) {
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> server.reload("SIGHUP"));
+        } catch (IllegalArgumentException e) {
+            err.println("tollgate: no SIGHUP here (" + e.getMessage() + "); reload through the file or the admin API");
+        }
     }
 
     /** Returns the server's version, as the build wrote it into {@code version.properties}. */

@@ -68,6 +68,10 @@ public final class ServerConfig {
     private final Duration upstreamTimeout;
     private final UnaryOperator<RequestLimiter.Builder> responses;
     private final Management management;
+    /** The file this was read from, or null. */
+    private final Path source;
+    /** The port that {@link #withPort} set over the file's, or null. */
+    private final Integer portOverride;
 
     /** Where buckets live: in this process, or in Redis. */
     sealed interface Store {}
@@ -104,7 +108,9 @@ public final class ServerConfig {
             URI upstream,
             Duration upstreamTimeout,
             UnaryOperator<RequestLimiter.Builder> responses,
-            Management management) {
+            Management management,
+            Path source,
+            Integer portOverride) {
         this.host = host;
         this.port = port;
         this.shutdownTimeout = shutdownTimeout;
@@ -116,6 +122,8 @@ public final class ServerConfig {
         this.upstreamTimeout = upstreamTimeout;
         this.responses = responses;
         this.management = management;
+        this.source = source;
+        this.portOverride = portOverride;
     }
 
     /**
@@ -135,7 +143,21 @@ public final class ServerConfig {
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot read config file '" + file + "': " + e.getMessage(), e);
         }
-        return parse(text, file.toString());
+        ServerConfig read = parse(text, file.toString());
+        return new ServerConfig(
+                read.host,
+                read.port,
+                read.shutdownTimeout,
+                read.store,
+                read.policies,
+                read.rules,
+                read.clientIps,
+                read.upstream,
+                read.upstreamTimeout,
+                read.responses,
+                read.management,
+                file,
+                null);
     }
 
     /**
@@ -173,7 +195,70 @@ public final class ServerConfig {
                 upstream,
                 upstreamTimeout,
                 responses,
-                management);
+                management,
+                source,
+                port);
+    }
+
+    /**
+     * Reads the file this configuration was read from again, with the same {@link #withPort port} over it.
+     *
+     * @throws IllegalStateException if this configuration was not read from a file
+     * @throws IllegalArgumentException if the file cannot be read or is invalid, as {@link #load} says
+     */
+    ServerConfig reread() {
+        if (source == null) {
+            throw new IllegalStateException("this configuration was not read from a file");
+        }
+        ServerConfig read = load(source);
+        return portOverride == null ? read : read.withPort(portOverride);
+    }
+
+    /** Returns the file this configuration was read from, or null. */
+    Path source() {
+        return source;
+    }
+
+    /**
+     * Returns {@code next}'s policies, rules, client IPs and responses, with this configuration's settings
+     * that take effect only at a start: where it listens, the store, the upstream and the management port.
+     */
+    ServerConfig reloadedAs(ServerConfig next) {
+        return new ServerConfig(
+                host,
+                port,
+                shutdownTimeout,
+                store,
+                next.policies,
+                next.rules,
+                next.clientIps,
+                upstream,
+                upstreamTimeout,
+                next.responses,
+                management,
+                source,
+                portOverride);
+    }
+
+    /** Returns the settings of {@code next} that differ from this one's and take effect only at a start. */
+    List<String> restartOnlyChanges(ServerConfig next) {
+        List<String> changed = new ArrayList<>();
+        if (!host.equals(next.host) || port != next.port) {
+            changed.add("server.host and server.port");
+        }
+        if (!shutdownTimeout.equals(next.shutdownTimeout)) {
+            changed.add("server.shutdown-timeout");
+        }
+        if (!Objects.equals(upstream, next.upstream) || !upstreamTimeout.equals(next.upstreamTimeout)) {
+            changed.add("server.upstream and server.upstream-timeout");
+        }
+        if (!Objects.equals(management, next.management)) {
+            changed.add("server.management-*");
+        }
+        if (!store.equals(next.store)) {
+            changed.add(store instanceof RedisStore || next.store instanceof RedisStore ? "redis" : "memory");
+        }
+        return changed;
     }
 
     /** Returns the address the server binds, {@code 0.0.0.0} (every interface) unless the file says. */
@@ -277,7 +362,9 @@ public final class ServerConfig {
                 upstream,
                 timeoutNode.duration(Duration.ofSeconds(30)),
                 ConfigSections.responses(root.child("responses")),
-                management(server));
+                management(server),
+                null,
+                null);
     }
 
     private static Management management(ConfigNode server) {

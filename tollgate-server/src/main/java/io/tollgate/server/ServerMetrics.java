@@ -52,6 +52,12 @@ final class ServerMetrics {
         return registry.scrape();
     }
 
+    /** Counts a reload of the configuration, done or refused. */
+    void reloaded(boolean done) {
+        registry.counter("tollgate.config.reloads", "result", done ? "reloaded" : "failed")
+                .increment();
+    }
+
     void checked(Policy policy, Decision decision) {
         registry.counter(
                         "tollgate.api.decisions",

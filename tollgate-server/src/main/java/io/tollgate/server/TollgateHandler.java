@@ -3,6 +3,7 @@ package io.tollgate.server;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
@@ -23,7 +24,7 @@ final class TollgateHandler extends Handler.Abstract {
 
     private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
-    private final CheckApi checks;
+    private final Supplier<Limits> limits;
     private final LimitingProxy proxy;
     private final StoreMonitor store;
     private final ServerMetrics metrics;
@@ -38,14 +39,14 @@ final class TollgateHandler extends Handler.Abstract {
      * @param managementToken the bearer token the management port requires, or null for none
      */
     TollgateHandler(
-            CheckApi checks,
+            Supplier<Limits> limits,
             LimitingProxy proxy,
             StoreMonitor store,
             ServerMetrics metrics,
             AdminApi admin,
             Connector managementConnector,
             String managementToken) {
-        this.checks = checks;
+        this.limits = limits;
         this.proxy = proxy;
         this.store = store;
         this.metrics = metrics;
@@ -89,7 +90,7 @@ final class TollgateHandler extends Handler.Abstract {
             return true;
         }
         switch (handler) {
-            case "check" -> checks.handle(request, response, timed);
+            case "check" -> limits.get().checks().handle(request, response, timed);
             case "health" -> health(path, request, response, timed);
             case "metrics" -> {
                 if (onlyGet(request, response, timed)) {
@@ -126,7 +127,8 @@ final class TollgateHandler extends Handler.Abstract {
     private String noSuchEndpoint(String path, boolean onManagementPort) {
         if (onManagementPort) {
             return "No such endpoint on the management port: " + path + ". Its endpoints are /healthz, /readyz,"
-                    + " /metrics, " + AdminApi.POLICIES + " and " + AdminApi.BUCKETS + "{policy}/{key}.";
+                    + " /metrics, " + AdminApi.POLICIES + ", " + AdminApi.RELOAD + " and " + AdminApi.BUCKETS
+                    + "{policy}/{key}.";
         }
         if (managementConnector != null) {
             return "No such endpoint: " + path + ". This server has no upstream; its public endpoint is /v1/check"

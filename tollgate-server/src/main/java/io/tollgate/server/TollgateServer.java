@@ -3,8 +3,6 @@ package io.tollgate.server;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.http.MicrometerRequestMetrics;
-import io.tollgate.http.RequestLimiter;
 import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
@@ -12,6 +10,7 @@ import io.tollgate.redis.internal.RedisSettingsMapping;
 import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -41,6 +40,10 @@ public final class TollgateServer implements AutoCloseable {
     private final RateLimiter limiter;
     private final StoreMonitor store;
     private final String storeDescription;
+    /** What the running configuration sets; a reload swaps it. */
+    private final AtomicReference<Limits> limits;
+
+    private final ConfigReloader reloader;
 
     private TollgateServer(ServerConfig config, TimeSource clock) throws Exception {
         ServerMetrics metrics = new ServerMetrics();
@@ -60,17 +63,11 @@ public final class TollgateServer implements AutoCloseable {
             storeDescription = "memory";
             store = StoreMonitor.memory();
         }
-        LimitingProxy proxy = null;
-        RequestLimiter requests = null;
-        if (config.upstream() != null) {
-            requests = config.requestLimiter(limiter)
-                    .metrics(MicrometerRequestMetrics.of(metrics.registry()))
-                    .build();
-            proxy = new LimitingProxy(
-                    config.upstream(), requests, config.clientIps(), config.upstreamTimeout(), metrics);
-        }
-        RequestLimiter answers = config.responses(limiter).build();
-        CheckApi checks = new CheckApi(config.policies(), limiter, answers, metrics);
+        limits = new AtomicReference<>(Limits.of(config, limiter, metrics));
+        reloader = new ConfigReloader(limits, limiter, metrics);
+        LimitingProxy proxy = config.upstream() == null
+                ? null
+                : new LimitingProxy(config.upstream(), limits::get, config.upstreamTimeout(), metrics);
 
         QueuedThreadPool threads = new QueuedThreadPool();
         threads.setName("tollgate");
@@ -100,12 +97,12 @@ public final class TollgateServer implements AutoCloseable {
             managementConnector.setHost(management.host());
             managementConnector.setPort(management.port());
             jetty.addConnector(managementConnector);
-            admin = new AdminApi(() -> config, limiter, storeDescription);
+            admin = new AdminApi(() -> limits.get().config(), limiter, storeDescription, reloader);
         } else {
             managementConnector = null;
         }
         TollgateHandler handler = new TollgateHandler(
-                checks,
+                limits::get,
                 proxy,
                 store,
                 metrics,
@@ -122,9 +119,10 @@ public final class TollgateServer implements AutoCloseable {
             closeQuietly();
             throw e;
         }
+        Limits started = limits.get();
         WarmUp.run(
                 limiter,
-                requests != null ? requests : answers,
+                started.requests() != null ? started.requests() : started.answers(),
                 metrics,
                 management == null ? port() : managementConnector.getLocalPort(),
                 management == null ? null : management.token());
@@ -191,7 +189,21 @@ public final class TollgateServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Reads the configuration file again and runs what it sets, if it is valid: the policies, rules, client
+     * IPs and responses change at once, the buckets stay. Also done on SIGHUP (by {@link Main}), when the
+     * file changes, and on the management port's {@code POST /admin/reload}.
+     *
+     * @return what happened: whether it runs, and what takes effect only at the next start
+     */
+    ConfigReloader.Result reload(String trigger) {
+        return reloader.reload(trigger);
+    }
+
     private void closeQuietly() {
+        if (reloader != null) {
+            reloader.close();
+        }
         store.close();
         if (limiter instanceof AutoCloseable closeable) {
             try {

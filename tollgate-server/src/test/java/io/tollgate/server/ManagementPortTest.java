@@ -231,7 +231,7 @@ class ManagementPortTest {
                 server.management("GET", "/v1/check"),
                 404,
                 "No such endpoint on the management port: /v1/check. Its endpoints are /healthz, /readyz, /metrics,"
-                        + " /admin/policies and /admin/buckets/{policy}/{key}.");
+                        + " /admin/policies, /admin/reload and /admin/buckets/{policy}/{key}.");
     }
 
     @Test

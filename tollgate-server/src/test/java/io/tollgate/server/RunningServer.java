@@ -25,6 +25,11 @@ final class RunningServer implements AutoCloseable {
         return new RunningServer(TollgateServer.start(config(yaml)));
     }
 
+    /** Starts a server on a configuration as it is (read from a file, for reloads). */
+    static RunningServer start(ServerConfig config) throws Exception {
+        return new RunningServer(TollgateServer.start(config));
+    }
+
     static RunningServer start(String yaml, TimeSource clock) throws Exception {
         return new RunningServer(TollgateServer.start(config(yaml), clock));
     }

@@ -158,6 +158,36 @@ class ServerDocumentationTest {
         }
     }
 
+    @Test
+    void theTiersExampleChargesEachCustomerItsPlan() throws Exception {
+        String config = DocumentationExamples.blocks(PAGE, "yaml").stream()
+                .filter(block -> block.contains("policy-from:"))
+                .findFirst()
+                .orElseThrow();
+        try (Upstream upstream = Upstream.start();
+                RunningServer server = RunningServer.start(
+                        config.replace("http://127.0.0.1:9000", upstream.uri().toString()), new ManualTimeSource())) {
+
+            HttpResponse<String> gold = server.get("/api/x", "X-API-Key", "k-1", "X-Plan", "gold");
+            HttpResponse<String> free = server.get("/api/x", "X-API-Key", "k-1");
+            HttpResponse<String> unknownPlan = server.get("/api/x", "X-API-Key", "k-1", "X-Plan", "diamond");
+            HttpResponse<String> partner = server.get("/api/x", "X-API-Key", "k-partner", "X-Plan", "gold");
+            HttpResponse<String> monitor = server.get("/api/x", "X-API-Key", "k-monitor");
+            HttpResponse<String> denied = server.get("/api/x", "X-API-Key", "k-2", "X-Forwarded-For", "198.51.100.7");
+
+            assertThat(gold.headers().firstValue("RateLimit-Policy")).hasValue("\"gold\";q=6000;w=60");
+            assertThat(gold.headers().firstValue("RateLimit")).hasValue("\"gold\";r=5999;t=1");
+            assertThat(free.headers().firstValue("RateLimit")).hasValue("\"free\";r=59;t=1");
+            assertThat(unknownPlan.headers().firstValue("RateLimit")).hasValue("\"free\";r=58;t=2");
+            assertThat(partner.headers().firstValue("RateLimit-Policy")).hasValue("\"internal\";q=60000;w=60");
+            assertThat(monitor.statusCode()).isEqualTo(200);
+            assertThat(monitor.headers().firstValue("RateLimit")).isEmpty();
+            assertThat(denied.statusCode())
+                    .as("the peer is loopback: no trusted proxy, so its own address counts")
+                    .isEqualTo(200);
+        }
+    }
+
     /** The path of the one URL in a curl command. */
     private static String path(String command) {
         return command.strip().replaceAll(".*localhost:\\d+", "");

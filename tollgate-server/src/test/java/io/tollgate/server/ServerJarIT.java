@@ -123,6 +123,41 @@ class ServerJarIT {
     }
 
     @Test
+    void aHangUpReloadsTheConfigurationAndTheServerRunsOn() throws Exception {
+        String file = """
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: %d
+                        refill: 1/h
+                """;
+        Path config = Files.writeString(dir.resolve("reload.yaml"), file.formatted(1));
+        try (ServerProcess server = ServerProcess.start(config)) {
+            int port = server.awaitPort();
+            String alice = "{\"policy\": \"per-client\", \"key\": \"alice\"}";
+            List<Integer> before = List.of(
+                    post(port, "/v1/check", alice).statusCode(),
+                    post(port, "/v1/check", alice).statusCode());
+
+            Files.writeString(config, file.formatted(3));
+            server.signal("HUP");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!server.err().contains("(SIGHUP)") && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+
+            assertThat(before).containsExactly(200, 429);
+            assertThat(server.err()).contains("tollgate: reloaded " + config + ": 1 policies, 0 rules (SIGHUP)");
+            assertThat(server.isAlive()).isTrue();
+            assertThat(post(port, "/v1/check", alice).statusCode())
+                    .as("the bigger bucket keeps alice's one spent token")
+                    .isEqualTo(200);
+            assertThat(post(port, "/v1/check", alice).statusCode()).isEqualTo(200);
+            assertThat(post(port, "/v1/check", alice).statusCode()).isEqualTo(429);
+        }
+    }
+
+    @Test
     void bodiesFarLargerThanTheHeapAreStreamedThroughIt() throws Exception {
         long size = 256L * 1024 * 1024;
         try (ServerProcess server = ServerProcess.start(config(""), "-Xmx48m")) {

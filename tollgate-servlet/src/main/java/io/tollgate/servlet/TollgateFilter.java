@@ -247,7 +247,7 @@ public final class TollgateFilter implements Filter {
                 LOG.log(
                         Level.DEBUG,
                         "dry run: policy {0} would refuse {1} {2}",
-                        outcome.rule().policy().name(),
+                        outcome.policy().name(),
                         request.getMethod(),
                         request.getRequestURI());
             }

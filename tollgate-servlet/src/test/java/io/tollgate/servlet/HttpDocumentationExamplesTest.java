@@ -222,8 +222,8 @@ class HttpDocumentationExamplesTest {
     @Test
     void rulesFromAFile(@TempDir Path dir) throws Exception {
         List<String> files = DocumentationExamples.blocks(PAGE, "yaml");
-        assertThat(files).hasSize(1);
-        Path configFile = Files.writeString(dir.resolve("tollgate.yaml"), files.get(0));
+        assertThat(files).hasSize(2);
+        Path configFile = Files.writeString(dir.resolve("tollgate.yaml"), files.get(1));
         RateLimiter limiter = InMemoryRateLimiter.create();
 
         // --- http: config file
@@ -234,6 +234,32 @@ class HttpDocumentationExamplesTest {
         assertThat(requests.rules()).hasSize(2);
         assertThat(requests.rules().get(1).policy().limits()).hasSize(2);
         assertThat(requests.rules().get(1).onMissingKey()).isEqualTo(MissingKey.reject(401));
+    }
+
+    @Test
+    void policiesPerRequestFollowThePlanTheListsAndTheOverrides(@TempDir Path dir) throws Exception {
+        String file = DocumentationExamples.blocks(PAGE, "yaml").get(0);
+        assertThat(file).contains("policy-from:");
+        Path configFile = Files.writeString(dir.resolve("tiers.yaml"), file);
+        InMemoryRateLimiter limiter = InMemoryRateLimiter.create();
+
+        try (JettyApp app = JettyApp.startDeclared(
+                Map.of("config", configFile.toString(), "limiter", "attribute:io.tollgate.RateLimiter"),
+                context -> context.setAttribute("io.tollgate.RateLimiter", limiter))) {
+            HttpResponse<String> free = app.get("/api/x", "X-API-Key", "k-1");
+            HttpResponse<String> gold = app.get("/api/x", "X-API-Key", "k-2", "X-Plan", "gold");
+            HttpResponse<String> ops = app.get("/api/x", "X-API-Key", "k-ops", "X-Plan", "gold");
+            HttpResponse<String> monitor = app.get("/api/x", "X-API-Key", "k-monitor");
+            HttpResponse<String> abuser = app.get("/api/x", "X-API-Key", "k-abuser");
+
+            assertThat(free.headers().firstValue("RateLimit-Policy")).hasValue("\"free\";q=100;w=3600");
+            assertThat(gold.headers().firstValue("RateLimit-Policy")).hasValue("\"gold\";q=10000;w=3600");
+            assertThat(ops.headers().firstValue("RateLimit-Policy")).hasValue("\"internal\";q=100000;w=3600");
+            assertThat(monitor.statusCode()).isEqualTo(200);
+            assertThat(monitor.headers().firstValue("RateLimit-Policy")).isEmpty();
+            assertThat(abuser.statusCode()).isEqualTo(403);
+            assertThat(abuser.body()).contains("\"detail\":\"Requests from this client are refused.\"");
+        }
     }
 
     @Test

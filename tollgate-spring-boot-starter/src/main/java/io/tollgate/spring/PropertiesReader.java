@@ -48,6 +48,26 @@ final class PropertiesReader {
             put(settings, "cost", rule.getCost());
             put(settings, "on-missing-key", rule.getOnMissingKey());
             put(settings, "dry-run", rule.isDryRun());
+            TollgateProperties.PolicyFrom from = rule.getPolicyFrom();
+            Map<String, Object> source = new LinkedHashMap<>();
+            put(source, "header", from.getHeader());
+            put(source, "jwt-claim", from.getJwtClaim());
+            if (!from.getApiKeys().isEmpty()) {
+                source.put("api-keys", from.getApiKeys());
+            }
+            put(source, "api-keys-file", from.getApiKeysFile());
+            if (!source.isEmpty()) {
+                settings.put("policy-from", source);
+            }
+            if (!rule.getOverrides().isEmpty()) {
+                settings.put("overrides", rule.getOverrides());
+            }
+            if (!rule.getAllow().isEmpty()) {
+                settings.put("allow", rule.getAllow());
+            }
+            if (!rule.getDeny().isEmpty()) {
+                settings.put("deny", rule.getDeny());
+            }
             rules.add(settings);
         }
         tree.put("rules", rules);

@@ -61,7 +61,7 @@ public class RateLimitExceededException extends RuntimeException {
                         ", ",
                         outcomes.stream()
                                 .filter(RuleOutcome::refuses)
-                                .map(outcome -> outcome.rule().policy().name())
+                                .map(outcome -> outcome.policy().name())
                                 .toList());
     }
 }

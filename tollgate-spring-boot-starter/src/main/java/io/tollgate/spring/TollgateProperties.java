@@ -199,6 +199,18 @@ public class TollgateProperties {
         /** Whether the rule only reports, in headers and metrics, and never refuses. */
         private boolean dryRun;
 
+        /** Where a request's policy name comes from, such as its customer's plan; the rule's policy otherwise. */
+        private PolicyFrom policyFrom = new PolicyFrom();
+
+        /** The policy of a client (its key's own value, such as an API key), whatever policy-from says. */
+        private Map<String, String> overrides = new LinkedHashMap<>();
+
+        /** Clients never limited (still counted): client key values, IP addresses or CIDR blocks. */
+        private List<String> allow = new ArrayList<>();
+
+        /** Clients always refused with 403 and a problem body: client key values, IP addresses or CIDR blocks. */
+        private List<String> deny = new ArrayList<>();
+
         public String getPath() {
             return path;
         }
@@ -269,6 +281,86 @@ public class TollgateProperties {
 
         public void setDryRun(boolean dryRun) {
             this.dryRun = dryRun;
+        }
+
+        public PolicyFrom getPolicyFrom() {
+            return policyFrom;
+        }
+
+        public void setPolicyFrom(PolicyFrom policyFrom) {
+            this.policyFrom = policyFrom;
+        }
+
+        public Map<String, String> getOverrides() {
+            return overrides;
+        }
+
+        public void setOverrides(Map<String, String> overrides) {
+            this.overrides = overrides;
+        }
+
+        public List<String> getAllow() {
+            return allow;
+        }
+
+        public void setAllow(List<String> allow) {
+            this.allow = allow;
+        }
+
+        public List<String> getDeny() {
+            return deny;
+        }
+
+        public void setDeny(List<String> deny) {
+            this.deny = deny;
+        }
+    }
+
+    /** Where a rule finds the policy name of a request: set exactly one, or none. */
+    public static class PolicyFrom {
+
+        /** A header set by the authentication layer in front, such as X-Plan. */
+        private String header;
+
+        /** A claim of the JWT in Authorization: Bearer, read without verifying its signature. */
+        private String jwtClaim;
+
+        /** A table from the client key's value (an API key) to a policy name. */
+        private Map<String, String> apiKeys = new LinkedHashMap<>();
+
+        /** A YAML or .properties file of API key to policy name, read again when it changes. */
+        private String apiKeysFile;
+
+        public String getHeader() {
+            return header;
+        }
+
+        public void setHeader(String header) {
+            this.header = header;
+        }
+
+        public String getJwtClaim() {
+            return jwtClaim;
+        }
+
+        public void setJwtClaim(String jwtClaim) {
+            this.jwtClaim = jwtClaim;
+        }
+
+        public Map<String, String> getApiKeys() {
+            return apiKeys;
+        }
+
+        public void setApiKeys(Map<String, String> apiKeys) {
+            this.apiKeys = apiKeys;
+        }
+
+        public String getApiKeysFile() {
+            return apiKeysFile;
+        }
+
+        public void setApiKeysFile(String apiKeysFile) {
+            this.apiKeysFile = apiKeysFile;
         }
     }
 

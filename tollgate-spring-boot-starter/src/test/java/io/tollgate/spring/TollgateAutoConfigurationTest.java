@@ -2,10 +2,13 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.DocumentationExamples;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
+import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.http.Rule;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.servlet.TollgateFilter;
 import io.tollgate.testing.FreePorts;
@@ -67,6 +70,28 @@ class TollgateAutoConfigurationTest {
                     assertThat(filter.getFilter()).isInstanceOf(TollgateFilter.class);
                     assertThat(context.getBean(RequestLimiter.class).rules()).hasSize(1);
                 });
+    }
+
+    @Test
+    void theTiersOfTheDocsBindToARuleThatChoosesPoliciesPerRequest() {
+        String[] properties = DocumentationExamples.blocks("docs/spring-boot.md", "properties").stream()
+                .filter(block -> block.contains("policy-from"))
+                .findFirst()
+                .orElseThrow()
+                .strip()
+                .split("\n");
+
+        runner.withPropertyValues(properties).run(context -> {
+            Rule rule = context.getBean(RequestLimiter.class).rules().get(0);
+
+            assertThat(rule.policy().name()).isEqualTo("free");
+            assertThat(rule.choice().source())
+                    .isInstanceOfSatisfying(
+                            PolicySource.KeyTable.class,
+                            table -> assertThat(table.plans()).containsExactly(Map.entry("k-123", "gold")));
+            assertThat(rule.choice().allow()).containsExactly("k-monitor");
+            assertThat(rule.choice().deny()).containsExactly("k-abuser", "198.51.100.0/24");
+        });
     }
 
     @Test
@@ -180,7 +205,7 @@ class TollgateAutoConfigurationTest {
                 "tollgate.redis.timout=1s | tollgate.redis: unknown setting 'timout'; known: batching, cluster-uris,",
                 "tollgate.policies.per-user.limits[0].refil=1/s | tollgate.policies.per-user.limits[0]: unknown setting"
                         + " 'refil'; known: capacity, refill",
-                "tollgate.rules[0].pth=/x | tollgate.rules[0]: unknown setting 'pth'; known: cost, dry-run,",
+                "tollgate.rules[0].pth=/x | tollgate.rules[0]: unknown setting 'pth'; known: allow, cost, deny, dry-run,",
             })
     void aMisspeltPropertyFailsTheStartNamingItAndTheKnownOnes(String property, String message) {
         runner.withPropertyValues(POLICY)

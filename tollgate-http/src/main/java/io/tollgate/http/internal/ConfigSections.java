@@ -8,9 +8,11 @@ import io.tollgate.Rate;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.ClientKey;
 import io.tollgate.http.MissingKey;
+import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.internal.RedisSettings;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,8 +32,21 @@ public final class ConfigSections {
 
     private static final Set<String> POLICY = Set.of("limits");
     private static final Set<String> LIMIT = Set.of("capacity", "refill");
-    private static final Set<String> RULE =
-            Set.of("path", "methods", "host", "require-header", "policy", "key", "cost", "on-missing-key", "dry-run");
+    private static final Set<String> RULE = Set.of(
+            "path",
+            "methods",
+            "host",
+            "require-header",
+            "policy",
+            "key",
+            "cost",
+            "on-missing-key",
+            "dry-run",
+            "policy-from",
+            "overrides",
+            "allow",
+            "deny");
+    private static final Set<String> POLICY_FROM = Set.of("header", "jwt-claim", "api-keys", "api-keys-file");
     private static final Set<String> CLIENT_IP = Set.of("trusted-proxies", "forwarding-header", "group-ipv6-by-64");
     private static final Set<String> RESPONSES =
             Set.of("legacy-headers", "degraded-header", "refusal-status", "unavailable-status", "problem-type");
@@ -136,13 +151,7 @@ public final class ConfigSections {
      */
     public static Rule rule(ConfigNode node, Map<String, Policy> policies) {
         node.checkKeys(RULE);
-        ConfigNode policyNode = node.child("policy");
-        Policy policy = policies.get(policyNode.requiredString());
-        if (policy == null) {
-            throw policyNode.error("unknown policy '" + policyNode.string(null) + "'; defined: "
-                    + (policies.isEmpty() ? "none" : String.join(", ", policies.keySet())));
-        }
-        Rule.Builder rule = Rule.builder(policy);
+        Rule.Builder rule = Rule.builder(policy(node.child("policy"), policies));
         ConfigNode current = node;
         try {
             current = node.child("path");
@@ -163,12 +172,64 @@ public final class ConfigSections {
             rule.onMissingKey(MissingKey.parse(current.string("skip")));
             current = node.child("dry-run");
             rule.dryRun(current.bool(false));
+            current = node.child("policy-from");
+            if (current.isPresent()) {
+                rule.policyFrom(policySource(current, policies), policies);
+            }
+            for (Map.Entry<String, ConfigNode> override :
+                    node.child("overrides").entries().entrySet()) {
+                current = override.getValue();
+                rule.override(override.getKey(), policy(current, policies));
+            }
+            current = node.child("allow");
+            rule.allow(current.strings());
+            current = node.child("deny");
+            rule.deny(current.strings());
             current = node.child("cost");
             rule.cost(current.longValue(1));
             return rule.build();
         } catch (IllegalArgumentException e) {
             throw current.error(e);
         }
+    }
+
+    /** Reads a rule's {@code policy-from}: exactly one of its sources. */
+    private static PolicySource policySource(ConfigNode node, Map<String, Policy> policies) {
+        node.checkKeys(POLICY_FROM);
+        Map<String, ConfigNode> given = node.entries();
+        if (given.size() != 1) {
+            throw node.error("needs exactly one of header, jwt-claim, api-keys or api-keys-file");
+        }
+        Map.Entry<String, ConfigNode> source = given.entrySet().iterator().next();
+        ConfigNode value = source.getValue();
+        try {
+            return switch (source.getKey()) {
+                case "header" -> PolicySource.header(value.requiredString());
+                case "jwt-claim" -> PolicySource.jwtClaim(value.requiredString());
+                case "api-keys" -> {
+                    Map<String, String> plans = new LinkedHashMap<>();
+                    for (Map.Entry<String, ConfigNode> entry : value.entries().entrySet()) {
+                        plans.put(
+                                entry.getKey(),
+                                policy(entry.getValue(), policies).name());
+                    }
+                    yield PolicySource.keyTable(plans);
+                }
+                default -> PolicySource.keyTableFile(Path.of(value.requiredString()));
+            };
+        } catch (IllegalArgumentException e) {
+            throw value.error(e);
+        }
+    }
+
+    /** Reads a policy name that must be one of {@code policies}. */
+    private static Policy policy(ConfigNode node, Map<String, Policy> policies) {
+        Policy policy = policies.get(node.requiredString());
+        if (policy == null) {
+            throw node.error("unknown policy '" + node.string(null) + "'; defined: "
+                    + (policies.isEmpty() ? "none" : String.join(", ", policies.keySet())));
+        }
+        return policy;
     }
 
     public static ClientIpResolver clientIps(ConfigNode node) {

@@ -38,7 +38,7 @@ public final class RateLimitFields {
     public static String policy(List<RuleOutcome> outcomes) {
         Set<String> items = new LinkedHashSet<>();
         for (RuleOutcome outcome : outcomes) {
-            addPolicy(items, outcome.rule().policy());
+            addPolicy(items, outcome.policy());
         }
         return String.join(", ", items);
     }
@@ -54,7 +54,7 @@ public final class RateLimitFields {
     public static String rateLimit(List<RuleOutcome> outcomes) {
         Set<String> items = new LinkedHashSet<>();
         for (RuleOutcome outcome : outcomes) {
-            items.add(rateLimit(outcome.rule().policy(), outcome.decision()));
+            items.add(rateLimit(outcome.policy(), outcome.decision()));
         }
         return String.join(", ", items);
     }

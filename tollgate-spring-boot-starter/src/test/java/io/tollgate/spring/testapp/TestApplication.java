@@ -39,6 +39,12 @@ public class TestApplication {
             return Map.of("hello", "world");
         }
 
+        /** Limited by the YAML rule on /plans/**, by the caller's plan. */
+        @GetMapping("/plans/report")
+        Map<String, String> report() {
+            return Map.of("report", "ready");
+        }
+
         /** Limited per user by the annotation. */
         @RateLimit(policy = "per-user", key = "#id")
         @GetMapping("/users/{id}/orders")

@@ -1,0 +1,142 @@
+package io.tollgate.server;
+
+import io.tollgate.RateLimiter;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Reads the server's configuration file again and swaps what it sets in whole: on {@link #reload} (the admin
+ * API's {@code POST /admin/reload}, and SIGHUP through {@link Main}), and when the file changes, which it
+ * looks for every second. The new file is checked in full first: a bad one changes nothing, is logged with
+ * its file and line, and counted ({@code tollgate.config.reloads}, {@code result} = {@code failed}). The
+ * policies, rules, client IPs and responses change at once, and the buckets stay (a policy whose limits
+ * changed keeps each key's spent tokens, converted); where the server listens, its store, upstream and
+ * management port change only at the next start, which the log and the answer say. Thread-safe: reloads
+ * run one at a time.
+ */
+final class ConfigReloader implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+
+    /**
+     * What a reload did.
+     *
+     * @param reloaded whether the new configuration runs now
+     * @param detail what happened, for the log and the admin API
+     * @param restartRequired changed settings that take effect only at the next start
+     */
+    record Result(boolean reloaded, String detail, List<String> restartRequired) {}
+
+    private record Seen(FileTime modified, long size) {}
+
+    private final AtomicReference<Limits> limits;
+    private final RateLimiter limiter;
+    private final ServerMetrics metrics;
+    private final Path file;
+    private final ScheduledExecutorService watcher;
+    private Seen seen;
+
+    /**
+     * Reloads into {@code limits}, on {@code limiter}; watches the file that its configuration was read from,
+     * if any.
+     */
+    ConfigReloader(AtomicReference<Limits> limits, RateLimiter limiter, ServerMetrics metrics) {
+        this.limits = limits;
+        this.limiter = limiter;
+        this.metrics = metrics;
+        this.file = limits.get().config().source();
+        if (file == null) {
+            this.watcher = null;
+            return;
+        }
+        this.seen = seen(file);
+        this.watcher = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "tollgate-config-watch");
+            thread.setDaemon(true);
+            return thread;
+        });
+        watcher.scheduleWithFixedDelay(this::reloadIfChanged, 1, 1, TimeUnit.SECONDS);
+    }
+
+    /** Whether the configuration came from a file, which a reload reads again. */
+    boolean canReload() {
+        return file != null;
+    }
+
+    /**
+     * Reads the file again and, if it is valid, runs what it sets from now on.
+     *
+     * @param trigger what asked, for the log, such as {@code SIGHUP}
+     */
+    synchronized Result reload(String trigger) {
+        Objects.requireNonNull(trigger, "trigger");
+        if (file == null) {
+            return new Result(false, "this server was not started from a configuration file", List.of());
+        }
+        seen = seen(file);
+        ServerConfig running = limits.get().config();
+        ServerConfig next;
+        try {
+            next = running.reread();
+        } catch (IllegalArgumentException e) {
+            metrics.reloaded(false);
+            LOG.log(
+                    Level.WARNING,
+                    "tollgate: configuration not reloaded ({0}), the running one stays: {1}",
+                    trigger,
+                    e.getMessage());
+            return new Result(false, e.getMessage(), List.of());
+        }
+        List<String> restart = running.restartOnlyChanges(next);
+        limits.set(Limits.of(running.reloadedAs(next), limiter, metrics));
+        metrics.reloaded(true);
+        String detail = "reloaded " + file + ": " + next.policies().size() + " policies, "
+                + next.rules().size()
+                + " rules"
+                + (restart.isEmpty()
+                        ? ""
+                        : "; changed, taking effect at the next start: " + String.join(", ", restart));
+        LOG.log(restart.isEmpty() ? Level.INFO : Level.WARNING, "tollgate: {0} ({1})", detail, trigger);
+        return new Result(true, detail, restart);
+    }
+
+    private void reloadIfChanged() {
+        try {
+            Seen now = seen(file);
+            boolean changed;
+            synchronized (this) {
+                changed = now != null && !now.equals(seen);
+            }
+            if (changed) {
+                reload("the file changed");
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "tollgate: watching " + file + " failed", e);
+        }
+    }
+
+    /** The file's modification time and size, or null while it cannot be read (being replaced). */
+    private static Seen seen(Path file) {
+        try {
+            return new Seen(Files.getLastModifiedTime(file), Files.size(file));
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (watcher != null) {
+            watcher.shutdownNow();
+        }
+    }
+}
