@@ -64,6 +64,8 @@ class ApiBoundaryTest {
             "io.tollgate.spring.RateLimitExceptionResolver",
             "io.tollgate.spring.RateLimits",
             "io.tollgate.spring.TollgateAutoConfiguration",
+            "io.tollgate.spring.TollgateEndpoint",
+            "io.tollgate.spring.TollgateHealthIndicator",
             "io.tollgate.spring.TollgateProperties",
             "io.tollgate.spring.TollgateRedisCustomizer",
             "io.tollgate.spring.TollgateRequestLimiterCustomizer");

@@ -245,6 +245,15 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return guard.breakerState();
     }
 
+    /**
+     * Returns the worst state among the circuit breakers in front of Redis (one per Cluster master, else
+     * one), as the metrics name it: {@code closed} (Redis is called), {@code half_open} (a probe is let
+     * through) or {@code open} (Redis is not called for now); for health checks.
+     */
+    public String circuitState() {
+        return guard.breakerState().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
     /** Returns the guard around the Redis store; for tests. */
     GuardedRateLimiter<byte[]> guard() {
         return guard;

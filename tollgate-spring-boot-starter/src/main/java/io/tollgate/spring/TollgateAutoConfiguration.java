@@ -33,6 +33,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.ApplicationRunner;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -40,6 +41,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -81,6 +83,8 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 @EnableConfigurationProperties(TollgateProperties.class)
 @Import({
     TollgateAutoConfiguration.Metrics.class,
+    TollgateAutoConfiguration.ActuatorEndpoint.class,
+    TollgateAutoConfiguration.ActuatorHealth.class,
     TollgateAutoConfiguration.ApplicationRedis.class,
     TollgateAutoConfiguration.Web.class,
     TollgateAutoConfiguration.Annotations.class
@@ -130,6 +134,30 @@ public final class TollgateAutoConfiguration {
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
                     warm ? "" : "; its store was not reached: deciding by the failure policy until it answers");
         };
+    }
+
+    /** The Actuator endpoint {@code tollgate}, when the application has Actuator. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(Endpoint.class)
+    static class ActuatorEndpoint {
+
+        @Bean
+        @ConditionalOnMissingBean
+        TollgateEndpoint tollgateEndpoint(RequestLimiterConfig config, RequestLimiter requests, RateLimiter limiter) {
+            return new TollgateEndpoint(config, requests, limiter);
+        }
+    }
+
+    /** The health indicator, component {@code tollgate}, when the application has Actuator's health. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(HealthIndicator.class)
+    static class ActuatorHealth {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "tollgateHealthIndicator")
+        TollgateHealthIndicator tollgateHealthIndicator(RateLimiter limiter) {
+            return new TollgateHealthIndicator(limiter);
+        }
     }
 
     /**

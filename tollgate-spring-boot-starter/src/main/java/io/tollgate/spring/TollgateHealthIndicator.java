@@ -1,0 +1,52 @@
+package io.tollgate.spring;
+
+import io.tollgate.RateLimiter;
+import io.tollgate.internal.guard.MeteredRateLimiter;
+import io.tollgate.redis.RedisRateLimiter;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+
+/**
+ * The health of Tollgate's limiter, as Actuator's component {@code tollgate}: up in memory; on Redis, up while
+ * Redis answers a {@code PING} (to every master of a cluster) within the limiter's budget, down with why
+ * otherwise, and in both cases the state of the circuit breakers. A Redis that is down does not stop
+ * requests (the failure policy decides them): whether it turns the application's health down is the
+ * application's choice, through Actuator's health groups. Thread-safe.
+ */
+public class TollgateHealthIndicator implements HealthIndicator {
+
+    /** The longest a health check waits for Redis, beyond which it reports it down. */
+    static final Duration WAIT = Duration.ofSeconds(2);
+
+    private final RateLimiter limiter;
+
+    /** Reports on {@code limiter}. */
+    public TollgateHealthIndicator(RateLimiter limiter) {
+        this.limiter = limiter;
+    }
+
+    @Override
+    public Health health() {
+        RateLimiter inner = limiter instanceof MeteredRateLimiter metered ? metered.limiter() : limiter;
+        if (!(inner instanceof RedisRateLimiter redis)) {
+            return Health.up().withDetail("store", "memory").build();
+        }
+        Optional<String> problem;
+        try {
+            problem = redis.ping().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            problem = Optional.of("interrupted while asking Redis");
+        } catch (Exception e) {
+            problem = Optional.of("Redis did not answer within " + WAIT.toMillis() + " ms");
+        }
+        Health.Builder health = problem.isEmpty() ? Health.up() : Health.down().withDetail("reason", problem.get());
+        return health.withDetail("store", "redis")
+                .withDetail("limiter", redis.toString())
+                .withDetail("circuit", redis.circuitState())
+                .build();
+    }
+}
