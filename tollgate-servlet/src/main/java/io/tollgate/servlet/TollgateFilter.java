@@ -80,6 +80,18 @@ public final class TollgateFilter implements Filter {
     }
 
     /**
+     * Enforces {@code requests} from now on, such as rules read again from a changed file: each request is
+     * decided by the old request limiter or the new one, never by a mix. Build the new one on the same {@link
+     * RateLimiter}: the buckets live there, by policy name and key, so clients keep what they spent (a policy
+     * whose limits changed converts each bucket as {@link RateLimiter} says).
+     *
+     * @throws NullPointerException if requests is null
+     */
+    public void replace(RequestLimiter requests) {
+        this.requests = Objects.requireNonNull(requests, "requests");
+    }
+
+    /**
      * Reads the init parameters.
      *
      * @throws ServletException if an init parameter is missing or invalid, or the config file cannot be read,

@@ -6,6 +6,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.function.Supplier;
 import org.springframework.core.Ordered;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
@@ -18,10 +19,15 @@ import org.springframework.web.servlet.ModelAndView;
  */
 public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
 
-    private final RequestLimiter requests;
+    private final Supplier<RequestLimiter> requests;
 
     /** Answers refusals as {@code requests} writes them. */
     public RateLimitExceptionResolver(RequestLimiter requests) {
+        this(() -> requests);
+    }
+
+    /** Answers refusals as the request limiter in force writes them. */
+    RateLimitExceptionResolver(Supplier<RequestLimiter> requests) {
         this.requests = requests;
     }
 
@@ -37,7 +43,7 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
         }
         RequestDecision decision;
         if (exception instanceof RateLimitExceededException refused) {
-            decision = requests.respond(refused.outcomes());
+            decision = requests.get().respond(refused.outcomes());
         } else if (exception instanceof MissingRateLimitKeyException missing) {
             decision = missing.answer();
         } else {

@@ -40,20 +40,42 @@ final class RateLimitInterceptor implements MethodInterceptor {
     /** The header fields that several limiters may each add to one response (RFC 9651 lists). */
     private static final Set<String> LIST_FIELDS = Set.of("RateLimit", "RateLimit-Policy");
 
-    private final RequestLimiter requests;
-    private final Map<String, Policy> policies;
-    private final ClientIpResolver clientIps;
-    private final Map<Method, List<Check>> checks = new ConcurrentHashMap<>();
+    /** What the annotations are checked against; {@link #replace} swaps it whole. */
+    private volatile State state;
+
     private final SpelExpressionParser parser = new SpelExpressionParser();
     private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
     /** One annotation: the rule it charges, and its key expression (null for the client IP). */
     private record Check(Rule rule, Expression key, String keyText, Method method) {}
 
+    /**
+     * The request limiter, policies and client IPs of one configuration, and the annotations read against
+     * them, per method.
+     */
+    private record State(
+            RequestLimiter requests,
+            Map<String, Policy> policies,
+            ClientIpResolver clientIps,
+            Map<Method, List<Check>> checks) {}
+
     RateLimitInterceptor(RequestLimiter requests, Map<String, Policy> policies, ClientIpResolver clientIps) {
-        this.requests = requests;
-        this.policies = Map.copyOf(policies);
-        this.clientIps = clientIps;
+        this.state = new State(requests, Map.copyOf(policies), clientIps, new ConcurrentHashMap<>());
+    }
+
+    /**
+     * Checks from now on against a new configuration, once every annotation checked so far (at the start,
+     * every controller's) reads well against it.
+     *
+     * @throws InvalidTollgatePropertiesException if an annotation names a policy the new configuration lacks,
+     *     or a cost above its capacity; nothing is replaced then
+     */
+    synchronized void replace(RequestLimiter requests, Map<String, Policy> policies, ClientIpResolver clientIps) {
+        State next = new State(requests, Map.copyOf(policies), clientIps, new ConcurrentHashMap<>());
+        for (Method method : state.checks().keySet()) {
+            next.checks().put(method, read(method, next.policies()));
+        }
+        state = next;
     }
 
     @Override
@@ -62,7 +84,8 @@ final class RateLimitInterceptor implements MethodInterceptor {
         Method method = target == null
                 ? invocation.getMethod()
                 : AopUtils.getMostSpecificMethod(invocation.getMethod(), AopUtils.getTargetClass(target));
-        List<Check> annotations = checks(method);
+        State current = state;
+        List<Check> annotations = checks(current, method);
         if (annotations.isEmpty()) {
             return invocation.proceed();
         }
@@ -73,14 +96,14 @@ final class RateLimitInterceptor implements MethodInterceptor {
         HttpServletRequest request = attributes == null ? null : attributes.getRequest();
         List<RuleOutcome> outcomes = new ArrayList<>(annotations.size());
         for (Check check : annotations) {
-            String key = key(check, invocation, request);
+            String key = key(current, check, invocation, request);
             if (key == null) {
-                key = missingKey(check, request);
+                key = missingKey(current, check, request);
                 if (key == null) {
                     continue; // skipped, as a rule without its key is
                 }
             }
-            RuleOutcome outcome = requests.check(check.rule(), key);
+            RuleOutcome outcome = current.requests().check(check.rule(), key);
             outcomes.add(outcome);
             if (outcome.refuses()) {
                 throw new RateLimitExceededException(outcomes);
@@ -88,7 +111,7 @@ final class RateLimitInterceptor implements MethodInterceptor {
         }
         HttpServletResponse response = attributes == null ? null : attributes.getResponse();
         if (response != null && !outcomes.isEmpty()) {
-            addHeaders(response, requests.respond(outcomes));
+            addHeaders(response, current.requests().respond(outcomes));
         }
         return invocation.proceed();
     }
@@ -100,7 +123,7 @@ final class RateLimitInterceptor implements MethodInterceptor {
      *     range or a key that is not SpEL, naming the method
      */
     void validate(Method method) {
-        checks(method);
+        checks(state, method);
     }
 
     /** Sets the decision's header fields; several limiters' rate-limit fields add up. */
@@ -114,11 +137,11 @@ final class RateLimitInterceptor implements MethodInterceptor {
         });
     }
 
-    private List<Check> checks(Method method) {
-        return checks.computeIfAbsent(method, this::read);
+    private List<Check> checks(State current, Method method) {
+        return current.checks().computeIfAbsent(method, m -> read(m, current.policies()));
     }
 
-    private List<Check> read(Method method) {
+    private List<Check> read(Method method, Map<String, Policy> policies) {
         List<Check> read = new ArrayList<>();
         for (RateLimit annotation : AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimit.class)) {
             String where = "@RateLimit(policy = \"" + annotation.policy() + "\") on " + describe(method);
@@ -153,13 +176,13 @@ final class RateLimitInterceptor implements MethodInterceptor {
     }
 
     /** Returns the call's key, or null if it is missing: the client has no address, or the key found nothing. */
-    private String key(Check check, MethodInvocation invocation, HttpServletRequest request) {
+    private String key(State current, Check check, MethodInvocation invocation, HttpServletRequest request) {
         if (check.key() == null) {
             if (request == null) {
                 throw new IllegalStateException("@RateLimit on " + describe(check.method())
                         + " is keyed by the client IP, but there is no current HTTP request");
             }
-            String ip = clientIps.clientIp(new ServletRequestView(request));
+            String ip = current.clientIps().clientIp(new ServletRequestView(request));
             return ip == null ? null : "ip:" + ip;
         }
         MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
@@ -182,15 +205,15 @@ final class RateLimitInterceptor implements MethodInterceptor {
      * Handles a missing key as the annotation's {@code onMissingKey} says: returns the fallback key, or null to
      * skip the limit, or throws the rejection for the resolver to answer.
      */
-    private String missingKey(Check check, HttpServletRequest request) {
+    private String missingKey(State current, Check check, HttpServletRequest request) {
         String policy = check.rule().policy().name();
         RequestDecision rejected =
-                requests.missingKey(check.rule(), "what its rate limit '" + policy + "' is keyed by");
+                current.requests().missingKey(check.rule(), "what its rate limit '" + policy + "' is keyed by");
         if (rejected != null) {
             throw new MissingRateLimitKeyException(rejected);
         }
         if (check.rule().onMissingKey() instanceof MissingKey.Fallback fallback && request != null) {
-            return fallback.key().resolve(new ServletRequestView(request), clientIps);
+            return fallback.key().resolve(new ServletRequestView(request), current.clientIps());
         }
         return null;
     }

@@ -43,12 +43,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
@@ -85,6 +88,7 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
     TollgateAutoConfiguration.Metrics.class,
     TollgateAutoConfiguration.ActuatorEndpoint.class,
     TollgateAutoConfiguration.ActuatorHealth.class,
+    TollgateAutoConfiguration.CloudRefresh.class,
     TollgateAutoConfiguration.ApplicationRedis.class,
     TollgateAutoConfiguration.Web.class,
     TollgateAutoConfiguration.Annotations.class
@@ -101,6 +105,13 @@ public final class TollgateAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     RequestLimiterConfig tollgateRequestLimiterConfig(TollgateProperties properties) {
         return PropertiesReader.read(properties);
+    }
+
+    /** The rules in force and their request limiter, replaced when Spring Cloud refreshes the environment. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    LiveRules tollgateLiveRules(RequestLimiterConfig config, RequestLimiter requests) {
+        return new LiveRules(config, requests);
     }
 
     /** The request limiter that the filter and @RateLimit share. */
@@ -143,8 +154,33 @@ public final class TollgateAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        TollgateEndpoint tollgateEndpoint(RequestLimiterConfig config, RequestLimiter requests, RateLimiter limiter) {
-            return new TollgateEndpoint(config, requests, limiter);
+        TollgateEndpoint tollgateEndpoint(LiveRules rules, RateLimiter limiter) {
+            return new TollgateEndpoint(rules::current, limiter);
+        }
+    }
+
+    /**
+     * Applies a changed {@code tollgate.*} when Spring Cloud refreshes the environment (its {@code
+     * EnvironmentChangeEvent}), when the application has Spring Cloud Context.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.cloud.context.environment.EnvironmentChangeEvent")
+    static class CloudRefresh {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        ApplicationListener<EnvironmentChangeEvent> tollgateEnvironmentChange(
+                Environment environment,
+                RateLimiter limiter,
+                LiveRules rules,
+                ObjectProvider<TollgateRequestLimiterCustomizer> customizers,
+                ObjectProvider<RateLimitInterceptor> interceptor) {
+            TollgateRefresh refresh = new TollgateRefresh(environment, limiter, rules, customizers, interceptor);
+            return event -> {
+                if (event.getKeys().stream().anyMatch(key -> key.startsWith("tollgate."))) {
+                    refresh.apply();
+                }
+            };
         }
     }
 
@@ -299,9 +335,10 @@ public final class TollgateAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "tollgateFilter")
         FilterRegistrationBean<TollgateFilter> tollgateFilter(
-                TollgateProperties properties, RequestLimiterConfig config, RequestLimiter requests) {
-            FilterRegistrationBean<TollgateFilter> registration =
-                    new FilterRegistrationBean<>(new TollgateFilter(requests));
+                TollgateProperties properties, RequestLimiterConfig config, RequestLimiter requests, LiveRules rules) {
+            TollgateFilter filter = new TollgateFilter(requests);
+            rules.onReplace(filter::replace);
+            FilterRegistrationBean<TollgateFilter> registration = new FilterRegistrationBean<>(filter);
             registration.setName("tollgate");
             registration.setOrder(properties.getFilter().getOrder());
             registration.setUrlPatterns(properties.getFilter().getUrlPatterns());
@@ -339,8 +376,8 @@ public final class TollgateAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        RateLimitExceptionResolver tollgateRateLimitExceptionResolver(RequestLimiter requests) {
-            return new RateLimitExceptionResolver(requests);
+        RateLimitExceptionResolver tollgateRateLimitExceptionResolver(LiveRules rules) {
+            return new RateLimitExceptionResolver(() -> rules.current().requests());
         }
 
         /** Checks every controller's annotations once the beans exist, so that a bad one fails the start. */

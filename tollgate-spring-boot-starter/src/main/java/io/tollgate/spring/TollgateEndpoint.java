@@ -8,6 +8,7 @@ import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.http.internal.AdminViews;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -25,14 +26,17 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 @Endpoint(id = "tollgate")
 public class TollgateEndpoint {
 
-    private final RequestLimiterConfig config;
-    private final RequestLimiter requests;
+    private final Supplier<LiveRules.Rules> rules;
     private final RateLimiter limiter;
 
     /** Shows and changes what {@code limiter} holds for the policies of {@code config}. */
     public TollgateEndpoint(RequestLimiterConfig config, RequestLimiter requests, RateLimiter limiter) {
-        this.config = config;
-        this.requests = requests;
+        this(() -> new LiveRules.Rules(config, requests), limiter);
+    }
+
+    /** Shows and changes what {@code limiter} holds for the rules in force. */
+    TollgateEndpoint(Supplier<LiveRules.Rules> rules, RateLimiter limiter) {
+        this.rules = rules;
         this.limiter = limiter;
     }
 
@@ -41,7 +45,7 @@ public class TollgateEndpoint {
     public Map<String, Object> policies() {
         Map<String, Object> view = new LinkedHashMap<>();
         view.put("limiter", limiter.toString());
-        view.putAll(AdminViews.policies(policiesByName(), requests.rules()));
+        view.putAll(AdminViews.policies(policiesByName(), rules.get().requests().rules()));
         return view;
     }
 
@@ -77,7 +81,7 @@ public class TollgateEndpoint {
 
     private Map<String, Policy> policiesByName() {
         Map<String, Policy> byName = new LinkedHashMap<>();
-        for (Policy policy : config.policies()) {
+        for (Policy policy : rules.get().config().policies()) {
             byName.put(policy.name(), policy);
         }
         return byName;
