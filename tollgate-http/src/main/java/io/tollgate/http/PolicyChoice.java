@@ -1,9 +1,11 @@
 package io.tollgate.http;
 
 import io.tollgate.Policy;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -132,7 +134,7 @@ public final class PolicyChoice {
 
     /** Returns every policy this choice may give, the rule's own aside. */
     public Iterable<Policy> choosable() {
-        java.util.Set<Policy> all = new java.util.LinkedHashSet<>(overrides.values());
+        Set<Policy> all = new LinkedHashSet<>(overrides.values());
         if (source != null) {
             all.addAll(policies.values());
         }

@@ -22,6 +22,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -251,7 +252,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      * through) or {@code open} (Redis is not called for now); for health checks.
      */
     public String circuitState() {
-        return guard.breakerState().name().toLowerCase(java.util.Locale.ROOT);
+        return guard.breakerState().name().toLowerCase(Locale.ROOT);
     }
 
     /** Returns the guard around the Redis store; for tests. */

@@ -9,6 +9,7 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -143,7 +144,7 @@ final class AdminApi {
                 throw new CheckRequest.BadRequest(
                         404,
                         "unknown policy '" + name + "'; defined: "
-                                + String.join(", ", new java.util.TreeSet<>(policies.keySet())));
+                                + String.join(", ", new TreeSet<>(policies.keySet())));
             }
             if (key.length() > CheckRequest.MAX_KEY_LENGTH) {
                 throw new CheckRequest.BadRequest(

@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * What an operator reads about a running limiter, as maps, lists and scalars that any JSON writer renders:
@@ -52,7 +53,7 @@ public final class AdminViews {
         Map<String, Object> view = new LinkedHashMap<>();
         view.put("path", rule.path().toString());
         if (!rule.methods().isEmpty()) {
-            view.put("methods", List.copyOf(new java.util.TreeSet<>(rule.methods())));
+            view.put("methods", List.copyOf(new TreeSet<>(rule.methods())));
         }
         if (rule.host() != null) {
             view.put("host", rule.host());

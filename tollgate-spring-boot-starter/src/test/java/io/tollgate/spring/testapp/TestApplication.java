@@ -39,7 +39,7 @@ public class TestApplication {
             return Map.of("hello", "world");
         }
 
-        /** Limited by the YAML rule on /plans/**, by the caller's plan. */
+        /** Limited by the rule on /plans/** that TiersApplicationTest sets, by the caller's plan. */
         @GetMapping("/plans/report")
         Map<String, String> report() {
             return Map.of("report", "ready");
