@@ -1,0 +1,284 @@
+package io.tollgate.server.envoy;
+
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.http.internal.ConfigException;
+import io.tollgate.http.internal.ConfigNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+/**
+ * Rate limits written in envoyproxy/ratelimit's configuration format, so that its users keep their files: a
+ * {@code domain} and a tree of {@code descriptors}, each a {@code key}, an optional {@code value}, and a
+ * {@code rate_limit} ({@code unit}, {@code requests_per_unit}, optional {@code name}, {@code unlimited}),
+ * {@code shadow_mode}, nested {@code descriptors}. Each {@code rate_limit} becomes a token bucket of capacity
+ * {@code requests_per_unit} refilled {@code requests_per_unit} per {@code unit} (a week is 7 days, a month
+ * 30 and a year 365); Tollgate's own keys set the capacity apart ({@code tollgate_capacity}) or name a
+ * policy of the server's file instead of a {@code rate_limit} ({@code tollgate_policy}). envoyproxy/ratelimit's
+ * {@code detailed_metric} and {@code replaces} are read and not used.
+ *
+ * <p>A request's descriptor, a list of entries, is matched as envoyproxy/ratelimit matches it: level by
+ * level, an entry matches the descriptor of its key and value, else one of its key alone, whose value then
+ * becomes part of the bucket's key (each value its own bucket); the limit is that of the descriptor the last
+ * entry matched. Immutable and thread-safe.
+ */
+final class EnvoyRateLimits {
+
+    private static final Set<String> FILE = Set.of("domain", "descriptors");
+    private static final Set<String> DESCRIPTOR =
+            Set.of("key", "value", "rate_limit", "shadow_mode", "detailed_metric", "descriptors", "tollgate_policy");
+    private static final Set<String> RATE_LIMIT =
+            Set.of("unit", "requests_per_unit", "name", "unlimited", "replaces", "tollgate_capacity");
+    private static final Map<String, Duration> UNITS = Map.of(
+            "second", Duration.ofSeconds(1),
+            "minute", Duration.ofMinutes(1),
+            "hour", Duration.ofHours(1),
+            "day", Duration.ofDays(1),
+            "week", Duration.ofDays(7),
+            "month", Duration.ofDays(30),
+            "year", Duration.ofDays(365));
+
+    /** One entry of a request's descriptor. */
+    record Entry(String key, String value) {
+
+        /** @throws NullPointerException if the key or value is null */
+        Entry {
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(value, "value");
+        }
+    }
+
+    /**
+     * What a descriptor matched.
+     *
+     * @param policy the policy its bucket follows
+     * @param bucketKey the bucket's key: the domain and every entry, values of key-only matches included
+     * @param requestsPerUnit the limit as the file says it, for Envoy's {@code current_limit}; 0 for a policy
+     * @param unit the file's unit, in upper case as Envoy's enum names it ({@code SECOND}); null for a policy
+     * @param name the rate limit's {@code name}, or null
+     * @param unlimited whether the descriptor is never limited
+     * @param shadow whether it only counts what it would refuse ({@code shadow_mode})
+     */
+    record Match(
+            Policy policy,
+            String bucketKey,
+            long requestsPerUnit,
+            String unit,
+            String name,
+            boolean unlimited,
+            boolean shadow) {}
+
+    /** One descriptor of the file, and those nested in it, by key and value ({@code key} alone for none). */
+    private record Node(Match limit, Map<String, Node> children) {}
+
+    private final Map<String, Map<String, Node>> domains;
+
+    private EnvoyRateLimits(Map<String, Map<String, Node>> domains) {
+        this.domains = Map.copyOf(domains);
+    }
+
+    /**
+     * Reads a file, or every {@code .yaml} and {@code .yml} file of a directory, one domain each.
+     *
+     * @param policies the server's policies, which {@code tollgate_policy} may name
+     * @throws IllegalArgumentException if a file cannot be read or is invalid, naming the file, the line and
+     *     the setting; or two files have one domain
+     */
+    static EnvoyRateLimits load(Path fileOrDirectory, Map<String, Policy> policies) {
+        List<Path> files;
+        try (Stream<Path> listed =
+                Files.isDirectory(fileOrDirectory) ? Files.list(fileOrDirectory) : Stream.of(fileOrDirectory)) {
+            files = listed.filter(file -> Files.isDirectory(fileOrDirectory)
+                            ? file.getFileName().toString().matches(".*\\.ya?ml")
+                            : true)
+                    .sorted()
+                    .toList();
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read envoy config '" + fileOrDirectory + "': " + e, e);
+        }
+        Map<String, Map<String, Node>> domains = new LinkedHashMap<>();
+        for (Path file : files) {
+            String text;
+            try {
+                text = Files.readString(file, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read envoy config '" + file + "': " + e.getMessage(), e);
+            }
+            parse(text, file.toString(), policies, domains);
+        }
+        return new EnvoyRateLimits(domains);
+    }
+
+    /**
+     * Reads the text of one file named {@code fileName} (for messages).
+     *
+     * @throws IllegalArgumentException if it is invalid, naming the file, the line and the setting
+     */
+    static EnvoyRateLimits parse(String text, String fileName, Map<String, Policy> policies) {
+        Map<String, Map<String, Node>> domains = new LinkedHashMap<>();
+        parse(text, fileName, policies, domains);
+        return new EnvoyRateLimits(domains);
+    }
+
+    private static void parse(
+            String text, String fileName, Map<String, Policy> policies, Map<String, Map<String, Node>> domains) {
+        try {
+            ConfigNode root = ConfigNode.parseYaml(text);
+            root.checkKeys(FILE);
+            ConfigNode domainNode = root.child("domain");
+            String domain = domainNode.requiredString();
+            if (domain.isBlank()) {
+                throw domainNode.error("must not be empty");
+            }
+            if (domains.containsKey(domain)) {
+                throw domainNode.error("domain '" + domain + "' is defined twice");
+            }
+            domains.put(domain, descriptors(root.child("descriptors"), domain, List.of(), policies));
+        } catch (ConfigException e) {
+            throw new IllegalArgumentException(e.messageIn(fileName), e);
+        }
+    }
+
+    private static Map<String, Node> descriptors(
+            ConfigNode list, String domain, List<String> path, Map<String, Policy> policies) {
+        Map<String, Node> level = new LinkedHashMap<>();
+        for (ConfigNode descriptor : list.elements()) {
+            descriptor.checkKeys(DESCRIPTOR);
+            String key = descriptor.child("key").requiredString();
+            ConfigNode valueNode = descriptor.child("value");
+            String value = valueNode.isPresent() ? valueNode.requiredString() : null;
+            String id = value == null ? key : key + "=" + value;
+            if (level.containsKey(id)) {
+                throw descriptor.error("duplicate descriptor " + id);
+            }
+            List<String> here = new ArrayList<>(path);
+            here.add(id);
+            Match limit = limit(descriptor, domain, here, policies);
+            level.put(id, new Node(limit, descriptors(descriptor.child("descriptors"), domain, here, policies)));
+        }
+        return level;
+    }
+
+    private static Match limit(ConfigNode descriptor, String domain, List<String> path, Map<String, Policy> policies) {
+        boolean shadow = descriptor.child("shadow_mode").bool(false);
+        ConfigNode policyNode = descriptor.child("tollgate_policy");
+        ConfigNode rateLimit = descriptor.child("rate_limit");
+        if (policyNode.isPresent()) {
+            if (rateLimit.isPresent()) {
+                throw policyNode.error("names a policy: leave rate_limit out, or this out");
+            }
+            Policy policy = policies.get(policyNode.requiredString());
+            if (policy == null) {
+                throw policyNode.error("unknown policy '" + policyNode.string(null) + "'; defined: "
+                        + (policies.isEmpty() ? "none" : String.join(", ", new TreeSet<>(policies.keySet()))));
+            }
+            return new Match(policy, null, 0, null, null, false, shadow);
+        }
+        if (!rateLimit.isPresent()) {
+            return null; // a level of the tree that only holds others
+        }
+        rateLimit.checkKeys(RATE_LIMIT);
+        String name = rateLimit.child("name").string(null);
+        if (rateLimit.child("unlimited").bool(false)) {
+            return new Match(null, null, 0, null, name, true, shadow);
+        }
+        ConfigNode unitNode = rateLimit.child("unit");
+        String unitText = unitNode.requiredString().toLowerCase(Locale.ROOT);
+        Duration unit = UNITS.get(unitText);
+        if (unit == null) {
+            throw unitNode.error(
+                    "must be second, minute, hour, day, week, month or year, was '" + unitNode.string(null) + "'");
+        }
+        ConfigNode perUnit = rateLimit.child("requests_per_unit");
+        long requests = perUnit.requiredLong();
+        ConfigNode capacityNode = rateLimit.child("tollgate_capacity");
+        long capacity = capacityNode.longValue(requests);
+        Policy policy;
+        try {
+            policy = Policy.of(policyName(domain, path), Limit.of(capacity, Rate.of(requests, unit)));
+        } catch (IllegalArgumentException e) {
+            throw (capacityNode.isPresent() ? capacityNode : perUnit).error(e);
+        }
+        return new Match(policy, null, requests, unitText.toUpperCase(Locale.ROOT), name, false, shadow);
+    }
+
+    /**
+     * A policy name that stays the same while the descriptor's place in the tree does, whatever else the file
+     * holds, so that its buckets survive a reload: a digest of the domain and the path.
+     */
+    private static String policyName(String domain, List<String> path) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256")
+                    .digest((domain + "\u0000" + String.join("\u0000", path)).getBytes(StandardCharsets.UTF_8));
+            return "envoy." + HexFormat.of().formatHex(digest, 0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM has SHA-256", e);
+        }
+    }
+
+    /** Whether {@code domain} has a configuration. */
+    boolean hasDomain(String domain) {
+        return domains.containsKey(domain);
+    }
+
+    /**
+     * Returns what a request's descriptor matches in {@code domain}, or empty when it matches no limit (an
+     * unknown domain, an entry that matches nothing, or a last descriptor without a limit).
+     */
+    Optional<Match> match(String domain, List<Entry> entries) {
+        Map<String, Node> level = domains.get(domain);
+        if (level == null || entries.isEmpty()) {
+            return Optional.empty();
+        }
+        StringBuilder bucket = new StringBuilder(domain);
+        Node node = null;
+        for (Entry entry : entries) {
+            if (level == null) {
+                return Optional.empty();
+            }
+            node = level.get(entry.key() + "=" + entry.value());
+            if (node == null) {
+                node = level.get(entry.key());
+            }
+            if (node == null) {
+                return Optional.empty();
+            }
+            bucket.append('|').append(escaped(entry.key())).append('=').append(escaped(entry.value()));
+            level = node.children();
+        }
+        Match limit = node.limit();
+        if (limit == null) {
+            return Optional.empty();
+        }
+        return Optional.of(new Match(
+                limit.policy(),
+                bucket.toString(),
+                limit.requestsPerUnit(),
+                limit.unit(),
+                limit.name(),
+                limit.unlimited(),
+                limit.shadow()));
+    }
+
+    /** Keeps a key or value that holds the separators from posing as two entries. */
+    private static String escaped(String text) {
+        return text.replace("\\", "\\\\").replace("|", "\\|").replace("=", "\\=");
+    }
+}

@@ -1,0 +1,222 @@
+package io.tollgate.server.envoy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.server.envoy.EnvoyRateLimits.Entry;
+import io.tollgate.server.envoy.EnvoyRateLimits.Match;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** envoyproxy/ratelimit's configuration format, its examples written again as test data, and its matching. */
+class EnvoyRateLimitsTest {
+
+    private static final Map<String, Policy> POLICIES =
+            Map.of("per-client", Policy.of("per-client", Limit.of(10, Rate.perSecond(5))));
+
+    /** The README's first example: a limit per database value. */
+    private static final String MONGO = """
+            domain: mongo_cps
+            descriptors:
+              - key: database
+                value: users
+                rate_limit:
+                  unit: second
+                  requests_per_unit: 500
+              - key: database
+                value: default
+                rate_limit:
+                  unit: second
+                  requests_per_unit: 500
+            """;
+
+    /** The README's nested example: marketing messages per number per day, and all messages per number. */
+    private static final String MESSAGING = """
+            domain: messaging
+            descriptors:
+              - key: message_type
+                value: marketing
+                descriptors:
+                  - key: to_number
+                    rate_limit:
+                      unit: day
+                      requests_per_unit: 5
+              - key: to_number
+                rate_limit:
+                  unit: day
+                  requests_per_unit: 100
+            """;
+
+    private static final String EDGE = """
+            domain: edge_proxy_per_ip
+            descriptors:
+              - key: remote_address
+                rate_limit:
+                  name: per_ip
+                  unit: minute
+                  requests_per_unit: 10
+                  tollgate_capacity: 20
+              - key: remote_address
+                value: 10.0.0.1
+                rate_limit:
+                  unlimited: true
+              - key: remote_address
+                value: 50.0.0.5
+                shadow_mode: true
+                rate_limit:
+                  unit: week
+                  requests_per_unit: 7
+              - key: client
+                tollgate_policy: per-client
+            """;
+
+    private static Optional<Match> match(EnvoyRateLimits limits, String domain, String... keysAndValues) {
+        List<Entry> entries = new ArrayList<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            entries.add(new Entry(keysAndValues[i], keysAndValues[i + 1]));
+        }
+        return limits.match(domain, entries);
+    }
+
+    @Test
+    void aValueDescriptorIsARateLimitAsATokenBucketOfTheSameRate() {
+        EnvoyRateLimits limits = EnvoyRateLimits.parse(MONGO, "mongo.yaml", POLICIES);
+
+        Match users = match(limits, "mongo_cps", "database", "users").orElseThrow();
+
+        assertThat(users.policy().limits()).containsExactly(Limit.of(500, Rate.of(500, Duration.ofSeconds(1))));
+        assertThat(users.bucketKey()).isEqualTo("mongo_cps|database=users");
+        assertThat(users.requestsPerUnit()).isEqualTo(500);
+        assertThat(users.unit()).isEqualTo("SECOND");
+        assertThat(match(limits, "mongo_cps", "database", "other"))
+                .as("no key-only descriptor")
+                .isEmpty();
+        assertThat(match(limits, "elsewhere", "database", "users"))
+                .as("an unknown domain")
+                .isEmpty();
+        assertThat(users.policy().name())
+                .isNotEqualTo(match(limits, "mongo_cps", "database", "default")
+                        .orElseThrow()
+                        .policy()
+                        .name());
+    }
+
+    @Test
+    void nestedDescriptorsMatchLevelByLevelAndAKeyAloneGivesEachValueItsOwnBucket() {
+        EnvoyRateLimits limits = EnvoyRateLimits.parse(MESSAGING, "messaging.yaml", Map.of());
+
+        Match marketing = match(limits, "messaging", "message_type", "marketing", "to_number", "2061234567")
+                .orElseThrow();
+        Match any = match(limits, "messaging", "to_number", "2061234567").orElseThrow();
+        Match another = match(limits, "messaging", "to_number", "2069999999").orElseThrow();
+
+        assertThat(marketing.requestsPerUnit()).isEqualTo(5);
+        assertThat(marketing.bucketKey()).isEqualTo("messaging|message_type=marketing|to_number=2061234567");
+        assertThat(any.requestsPerUnit()).isEqualTo(100);
+        assertThat(another.bucketKey()).isNotEqualTo(any.bucketKey());
+        assertThat(another.policy()).isEqualTo(any.policy());
+        assertThat(match(limits, "messaging", "message_type", "marketing"))
+                .as("a level without a limit of its own")
+                .isEmpty();
+        assertThat(match(limits, "messaging", "message_type", "transactional", "to_number", "1"))
+                .isEmpty();
+    }
+
+    @Test
+    void aValueBeatsTheKeyAloneAndTollgatesKeysSetTheCapacityOrAPolicy() {
+        EnvoyRateLimits limits = EnvoyRateLimits.parse(EDGE, "edge.yaml", POLICIES);
+
+        Match anyIp =
+                match(limits, "edge_proxy_per_ip", "remote_address", "10.0.0.9").orElseThrow();
+        Match office =
+                match(limits, "edge_proxy_per_ip", "remote_address", "10.0.0.1").orElseThrow();
+        Match watched =
+                match(limits, "edge_proxy_per_ip", "remote_address", "50.0.0.5").orElseThrow();
+        Match client = match(limits, "edge_proxy_per_ip", "client", "c-1").orElseThrow();
+
+        assertThat(anyIp.policy().limits()).containsExactly(Limit.of(20, Rate.of(10, Duration.ofMinutes(1))));
+        assertThat(anyIp.name()).isEqualTo("per_ip");
+        assertThat(office.unlimited()).isTrue();
+        assertThat(watched.shadow()).isTrue();
+        assertThat(watched.policy().limits()).containsExactly(Limit.of(7, Rate.of(7, Duration.ofDays(7))));
+        assertThat(client.policy()).isEqualTo(POLICIES.get("per-client"));
+        assertThat(client.bucketKey()).isEqualTo("edge_proxy_per_ip|client=c-1");
+    }
+
+    @Test
+    void aDescriptorsPolicyKeepsItsNameWhenTheFileIsReorderedSoBucketsSurviveAReload() {
+        String reordered = """
+                domain: mongo_cps
+                descriptors:
+                  - key: database
+                    value: default
+                    rate_limit:
+                      unit: second
+                      requests_per_unit: 500
+                  - key: database
+                    value: users
+                    rate_limit:
+                      unit: second
+                      requests_per_unit: 800
+                """;
+
+        String before = match(EnvoyRateLimits.parse(MONGO, "a.yaml", POLICIES), "mongo_cps", "database", "users")
+                .orElseThrow()
+                .policy()
+                .name();
+        String after = match(EnvoyRateLimits.parse(reordered, "b.yaml", POLICIES), "mongo_cps", "database", "users")
+                .orElseThrow()
+                .policy()
+                .name();
+
+        assertThat(after).isEqualTo(before).matches("envoy\\.[0-9a-f]{16}");
+    }
+
+    @Test
+    void aDirectoryHoldsOneDomainPerFile(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("mongo.yaml"), MONGO);
+        Files.writeString(dir.resolve("messaging.yml"), MESSAGING);
+        Files.writeString(dir.resolve("notes.txt"), "not a configuration");
+
+        EnvoyRateLimits limits = EnvoyRateLimits.load(dir, POLICIES);
+
+        assertThat(limits.hasDomain("mongo_cps")).isTrue();
+        assertThat(limits.hasDomain("messaging")).isTrue();
+        Files.writeString(dir.resolve("again.yaml"), MONGO);
+        assertThatThrownBy(() -> EnvoyRateLimits.load(dir, POLICIES))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageEndingWith("mongo.yaml:1: domain: domain 'mongo_cps' is defined twice");
+    }
+
+    @Test
+    void aBadFileIsRefusedNamingTheLineAndTheSetting() {
+        assertThatThrownBy(() -> EnvoyRateLimits.parse("descriptors: []\n", "r.yaml", POLICIES))
+                .hasMessage("r.yaml:1: domain: is required");
+        assertThatThrownBy(() ->
+                        EnvoyRateLimits.parse(MONGO.replace("unit: second", "unit: fortnight"), "r.yaml", POLICIES))
+                .hasMessage(
+                        "r.yaml:6: descriptors[0].rate_limit.unit: must be second, minute, hour, day, week, month or"
+                                + " year, was 'fortnight'");
+        assertThatThrownBy(() ->
+                        EnvoyRateLimits.parse(MONGO.replace("value: default", "value: users"), "r.yaml", POLICIES))
+                .hasMessage("r.yaml:8: descriptors[1]: duplicate descriptor database=users");
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(MONGO.replace("500", "0"), "r.yaml", POLICIES))
+                .hasMessageStartingWith("r.yaml:7: descriptors[0].rate_limit.requests_per_unit: ");
+        assertThatThrownBy(
+                        () -> EnvoyRateLimits.parse(MONGO.replace("unit: second", "units: second"), "r.yaml", POLICIES))
+                .hasMessageStartingWith("r.yaml:6: descriptors[0].rate_limit: unknown setting 'units'");
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(EDGE.replace("per-client", "per-clent"), "r.yaml", POLICIES))
+                .hasMessage(
+                        "r.yaml:20: descriptors[3].tollgate_policy: unknown policy 'per-clent'; defined: per-client");
+    }
+}
