@@ -59,6 +59,8 @@ public final class MicrometerMetrics implements MetricsRecorder {
      * and sorts the meter's tags on every call, which the decision path would pay for each request.
      */
     private final Map<String, Map<String, Counter[]>> decisions = new ConcurrentHashMap<>();
+    /** The deny cache's refusals by policy name: a flood is answered from the cache, a counter per refusal. */
+    private final Map<String, Counter> denyCacheHits = new ConcurrentHashMap<>();
     /** Registered on the first answer, so that an in-memory limiter publishes no Redis latency. */
     private volatile Timer latency;
 
@@ -120,7 +122,9 @@ public final class MicrometerMetrics implements MetricsRecorder {
 
     @Override
     public void refusedFromCache(Policy policy) {
-        registry.counter("tollgate.deny_cache.hits", "policy", policy.name()).increment();
+        denyCacheHits
+                .computeIfAbsent(policy.name(), name -> registry.counter("tollgate.deny_cache.hits", "policy", name))
+                .increment();
         decided(policy, false, "deny_cache");
     }
 

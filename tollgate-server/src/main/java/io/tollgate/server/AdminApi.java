@@ -9,7 +9,6 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.TreeSet;
 import java.util.function.Supplier;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -139,13 +138,7 @@ final class AdminApi {
             }
             String name = decode(rest.substring(0, slash));
             String key = decode(rest.substring(slash + 1));
-            Policy policy = policies.get(name);
-            if (policy == null) {
-                throw new CheckRequest.BadRequest(
-                        404,
-                        "unknown policy '" + name + "'; defined: "
-                                + String.join(", ", new TreeSet<>(policies.keySet())));
-            }
+            Policy policy = CheckRequest.policy(name, policies);
             if (key.length() > CheckRequest.MAX_KEY_LENGTH) {
                 throw new CheckRequest.BadRequest(
                         400, "The key is longer than " + CheckRequest.MAX_KEY_LENGTH + " characters.");

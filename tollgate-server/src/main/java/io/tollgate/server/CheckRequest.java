@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 
 /**
  * A {@code POST /v1/check} body, read straight into typed checks: {@code {"policy": "per-client", "key":
@@ -167,20 +168,28 @@ record CheckRequest(List<Check> checks, boolean batch) {
         return fields;
     }
 
+    /**
+     * Returns the policy named {@code name}.
+     *
+     * @throws BadRequest 404, naming the defined policies, if there is none of that name
+     */
+    static Policy policy(String name, Map<String, Policy> policies) throws BadRequest {
+        Policy policy = policies.get(name);
+        if (policy == null) {
+            throw new BadRequest(
+                    404,
+                    "unknown policy '" + name + "'; defined: "
+                            + (policies.isEmpty() ? "none" : String.join(", ", new TreeSet<>(policies.keySet()))));
+        }
+        return policy;
+    }
+
     private static Check check(Fields fields, String at, Map<String, Policy> policies) throws BadRequest {
         String policyName = fields.policy;
         if (policyName == null) {
             throw new BadRequest(400, at + "policy is required");
         }
-        Policy policy = policies.get(policyName);
-        if (policy == null) {
-            throw new BadRequest(
-                    404,
-                    "unknown policy '" + policyName + "'; defined: "
-                            + (policies.isEmpty()
-                                    ? "none"
-                                    : String.join(", ", new java.util.TreeSet<>(policies.keySet()))));
-        }
+        Policy policy = policy(policyName, policies);
         String key = fields.key;
         if (key == null || key.isEmpty()) {
             throw new BadRequest(400, at + "key is required: a non-empty string that names the client");

@@ -1,5 +1,6 @@
 package io.tollgate.spring;
 
+import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.redis.RedisRateLimiter;
@@ -10,7 +11,8 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
- * The health of Tollgate's limiter, as Actuator's component {@code tollgate}: up in memory; on Redis, up while
+ * The health of Tollgate's limiter, as Actuator's component {@code tollgate}: up in memory (and for an
+ * application's own limiter, named by its {@code toString}); on Redis, up while
  * Redis answers a {@code PING} (to every master of a cluster) within the limiter's budget, down with why
  * otherwise, and in both cases the state of the circuit breakers. A Redis that is down does not stop
  * requests (the failure policy decides them): whether it turns the application's health down is the
@@ -32,7 +34,10 @@ public class TollgateHealthIndicator implements HealthIndicator {
     public Health health() {
         RateLimiter inner = limiter instanceof MeteredRateLimiter metered ? metered.limiter() : limiter;
         if (!(inner instanceof RedisRateLimiter redis)) {
-            return Health.up().withDetail("store", "memory").build();
+            // An application's own limiter is not called "memory": it may keep its buckets anywhere.
+            return Health.up()
+                    .withDetail("store", inner instanceof InMemoryRateLimiter ? "memory" : inner.toString())
+                    .build();
         }
         Optional<String> problem;
         try {

@@ -2,11 +2,15 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.Decision;
 import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.Policy;
+import io.tollgate.RateLimiter;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.health.contributor.Health;
@@ -24,6 +28,37 @@ class TollgateHealthIndicatorTest {
 
         assertThat(health.getStatus()).isEqualTo(Status.UP);
         assertThat(health.getDetails()).containsEntry("store", "memory");
+    }
+
+    @Test
+    void anApplicationsOwnLimiterIsUpUnderItsOwnName() {
+        InMemoryRateLimiter delegate = InMemoryRateLimiter.create();
+        RateLimiter own = new RateLimiter() {
+            @Override
+            public Decision tryAcquire(String key, Policy policy, long cost) {
+                return delegate.tryAcquire(key, policy, cost);
+            }
+
+            @Override
+            public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
+                return delegate.tryAcquireAsync(key, policy, cost);
+            }
+
+            @Override
+            public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
+                return delegate.acquire(key, policy, cost, maxWait);
+            }
+
+            @Override
+            public String toString() {
+                return "OwnLimiter";
+            }
+        };
+
+        Health health = new TollgateHealthIndicator(own).health();
+
+        assertThat(health.getStatus()).isEqualTo(Status.UP);
+        assertThat(health.getDetails()).containsEntry("store", "OwnLimiter");
     }
 
     @Test

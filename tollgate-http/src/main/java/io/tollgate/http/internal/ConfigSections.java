@@ -222,8 +222,12 @@ public final class ConfigSections {
         }
     }
 
-    /** Reads a policy name that must be one of {@code policies}. */
-    private static Policy policy(ConfigNode node, Map<String, Policy> policies) {
+    /**
+     * Reads a policy name that must be one of {@code policies}.
+     *
+     * @throws ConfigException if it names none of them, naming those defined
+     */
+    public static Policy policy(ConfigNode node, Map<String, Policy> policies) {
         Policy policy = policies.get(node.requiredString());
         if (policy == null) {
             throw node.error("unknown policy '" + node.string(null) + "'; defined: "

@@ -5,6 +5,7 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.http.internal.ConfigException;
 import io.tollgate.http.internal.ConfigNode;
+import io.tollgate.http.internal.ConfigSections;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,7 +22,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.stream.Stream;
 
 /**
@@ -184,12 +184,7 @@ final class EnvoyRateLimits {
             if (rateLimit.isPresent()) {
                 throw policyNode.error("names a policy: leave rate_limit out, or this out");
             }
-            Policy policy = policies.get(policyNode.requiredString());
-            if (policy == null) {
-                throw policyNode.error("unknown policy '" + policyNode.string(null) + "'; defined: "
-                        + (policies.isEmpty() ? "none" : String.join(", ", new TreeSet<>(policies.keySet()))));
-            }
-            return new Match(policy, null, 0, null, null, false, shadow);
+            return new Match(ConfigSections.policy(policyNode, policies), null, 0, null, null, false, shadow);
         }
         if (!rateLimit.isPresent()) {
             return null; // a level of the tree that only holds others
