@@ -128,6 +128,26 @@ public final class InMemoryRateLimiter implements RateLimiter {
     }
 
     /**
+     * Gives {@code cost} tokens back to the key's buckets, each limit up to its capacity; the stage is
+     * complete on return.
+     *
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws NullPointerException if the key or policy is null
+     */
+    @Override
+    public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
+        BucketKey bucketKey = bucketKey(key, policy, cost);
+        for (; ; ) {
+            long now = timeSource.nowMicros();
+            Bucket bucket = bucket(bucketKey, policy, now);
+            if (bucket.reserve(now, -cost, 0) != Bucket.RETRY) { // a negative charge always fits
+                return CompletableFuture.completedFuture(null);
+            }
+            replaceIfStale(bucketKey, bucket, policy, now);
+        }
+    }
+
+    /**
      * Returns what the key's buckets hold now, without changing them.
      *
      * @throws IllegalArgumentException if the key is empty

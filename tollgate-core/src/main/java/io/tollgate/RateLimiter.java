@@ -70,6 +70,23 @@ public interface RateLimiter {
     boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException;
 
     /**
+     * Gives {@code cost} tokens back to the buckets of {@code key} under {@code policy}, each limit up to its
+     * capacity: for a request that was allowed and then not carried out, such as one of several decisions of
+     * which another refused. The stage completes once the buckets have them back.
+     *
+     * <p>Give back only what an allowed, non-{@linkplain Decision#degraded() degraded} decision took: a
+     * decision that the failure policy made took nothing from the store. If the store cannot be asked, the
+     * stage fails and the tokens stay taken, as if the request had been carried out.
+     *
+     * @throws UnsupportedOperationException if this limiter cannot give tokens back (the default)
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws NullPointerException if the key or policy is null
+     */
+    default CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot give tokens back");
+    }
+
+    /**
      * Returns what the buckets of {@code key} under {@code policy} hold now, without taking anything or
      * changing them: each limit's whole tokens and time until full. A key without buckets is reported as its
      * new buckets would start. For operators and admin tools, not for deciding: the state may change the

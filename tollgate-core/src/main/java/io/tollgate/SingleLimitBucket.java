@@ -72,7 +72,8 @@ final class SingleLimitBucket extends Bucket {
             if (fresh) {
                 debt = limit.initialDebtTicks();
             }
-            long charged = TokenBucket.charge(debt, cost, limit);
+            // A refund (a negative cost) fills the bucket and no further, so it never reads as long forgotten.
+            long charged = Math.max(0, TokenBucket.charge(debt, cost, limit));
             boolean fits = TokenBucket.fits(charged, limit, maxWaitMicros);
             if (!fits && !fresh) {
                 return debt;

@@ -95,6 +95,36 @@ class InMemoryRateLimiterTest {
     }
 
     @Test
+    void aRefundGivesTokensBackUpToCapacity() {
+        limiter.tryAcquire("alice", TEN_PER_SECOND, 7);
+
+        limiter.refundAsync("alice", TEN_PER_SECOND, 5).toCompletableFuture().join();
+
+        assertThat(limiter.inspect("alice", TEN_PER_SECOND).tokens()).isEqualTo(8);
+        limiter.refundAsync("alice", TEN_PER_SECOND, 10).toCompletableFuture().join();
+        assertThat(limiter.inspect("alice", TEN_PER_SECOND).tokens())
+                .as("never more than capacity")
+                .isEqualTo(10);
+        assertThat(limiter.tryAcquire("alice", TEN_PER_SECOND, 10).allowed()).isTrue();
+        assertThat(limiter.tryAcquire("alice", TEN_PER_SECOND).allowed()).isFalse();
+        assertThatThrownBy(() -> limiter.refundAsync("alice", TEN_PER_SECOND, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cost");
+    }
+
+    @Test
+    void aRefundGivesBackToEveryLimitOfAPolicy() {
+        Policy twoLimits = Policy.of("two", Limit.of(10, Rate.perSecond(10)), Limit.of(100, Rate.perHour(100)));
+        limiter.tryAcquire("bob", twoLimits, 6);
+
+        limiter.refundAsync("bob", twoLimits, 6).toCompletableFuture().join();
+
+        assertThat(limiter.inspect("bob", twoLimits).limits())
+                .extracting(BucketState.LimitState::tokens)
+                .containsExactly(10L, 100L);
+    }
+
+    @Test
     void resetAfterIsTheTimeUntilTheBucketIsFull() {
         Decision decision = limiter.tryAcquire("alice", TEN_PER_SECOND, 3);
 

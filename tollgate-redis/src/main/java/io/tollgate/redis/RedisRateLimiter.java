@@ -197,6 +197,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     }
 
     /**
+     * Gives the tokens back in Redis, in one script call that is not batched and has no time budget. The stage
+     * fails if Redis cannot be asked; the tokens then stay taken.
+     *
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws NullPointerException if the key or policy is null
+     */
+    @Override
+    public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
+        return guard.refundAsync(key, policy, cost);
+    }
+
+    /**
      * Deletes the key's buckets in Redis, and forgets what this instance knew of them (its deny cache and the
      * fallback's copy): the next request on any instance finds new buckets. Within the time budget.
      *

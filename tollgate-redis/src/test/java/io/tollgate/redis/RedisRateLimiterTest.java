@@ -306,6 +306,31 @@ class RedisRateLimiterTest {
         }
 
         @Test
+        void aRefundGivesTokensBackUpToCapacityOnEveryInstance() {
+            limiter.tryAcquire("erin", TEN_PER_SECOND, 7);
+            try (RedisRateLimiter other = RedisRateLimiter.builder()
+                    .timeout(PATIENT)
+                    .uri(redis.server().uri())
+                    .clientClock(time)
+                    .build()) {
+                other.refundAsync("erin", TEN_PER_SECOND, 5)
+                        .toCompletableFuture()
+                        .join();
+                assertThat(limiter.inspect("erin", TEN_PER_SECOND).tokens()).isEqualTo(8);
+
+                other.refundAsync("erin", TEN_PER_SECOND, 10)
+                        .toCompletableFuture()
+                        .join();
+            }
+
+            assertThat(limiter.inspect("erin", TEN_PER_SECOND).tokens())
+                    .as("never more than capacity")
+                    .isEqualTo(10);
+            assertThat(limiter.tryAcquire("erin", TEN_PER_SECOND, 10).allowed()).isTrue();
+            assertThat(limiter.tryAcquire("erin", TEN_PER_SECOND).allowed()).isFalse();
+        }
+
+        @Test
         void resetLetsTheClientInAgainAtOnceOnEveryInstance() {
             for (int i = 0; i < 11; i++) {
                 limiter.tryAcquire("carol", TEN_PER_SECOND);

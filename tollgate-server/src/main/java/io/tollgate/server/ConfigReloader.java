@@ -2,25 +2,28 @@ package io.tollgate.server;
 
 import io.tollgate.RateLimiter;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 
 /**
  * Reads the server's configuration file again and swaps what it sets in whole: on {@link #reload} (the admin
- * API's {@code POST /admin/reload}, and SIGHUP through {@link Main}), and when the file changes, which it
- * looks for every second. The new file is checked in full first: a bad one changes nothing, is logged with
+ * API's {@code POST /admin/reload}, and SIGHUP through {@link Main}), and when the file changes, or one of the
+ * Envoy rate limit files it names, which it looks for every second. The new file is checked in full first: a bad one changes nothing, is logged with
  * its file and line, and counted ({@code tollgate.config.reloads}, {@code result} = {@code failed}). The
- * policies, rules, client IPs and responses change at once, and the buckets stay (a policy whose limits
- * changed keeps each key's spent tokens, converted); where the server listens, its store, upstream and
- * management port change only at the next start, which the log and the answer say. Thread-safe: reloads
+ * policies, rules, client IPs, responses and Envoy rate limits change at once, and the buckets stay (a policy whose limits
+ * changed keeps each key's spent tokens, converted); where the server and Envoy's service listen, its store,
+ * upstream and management port change only at the next start, which the log and the answer say. Thread-safe: reloads
  * run one at a time.
  */
 final class ConfigReloader implements AutoCloseable {
@@ -36,7 +39,8 @@ final class ConfigReloader implements AutoCloseable {
      */
     record Result(boolean reloaded, String detail, List<String> restartRequired) {}
 
-    private record Seen(FileTime modified, long size) {}
+    /** Each watched file's path, modification time and size. */
+    private record Seen(List<String> files) {}
 
     private final AtomicReference<Limits> limits;
     private final RateLimiter limiter;
@@ -58,7 +62,7 @@ final class ConfigReloader implements AutoCloseable {
             this.watcher = null;
             return;
         }
-        this.seen = seen(file);
+        this.seen = seen();
         this.watcher = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "tollgate-config-watch");
             thread.setDaemon(true);
@@ -82,7 +86,7 @@ final class ConfigReloader implements AutoCloseable {
         if (file == null) {
             return new Result(false, "this server was not started from a configuration file", List.of());
         }
-        seen = seen(file);
+        seen = seen();
         ServerConfig running = limits.get().config();
         ServerConfig next;
         try {
@@ -111,7 +115,7 @@ final class ConfigReloader implements AutoCloseable {
 
     private void reloadIfChanged() {
         try {
-            Seen now = seen(file);
+            Seen now = seen();
             boolean changed;
             synchronized (this) {
                 changed = now != null && !now.equals(seen);
@@ -124,12 +128,40 @@ final class ConfigReloader implements AutoCloseable {
         }
     }
 
-    /** The file's modification time and size, or null while it cannot be read (being replaced). */
-    private static Seen seen(Path file) {
-        try {
-            return new Seen(Files.getLastModifiedTime(file), Files.size(file));
-        } catch (IOException e) {
+    /**
+     * The configuration file's modification time and size, and those of the Envoy rate limit files it names,
+     * or null while the configuration file cannot be read (being replaced).
+     */
+    private Seen seen() {
+        List<String> files = new ArrayList<>();
+        if (!stamp(file, files)) {
             return null;
+        }
+        ServerConfig.Envoy envoy = limits.get().config().envoy();
+        if (envoy != null) {
+            Path config = envoy.config();
+            if (Files.isDirectory(config)) {
+                try (Stream<Path> listed = Files.list(config)) {
+                    listed.sorted().forEach(each -> stamp(each, files));
+                } catch (IOException | UncheckedIOException e) {
+                    files.add(config + " unreadable");
+                }
+            } else {
+                stamp(config, files);
+            }
+        }
+        return new Seen(files);
+    }
+
+    /** Adds the file's stamp to {@code files}; returns whether it could be read. */
+    private static boolean stamp(Path file, List<String> files) {
+        try {
+            FileTime modified = Files.getLastModifiedTime(file);
+            files.add(file + " " + modified + " " + Files.size(file));
+            return true;
+        } catch (IOException e) {
+            files.add(file + " unreadable");
+            return false;
         }
     }
 

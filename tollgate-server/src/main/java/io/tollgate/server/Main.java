@@ -25,6 +25,7 @@ public final class Main {
             Runs the Tollgate rate-limiting server: the decision API (POST /v1/check), /healthz, /readyz,
             /metrics and, when the configuration names an upstream, a rate-limiting reverse proxy to it.
             With server.management-port, health, metrics and the admin API are served there instead.
+            With an envoy section, Envoy's rate limit service (gRPC) on a port of its own (see docs/envoy.md).
 
               --config FILE   the YAML configuration (see docs/server.md)
               --port N        listen on port N instead of the configuration's server.port; 0 picks a free one
@@ -94,6 +95,9 @@ public final class Main {
                         "tollgate-shutdown"));
         if (server.managementUri() != null) {
             out.println("tollgate management on " + server.managementUri());
+        }
+        if (server.envoyAddress() != null) {
+            out.println("tollgate envoy rls listening on " + server.envoyAddress());
         }
         out.println("tollgate listening on " + server.uri());
         out.flush();

@@ -8,6 +8,8 @@ import io.tollgate.http.internal.ConfigException;
 import io.tollgate.http.internal.ConfigNode;
 import io.tollgate.http.internal.ConfigSections;
 import io.tollgate.internal.RedisSettings;
+import io.tollgate.server.internal.envoy.EnvoyRateLimits;
+import io.tollgate.server.internal.envoy.EnvoyService;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -35,7 +37,12 @@ public final class ServerConfig {
     public static final int DEFAULT_PORT = 8080;
 
     private static final Set<String> TOP =
-            Set.of("server", "policies", "rules", "client-ip", "responses", "redis", "memory");
+            Set.of("server", "policies", "rules", "client-ip", "responses", "redis", "memory", "envoy");
+    private static final Set<String> ENVOY = Set.of("port", "host", "config", "x-ratelimit-headers");
+
+    /** The port Envoy's rate limit service listens on when the {@code envoy} section does not say. */
+    public static final int DEFAULT_ENVOY_PORT = 8081;
+
     private static final Set<String> SERVER = Set.of(
             "host",
             "port",
@@ -68,6 +75,7 @@ public final class ServerConfig {
     private final Duration upstreamTimeout;
     private final UnaryOperator<RequestLimiter.Builder> responses;
     private final Management management;
+    private final Envoy envoy;
     /** The file this was read from, or null. */
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
@@ -97,6 +105,22 @@ public final class ServerConfig {
         }
     }
 
+    /**
+     * Envoy's rate limit service.
+     *
+     * @param port the port, 0 for a free one
+     * @param host the address it binds
+     * @param config the file or directory of rate limits, in envoyproxy/ratelimit's format
+     * @param setup the rate limits read from it, and how answers are written
+     */
+    record Envoy(int port, String host, Path config, EnvoyService.Setup setup) {
+
+        /** Returns whether {@code other} listens where this does: the settings that take effect at a start. */
+        boolean listensAs(Envoy other) {
+            return other != null && port == other.port && host.equals(other.host);
+        }
+    }
+
     private ServerConfig(
             String host,
             int port,
@@ -109,6 +133,7 @@ public final class ServerConfig {
             Duration upstreamTimeout,
             UnaryOperator<RequestLimiter.Builder> responses,
             Management management,
+            Envoy envoy,
             Path source,
             Integer portOverride) {
         this.host = host;
@@ -122,6 +147,7 @@ public final class ServerConfig {
         this.upstreamTimeout = upstreamTimeout;
         this.responses = responses;
         this.management = management;
+        this.envoy = envoy;
         this.source = source;
         this.portOverride = portOverride;
     }
@@ -156,6 +182,7 @@ public final class ServerConfig {
                 read.upstreamTimeout,
                 read.responses,
                 read.management,
+                read.envoy,
                 file,
                 null);
     }
@@ -196,6 +223,7 @@ public final class ServerConfig {
                 upstreamTimeout,
                 responses,
                 management,
+                envoy,
                 source,
                 port);
     }
@@ -236,6 +264,9 @@ public final class ServerConfig {
                 upstreamTimeout,
                 next.responses,
                 management,
+                envoy == null || next.envoy == null
+                        ? envoy
+                        : new Envoy(envoy.port, envoy.host, next.envoy.config, next.envoy.setup),
                 source,
                 portOverride);
     }
@@ -254,6 +285,9 @@ public final class ServerConfig {
         }
         if (!Objects.equals(management, next.management)) {
             changed.add("server.management-*");
+        }
+        if ((envoy == null) != (next.envoy == null) || (envoy != null && !envoy.listensAs(next.envoy))) {
+            changed.add("envoy.port and envoy.host");
         }
         if (!store.equals(next.store)) {
             changed.add(store instanceof RedisStore || next.store instanceof RedisStore ? "redis" : "memory");
@@ -293,6 +327,11 @@ public final class ServerConfig {
 
     Store store() {
         return store;
+    }
+
+    /** Returns Envoy's rate limit service's settings, or null when the file has no {@code envoy} section. */
+    Envoy envoy() {
+        return envoy;
     }
 
     /** Returns the management port's settings, or null when the file sets no management port. */
@@ -363,6 +402,7 @@ public final class ServerConfig {
                 timeoutNode.duration(Duration.ofSeconds(30)),
                 ConfigSections.responses(root.child("responses")),
                 management(server),
+                envoy(root.child("envoy"), policies),
                 null,
                 null);
     }
@@ -390,6 +430,31 @@ public final class ServerConfig {
             throw tokenNode.error("must be printable ASCII without spaces, as a bearer token is sent");
         }
         return new Management(port, hostNode.string(DEFAULT_MANAGEMENT_HOST), token);
+    }
+
+    private static Envoy envoy(ConfigNode envoy, Map<String, Policy> policies) {
+        if (!envoy.isPresent()) {
+            return null;
+        }
+        envoy.checkKeys(ENVOY);
+        ConfigNode portNode = envoy.child("port");
+        int port;
+        try {
+            port = checkPort(portNode.longValue(DEFAULT_ENVOY_PORT));
+        } catch (IllegalArgumentException e) {
+            throw portNode.error(e);
+        }
+        String host = envoy.child("host").string("0.0.0.0");
+        boolean xRateLimitHeaders = envoy.child("x-ratelimit-headers").bool(false);
+        ConfigNode configNode = envoy.child("config");
+        Path config = Path.of(configNode.requiredString());
+        EnvoyRateLimits limits;
+        try {
+            limits = EnvoyRateLimits.load(config, policies);
+        } catch (IllegalArgumentException e) {
+            throw configNode.error(e.getMessage());
+        }
+        return new Envoy(port, host, config, new EnvoyService.Setup(limits, xRateLimitHeaders));
     }
 
     private static Store store(ConfigNode redis, ConfigNode memory) {

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Knows whether the store answers: asks it every second and on every readiness probe, and logs one line
@@ -21,6 +22,7 @@ final class StoreMonitor implements AutoCloseable {
     private final String description;
     private final ScheduledExecutorService probes;
     private Optional<String> last = Optional.empty();
+    private Consumer<Boolean> listener = answers -> {};
 
     private StoreMonitor(RedisRateLimiter redis, String description) {
         this.redis = redis;
@@ -67,7 +69,15 @@ final class StoreMonitor implements AutoCloseable {
         } else if (now.isEmpty() && last.isPresent()) {
             LOG.log(Level.INFO, "store {0} answers again", description);
         }
+        if (now.isPresent() != last.isPresent()) {
+            listener.accept(now.isEmpty());
+        }
         last = now;
+    }
+
+    /** Tells {@code listener} whether the store answers each time that changes, from now on. */
+    synchronized void onChange(Consumer<Boolean> listener) {
+        this.listener = listener;
     }
 
     @Override

@@ -7,8 +7,10 @@ import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisSettingsMapping;
+import io.tollgate.server.internal.envoy.EnvoyService;
 import java.lang.System.Logger.Level;
 import java.net.URI;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.http.UriCompliance;
@@ -44,6 +46,11 @@ public final class TollgateServer implements AutoCloseable {
     private final AtomicReference<Limits> limits;
 
     private final ConfigReloader reloader;
+    /** Envoy's rate limit service, or null without an {@code envoy} section. */
+    private final EnvoyService envoy;
+
+    private final ServerConfig.Envoy envoyConfig;
+    private final Duration shutdownTimeout;
 
     private TollgateServer(ServerConfig config, TimeSource clock) throws Exception {
         ServerMetrics metrics = new ServerMetrics();
@@ -113,12 +120,27 @@ public final class TollgateServer implements AutoCloseable {
         jetty.setErrorHandler(new ProblemErrorHandler());
         jetty.setStopTimeout(config.shutdownTimeout().toMillis());
         jetty.setStopAtShutdown(false);
+        envoyConfig = config.envoy();
+        shutdownTimeout = config.shutdownTimeout();
+        EnvoyService rls = null;
         try {
+            if (envoyConfig != null) {
+                rls = EnvoyService.start(
+                        envoyConfig.host(),
+                        envoyConfig.port(),
+                        limiter,
+                        metrics.registry(),
+                        () -> limits.get().config().envoy().setup());
+            }
             jetty.start();
         } catch (Exception e) {
+            if (rls != null) {
+                rls.close();
+            }
             closeQuietly();
             throw e;
         }
+        envoy = rls;
         Limits started = limits.get();
         WarmUp.run(
                 limiter,
@@ -127,6 +149,10 @@ public final class TollgateServer implements AutoCloseable {
                 management == null ? port() : managementConnector.getLocalPort(),
                 management == null ? null : management.token());
         handler.ready();
+        if (envoy != null) {
+            envoy.serving(true);
+            store.onChange(answers -> envoy.serving(answers));
+        }
         LOG.log(
                 Level.INFO,
                 "tollgate started on {0}, store {1}{2}",
@@ -167,6 +193,23 @@ public final class TollgateServer implements AutoCloseable {
         return managementConnector == null ? null : uri(managementConnector);
     }
 
+    /**
+     * Returns where Envoy's rate limit service listens, {@code HOST:PORT} with the configured host and the real
+     * port, or null when the configuration has no {@code envoy} section.
+     */
+    public String envoyAddress() {
+        if (envoy == null) {
+            return null;
+        }
+        String host = envoyConfig.host();
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + envoy.port();
+    }
+
+    /** Returns the port Envoy's rate limit service listens on, or -1 without one. */
+    int envoyPort() {
+        return envoy == null ? -1 : envoy.port();
+    }
+
     private static URI uri(ServerConnector connector) {
         String host = connector.getHost() == null ? "0.0.0.0" : connector.getHost();
         return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + connector.getLocalPort());
@@ -179,6 +222,9 @@ public final class TollgateServer implements AutoCloseable {
     @Override
     public void close() {
         if (!jetty.isStopped()) {
+            if (envoy != null) {
+                envoy.stop(shutdownTimeout);
+            }
             try {
                 jetty.stop();
             } catch (Exception e) {

@@ -141,7 +141,7 @@ class ServerConfigTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: client-ip, memory, policies, redis, responses, rules, server",
+                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: client-ip, envoy, memory, policies, redis, responses, rules, server",
                 "routes: [] | t.yaml:1: configuration: unknown setting 'routes' (it is rules now); known: client-ip,",
                 "store: {} | t.yaml:1: configuration: unknown setting 'store' (it is redis (with failure-policy, expected-instances) or memory now)",
                 "upstream: http://h:1 | t.yaml:1: configuration: unknown setting 'upstream' (it is server.upstream now)",
@@ -163,6 +163,11 @@ class ServerConfigTest {
                 "server: {upstream-timeout: 5s} | t.yaml:1: server.upstream-timeout: applies only with an upstream",
                 "client-ip: {trusted-proxies: [10.0.0.0/99]} | t.yaml:1: client-ip.trusted-proxies: invalid trusted proxy '10.0.0.0/99'",
                 "{policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}, rules: [{policy: p}]} | t.yaml:1: rules: limit proxied requests, so they need server.upstream",
+                "envoy: {port: 8081} | t.yaml:1: envoy.config: is required",
+                "envoy: {config: x.yaml, ports: 1} | t.yaml:1: envoy: unknown setting 'ports'",
+                "envoy: {config: x.yaml, port: -1} | t.yaml:1: envoy.port: port must be 0 to 65535, was -1",
+                "envoy: {config: /no/such/ratelimit.yaml} | t.yaml:1: envoy.config: cannot read envoy config '/no/such/ratelimit.yaml'",
+                "envoy: {config: x.yaml, x-ratelimit-headers: maybe} | t.yaml:1: envoy.x-ratelimit-headers: must be true or false",
             })
     void anInvalidSettingIsNamedWithTheFileAndLine(String yaml, String message) {
         assertThatThrownBy(() -> ServerConfig.parse(yaml, "t.yaml"))

@@ -46,12 +46,18 @@ class ServerDocumentationTest {
     @Test
     void theConfigurationPagesWholeFileIsReadAsItIsAndEveryKeyInItsTablesIsInTheFile() throws Exception {
         String page = "docs/configuration.md";
-        String file = DocumentationExamples.blocks(page, "yaml").get(0);
+        // the page's relative envoy.config, as the server would find it when run from the repository's root
+        String file = DocumentationExamples.blocks(page, "yaml")
+                .get(0)
+                .replace(
+                        "config: ratelimit/",
+                        "config: " + DocumentationExamples.PROJECT.resolve("examples/envoy/ratelimit"));
 
         ServerConfig config = ServerConfig.parse(file, page);
 
         assertThat(config.rules()).hasSize(1);
         assertThat(config.upstream()).hasToString("http://127.0.0.1:9000");
+        assertThat(config.envoy().port()).isEqualTo(8081);
         assertThat(((ServerConfig.RedisStore) config.store()).settings().expectedInstances())
                 .isEqualTo(3);
         Matcher key = Pattern.compile("(?m)^\\| `(?:tollgate\\.)?([a-z0-9-]+(?:\\.[A-Za-z0-9-]+)*)")

@@ -2,6 +2,11 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tollgate.redis.internal.TokenBucketScript;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
@@ -119,6 +124,47 @@ class ServerJarIT {
             assertThat(get(managementPort, "/metrics").body()).contains("tollgate_server_requests_seconds");
             assertThat(get(port, "/metrics").headers().firstValue("X-Upstream-Path"))
                     .hasValue("/metrics");
+        }
+    }
+
+    @Test
+    void envoysRateLimitServiceIsPrintedBeforeTheListeningLineAndAnswersOverGrpc() throws Exception {
+        Files.writeString(dir.resolve("ratelimit.yaml"), """
+                domain: edge
+                descriptors:
+                  - key: remote_address
+                    rate_limit:
+                      unit: hour
+                      requests_per_unit: 1
+                """);
+        Path config = Files.writeString(dir.resolve("envoy.yaml"), """
+                envoy:
+                  port: 0
+                  host: 127.0.0.1
+                  config: %s
+                """.formatted(dir.resolve("ratelimit.yaml")));
+        try (ServerProcess server = ServerProcess.start(config)) {
+            int port = server.awaitPort();
+
+            assertThat(server.out()).hasSize(2);
+            Matcher envoy = Pattern.compile("tollgate envoy rls listening on 127\\.0\\.0\\.1:(\\d+)")
+                    .matcher(server.out().get(0));
+            assertThat(envoy.matches()).as(server.out().get(0)).isTrue();
+            assertThat(server.out().get(1)).isEqualTo("tollgate listening on http://0.0.0.0:" + port);
+            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", Integer.parseInt(envoy.group(1)))
+                    .usePlaintext()
+                    .build();
+            try {
+                RateLimitServiceGrpc.RateLimitServiceBlockingStub rls =
+                        RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
+                RateLimitRequest request = EnvoyRateLimitServiceTest.request(
+                        "edge", EnvoyRateLimitServiceTest.descriptor("remote_address", "10.0.0.1"));
+
+                assertThat(rls.shouldRateLimit(request).getOverallCode()).isEqualTo(Code.OK);
+                assertThat(rls.shouldRateLimit(request).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+            } finally {
+                channel.shutdownNow();
+            }
         }
     }
 

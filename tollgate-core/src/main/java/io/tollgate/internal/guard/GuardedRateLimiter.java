@@ -242,6 +242,16 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /**
+     * Gives the tokens back in the store, without a budget: a refund that arrives late is still a refund.
+     * Decisions the failure policy made took nothing from the store, and are not given back here.
+     */
+    @Override
+    public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
+        Arguments.checkRequest(key, policy, cost);
+        return adjust(key, policy, -cost, 0).thenApply(reply -> null);
+    }
+
+    /**
      * Charges {@code cost} to the key's buckets whatever they hold (a request that the failure policy
      * admitted), or gives {@code -cost} back (one that it refused), without a budget; the answer updates
      * what this instance knows. The stage fails if the store could not be asked.

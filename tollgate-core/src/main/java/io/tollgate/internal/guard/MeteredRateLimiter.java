@@ -58,6 +58,11 @@ public final class MeteredRateLimiter implements RateLimiter {
     }
 
     @Override
+    public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
+        return limiter.refundAsync(key, policy, cost);
+    }
+
+    @Override
     public BucketState inspect(String key, Policy policy) {
         return limiter.inspect(key, policy);
     }

@@ -1,4 +1,4 @@
-package io.tollgate.server.envoy;
+package io.tollgate.server.internal.envoy;
 
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.StringJoiner;
 import java.util.stream.Stream;
 
 /**
@@ -30,7 +31,7 @@ import java.util.stream.Stream;
  * {@code rate_limit} ({@code unit}, {@code requests_per_unit}, optional {@code name}, {@code unlimited}),
  * {@code shadow_mode}, nested {@code descriptors}. Each {@code rate_limit} becomes a token bucket of capacity
  * {@code requests_per_unit} refilled {@code requests_per_unit} per {@code unit} (a week is 7 days, a month
- * 30 and a year 365); Tollgate's own keys set the capacity apart ({@code tollgate_capacity}) or name a
+ * 30 and a year 365), except that 0 {@code requests_per_unit} refuses every request, as there; Tollgate's own keys set the capacity apart ({@code tollgate_capacity}) or name a
  * policy of the server's file instead of a {@code rate_limit} ({@code tollgate_policy}). envoyproxy/ratelimit's
  * {@code detailed_metric} and {@code replaces} are read and not used.
  *
@@ -39,7 +40,7 @@ import java.util.stream.Stream;
  * becomes part of the bucket's key (each value its own bucket); the limit is that of the descriptor the last
  * entry matched. Immutable and thread-safe.
  */
-final class EnvoyRateLimits {
+public final class EnvoyRateLimits {
 
     private static final Set<String> FILE = Set.of("domain", "descriptors");
     private static final Set<String> DESCRIPTOR =
@@ -68,13 +69,16 @@ final class EnvoyRateLimits {
     /**
      * What a descriptor matched.
      *
-     * @param policy the policy its bucket follows
+     * @param policy the policy its bucket follows; null for a descriptor that is never limited or always refused
+     *     (0 {@code requests_per_unit})
      * @param bucketKey the bucket's key: the domain and every entry, values of key-only matches included
      * @param requestsPerUnit the limit as the file says it, for Envoy's {@code current_limit}; 0 for a policy
      * @param unit the file's unit, in upper case as Envoy's enum names it ({@code SECOND}); null for a policy
      * @param name the rate limit's {@code name}, or null
      * @param unlimited whether the descriptor is never limited
      * @param shadow whether it only counts what it would refuse ({@code shadow_mode})
+     * @param keys the request's entry keys joined by dots ({@code generic_key.remote_address}), for metrics:
+     *     the file's words, never a client's values
      */
     record Match(
             Policy policy,
@@ -83,7 +87,8 @@ final class EnvoyRateLimits {
             String unit,
             String name,
             boolean unlimited,
-            boolean shadow) {}
+            boolean shadow,
+            String keys) {}
 
     /** One descriptor of the file, and those nested in it, by key and value ({@code key} alone for none). */
     private record Node(Match limit, Map<String, Node> children) {}
@@ -101,7 +106,7 @@ final class EnvoyRateLimits {
      * @throws IllegalArgumentException if a file cannot be read or is invalid, naming the file, the line and
      *     the setting; or two files have one domain
      */
-    static EnvoyRateLimits load(Path fileOrDirectory, Map<String, Policy> policies) {
+    public static EnvoyRateLimits load(Path fileOrDirectory, Map<String, Policy> policies) {
         List<Path> files;
         try (Stream<Path> listed =
                 Files.isDirectory(fileOrDirectory) ? Files.list(fileOrDirectory) : Stream.of(fileOrDirectory)) {
@@ -184,7 +189,7 @@ final class EnvoyRateLimits {
             if (rateLimit.isPresent()) {
                 throw policyNode.error("names a policy: leave rate_limit out, or this out");
             }
-            return new Match(ConfigSections.policy(policyNode, policies), null, 0, null, null, false, shadow);
+            return new Match(ConfigSections.policy(policyNode, policies), null, 0, null, null, false, shadow, null);
         }
         if (!rateLimit.isPresent()) {
             return null; // a level of the tree that only holds others
@@ -192,7 +197,7 @@ final class EnvoyRateLimits {
         rateLimit.checkKeys(RATE_LIMIT);
         String name = rateLimit.child("name").string(null);
         if (rateLimit.child("unlimited").bool(false)) {
-            return new Match(null, null, 0, null, name, true, shadow);
+            return new Match(null, null, 0, null, name, true, shadow, null);
         }
         ConfigNode unitNode = rateLimit.child("unit");
         String unitText = unitNode.requiredString().toLowerCase(Locale.ROOT);
@@ -204,6 +209,12 @@ final class EnvoyRateLimits {
         ConfigNode perUnit = rateLimit.child("requests_per_unit");
         long requests = perUnit.requiredLong();
         ConfigNode capacityNode = rateLimit.child("tollgate_capacity");
+        if (requests == 0) { // envoyproxy/ratelimit's way to block: every request is over the limit
+            if (capacityNode.isPresent()) {
+                throw capacityNode.error("applies only to a limit above 0 requests_per_unit");
+            }
+            return new Match(null, null, 0, unitText.toUpperCase(Locale.ROOT), name, false, shadow, null);
+        }
         long capacity = capacityNode.longValue(requests);
         Policy policy;
         try {
@@ -211,7 +222,7 @@ final class EnvoyRateLimits {
         } catch (IllegalArgumentException e) {
             throw (capacityNode.isPresent() ? capacityNode : perUnit).error(e);
         }
-        return new Match(policy, null, requests, unitText.toUpperCase(Locale.ROOT), name, false, shadow);
+        return new Match(policy, null, requests, unitText.toUpperCase(Locale.ROOT), name, false, shadow, null);
     }
 
     /**
@@ -243,6 +254,7 @@ final class EnvoyRateLimits {
             return Optional.empty();
         }
         StringBuilder bucket = new StringBuilder(domain);
+        StringJoiner keys = new StringJoiner(".");
         Node node = null;
         for (Entry entry : entries) {
             if (level == null) {
@@ -256,6 +268,7 @@ final class EnvoyRateLimits {
                 return Optional.empty();
             }
             bucket.append('|').append(escaped(entry.key())).append('=').append(escaped(entry.value()));
+            keys.add(entry.key());
             level = node.children();
         }
         Match limit = node.limit();
@@ -269,7 +282,40 @@ final class EnvoyRateLimits {
                 limit.unit(),
                 limit.name(),
                 limit.unlimited(),
-                limit.shadow()));
+                limit.shadow(),
+                keys.toString()));
+    }
+
+    /**
+     * Returns the limit a request's descriptor asks for instead of the file's ({@code limit} in Envoy's
+     * descriptor), in a domain of the file, as envoyproxy/ratelimit applies one: {@code requestsPerUnit} per
+     * {@code unit}, a bucket of its own for the entries and the limit; empty in a domain the file does not
+     * define.
+     *
+     * @param unit an Envoy unit name, such as {@code MINUTE}
+     * @throws IllegalArgumentException if requestsPerUnit is below 1 or the unit is not one Envoy defines
+     */
+    Optional<Match> override(String domain, List<Entry> entries, long requestsPerUnit, String unit) {
+        if (!domains.containsKey(domain) || entries.isEmpty()) {
+            return Optional.empty();
+        }
+        Duration period = UNITS.get(unit.toLowerCase(Locale.ROOT));
+        if (period == null) {
+            throw new IllegalArgumentException("limit.unit must be SECOND, MINUTE, HOUR, DAY, WEEK, MONTH or YEAR");
+        }
+        if (requestsPerUnit < 1) {
+            throw new IllegalArgumentException("limit.requests_per_unit must be at least 1");
+        }
+        StringBuilder bucket = new StringBuilder(domain);
+        StringJoiner keys = new StringJoiner(".");
+        for (Entry entry : entries) {
+            bucket.append('|').append(escaped(entry.key())).append('=').append(escaped(entry.value()));
+            keys.add(entry.key());
+        }
+        String name = "envoy.override." + requestsPerUnit + "." + unit.toLowerCase(Locale.ROOT);
+        Policy policy = Policy.of(name, Limit.of(requestsPerUnit, Rate.of(requestsPerUnit, period)));
+        return Optional.of(
+                new Match(policy, bucket.toString(), requestsPerUnit, unit, null, false, false, keys.toString()));
     }
 
     /** Keeps a key or value that holds the separators from posing as two entries. */

@@ -1,4 +1,4 @@
-package io.tollgate.server.envoy;
+package io.tollgate.server.internal.envoy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
-import io.tollgate.server.envoy.EnvoyRateLimits.Entry;
-import io.tollgate.server.envoy.EnvoyRateLimits.Match;
+import io.tollgate.server.internal.envoy.EnvoyRateLimits.Entry;
+import io.tollgate.server.internal.envoy.EnvoyRateLimits.Match;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,39 +23,6 @@ class EnvoyRateLimitsTest {
 
     private static final Map<String, Policy> POLICIES =
             Map.of("per-client", Policy.of("per-client", Limit.of(10, Rate.perSecond(5))));
-
-    /** The README's first example: a limit per database value. */
-    private static final String MONGO = """
-            domain: mongo_cps
-            descriptors:
-              - key: database
-                value: users
-                rate_limit:
-                  unit: second
-                  requests_per_unit: 500
-              - key: database
-                value: default
-                rate_limit:
-                  unit: second
-                  requests_per_unit: 500
-            """;
-
-    /** The README's nested example: marketing messages per number per day, and all messages per number. */
-    private static final String MESSAGING = """
-            domain: messaging
-            descriptors:
-              - key: message_type
-                value: marketing
-                descriptors:
-                  - key: to_number
-                    rate_limit:
-                      unit: day
-                      requests_per_unit: 5
-              - key: to_number
-                rate_limit:
-                  unit: day
-                  requests_per_unit: 100
-            """;
 
     private static final String EDGE = """
             domain: edge_proxy_per_ip
@@ -90,7 +57,7 @@ class EnvoyRateLimitsTest {
 
     @Test
     void aValueDescriptorIsARateLimitAsATokenBucketOfTheSameRate() {
-        EnvoyRateLimits limits = EnvoyRateLimits.parse(MONGO, "mongo.yaml", POLICIES);
+        EnvoyRateLimits limits = EnvoyRateLimits.parse(ReadmeExamples.MONGO, "mongo.yaml", POLICIES);
 
         Match users = match(limits, "mongo_cps", "database", "users").orElseThrow();
 
@@ -113,7 +80,7 @@ class EnvoyRateLimitsTest {
 
     @Test
     void nestedDescriptorsMatchLevelByLevelAndAKeyAloneGivesEachValueItsOwnBucket() {
-        EnvoyRateLimits limits = EnvoyRateLimits.parse(MESSAGING, "messaging.yaml", Map.of());
+        EnvoyRateLimits limits = EnvoyRateLimits.parse(ReadmeExamples.MESSAGING, "messaging.yaml", Map.of());
 
         Match marketing = match(limits, "messaging", "message_type", "marketing", "to_number", "2061234567")
                 .orElseThrow();
@@ -154,6 +121,23 @@ class EnvoyRateLimitsTest {
     }
 
     @Test
+    void zeroRequestsPerUnitBlocksAsInEnvoysReadme() {
+        EnvoyRateLimits limits = EnvoyRateLimits.parse(
+                ReadmeExamples.MONGO
+                        .replace("value: default", "value: blocked")
+                        .replaceFirst("requests_per_unit: 500\n$", "requests_per_unit: 0\n"),
+                "mongo.yaml",
+                POLICIES);
+
+        Match blocked = match(limits, "mongo_cps", "database", "blocked").orElseThrow();
+
+        assertThat(blocked.policy()).isNull();
+        assertThat(blocked.unlimited()).isFalse();
+        assertThat(blocked.requestsPerUnit()).isZero();
+        assertThat(blocked.unit()).isEqualTo("SECOND");
+    }
+
+    @Test
     void aDescriptorsPolicyKeepsItsNameWhenTheFileIsReorderedSoBucketsSurviveAReload() {
         String reordered = """
                 domain: mongo_cps
@@ -170,7 +154,11 @@ class EnvoyRateLimitsTest {
                       requests_per_unit: 800
                 """;
 
-        String before = match(EnvoyRateLimits.parse(MONGO, "a.yaml", POLICIES), "mongo_cps", "database", "users")
+        String before = match(
+                        EnvoyRateLimits.parse(ReadmeExamples.MONGO, "a.yaml", POLICIES),
+                        "mongo_cps",
+                        "database",
+                        "users")
                 .orElseThrow()
                 .policy()
                 .name();
@@ -184,15 +172,15 @@ class EnvoyRateLimitsTest {
 
     @Test
     void aDirectoryHoldsOneDomainPerFile(@TempDir Path dir) throws Exception {
-        Files.writeString(dir.resolve("mongo.yaml"), MONGO);
-        Files.writeString(dir.resolve("messaging.yml"), MESSAGING);
+        Files.writeString(dir.resolve("mongo.yaml"), ReadmeExamples.MONGO);
+        Files.writeString(dir.resolve("messaging.yml"), ReadmeExamples.MESSAGING);
         Files.writeString(dir.resolve("notes.txt"), "not a configuration");
 
         EnvoyRateLimits limits = EnvoyRateLimits.load(dir, POLICIES);
 
         assertThat(limits.hasDomain("mongo_cps")).isTrue();
         assertThat(limits.hasDomain("messaging")).isTrue();
-        Files.writeString(dir.resolve("again.yaml"), MONGO);
+        Files.writeString(dir.resolve("again.yaml"), ReadmeExamples.MONGO);
         assertThatThrownBy(() -> EnvoyRateLimits.load(dir, POLICIES))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageEndingWith("mongo.yaml:1: domain: domain 'mongo_cps' is defined twice");
@@ -202,18 +190,22 @@ class EnvoyRateLimitsTest {
     void aBadFileIsRefusedNamingTheLineAndTheSetting() {
         assertThatThrownBy(() -> EnvoyRateLimits.parse("descriptors: []\n", "r.yaml", POLICIES))
                 .hasMessage("r.yaml:1: domain: is required");
-        assertThatThrownBy(() ->
-                        EnvoyRateLimits.parse(MONGO.replace("unit: second", "unit: fortnight"), "r.yaml", POLICIES))
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(
+                        ReadmeExamples.MONGO.replace("unit: second", "unit: fortnight"), "r.yaml", POLICIES))
                 .hasMessage(
                         "r.yaml:6: descriptors[0].rate_limit.unit: must be second, minute, hour, day, week, month or"
                                 + " year, was 'fortnight'");
-        assertThatThrownBy(() ->
-                        EnvoyRateLimits.parse(MONGO.replace("value: default", "value: users"), "r.yaml", POLICIES))
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(
+                        ReadmeExamples.MONGO.replace("value: default", "value: users"), "r.yaml", POLICIES))
                 .hasMessage("r.yaml:8: descriptors[1]: duplicate descriptor database=users");
-        assertThatThrownBy(() -> EnvoyRateLimits.parse(MONGO.replace("500", "0"), "r.yaml", POLICIES))
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(ReadmeExamples.MONGO.replace("500", "-1"), "r.yaml", POLICIES))
                 .hasMessageStartingWith("r.yaml:7: descriptors[0].rate_limit.requests_per_unit: ");
-        assertThatThrownBy(
-                        () -> EnvoyRateLimits.parse(MONGO.replace("unit: second", "units: second"), "r.yaml", POLICIES))
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(
+                        EDGE.replace("requests_per_unit: 10", "requests_per_unit: 0"), "r.yaml", POLICIES))
+                .hasMessage("r.yaml:8: descriptors[0].rate_limit.tollgate_capacity: applies only to a limit above 0"
+                        + " requests_per_unit");
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(
+                        ReadmeExamples.MONGO.replace("unit: second", "units: second"), "r.yaml", POLICIES))
                 .hasMessageStartingWith("r.yaml:6: descriptors[0].rate_limit: unknown setting 'units'");
         assertThatThrownBy(() -> EnvoyRateLimits.parse(EDGE.replace("per-client", "per-clent"), "r.yaml", POLICIES))
                 .hasMessage(

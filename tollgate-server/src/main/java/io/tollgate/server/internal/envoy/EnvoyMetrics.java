@@ -1,0 +1,41 @@
+package io.tollgate.server.internal.envoy;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.tollgate.server.internal.envoy.EnvoyRateLimits.Match;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Counts the decisions of matched descriptors as {@code tollgate.envoy.decisions} ({@code
+ * tollgate_envoy_decisions_total} in Prometheus), tagged with the {@code domain}, the descriptor's entry
+ * {@code key}s joined by dots, the {@code result} ({@code ok}, {@code over_limit}, or {@code
+ * shadow_over_limit} for what a shadow-mode descriptor would have refused) and whether the failure policy
+ * made it ({@code degraded}). Tags hold only the configuration's words, never a client's values, so their
+ * number is bounded by the configuration. Thread-safe.
+ */
+final class EnvoyMetrics {
+
+    private record Tags(String domain, String key, String result, boolean degraded) {}
+
+    private final MeterRegistry registry;
+    private final Map<Tags, Counter> counters = new ConcurrentHashMap<>();
+
+    EnvoyMetrics(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    void decided(String domain, Match match, boolean allowed, boolean degraded) {
+        String result = allowed ? "ok" : match.shadow() ? "shadow_over_limit" : "over_limit";
+        counters.computeIfAbsent(
+                        new Tags(domain, match.keys(), result, degraded),
+                        tags -> Counter.builder("tollgate.envoy.decisions")
+                                .description("Envoy rate limit service decisions per domain and descriptor key")
+                                .tag("domain", tags.domain())
+                                .tag("key", tags.key())
+                                .tag("result", tags.result())
+                                .tag("degraded", Boolean.toString(tags.degraded()))
+                                .register(registry))
+                .increment();
+    }
+}

@@ -1,0 +1,302 @@
+package io.tollgate.server.internal.envoy;
+
+import com.google.protobuf.Duration;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
+import io.tollgate.Decision;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.RateLimiter;
+import io.tollgate.http.RequestDecision;
+import io.tollgate.http.RequestLimiter;
+import io.tollgate.http.Rule;
+import io.tollgate.http.RuleOutcome;
+import io.tollgate.internal.Arguments;
+import io.tollgate.server.internal.envoy.EnvoyRateLimits.Entry;
+import io.tollgate.server.internal.envoy.EnvoyRateLimits.Match;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Decides one {@code ShouldRateLimit} request: matches each descriptor against the configuration, asks the
+ * limiter for every matched one at once, and answers as Envoy expects. A request that any enforced
+ * descriptor refuses is {@code OVER_LIMIT} and charges none: what the others took is given back. Thread-safe.
+ */
+final class RateLimitDecisions {
+
+    /** Why a request cannot be decided: the message of an {@code INVALID_ARGUMENT} status. */
+    static final class InvalidRequest extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        InvalidRequest(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** The response header fields an Envoy answer may carry; the rest of a rendered refusal is for HTTP. */
+    private static final Set<String> HEADERS = Set.of(
+            "RateLimit-Policy",
+            "RateLimit",
+            "Retry-After",
+            "X-RateLimit-Limit",
+            "X-RateLimit-Remaining",
+            "X-RateLimit-Reset",
+            "Tollgate-Degraded");
+
+    private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+
+    private final RateLimiter limiter;
+    private final EnvoyMetrics metrics;
+    private final Map<Boolean, RequestLimiter> renderers;
+    private final Map<RuleKey, Rule> rules = new ConcurrentHashMap<>();
+
+    /** What a descriptor's rule, which renders its header fields, depends on. */
+    private record RuleKey(Policy policy, boolean shadow) {}
+
+    RateLimitDecisions(RateLimiter limiter, EnvoyMetrics metrics) {
+        this.limiter = limiter;
+        this.metrics = metrics;
+        this.renderers = Map.of(
+                false, renderer(limiter, false),
+                true, renderer(limiter, true));
+    }
+
+    private static RequestLimiter renderer(RateLimiter limiter, boolean xRateLimitHeaders) {
+        return RequestLimiter.builder(limiter)
+                .legacyHeaders(xRateLimitHeaders)
+                .degradedHeader(true)
+                .build();
+    }
+
+    /**
+     * One descriptor of the request: what it matched, if anything, and its decision once made (null without
+     * a bucket: no match, or a limit of 0 that refuses every request).
+     */
+    private record Checked(Match match, long cost, CompletableFuture<Decision> decision) {
+
+        boolean blocked() {
+            return match != null && match.policy() == null;
+        }
+
+        boolean allowed() {
+            return match == null || (!blocked() && decision.join().allowed());
+        }
+    }
+
+    /**
+     * Decides {@code request} under {@code setup}. The stage completes with the answer, or exceptionally only
+     * if the limiter itself fails (a bug).
+     *
+     * @throws InvalidRequest if the request has no domain, no descriptors, a descriptor without entries, an
+     *     entry without a key, or an override Envoy does not define
+     */
+    CompletableFuture<RateLimitResponse> decide(RateLimitRequest request, EnvoyService.Setup setup)
+            throws InvalidRequest {
+        String domain = request.getDomain();
+        if (domain.isEmpty()) {
+            throw new InvalidRequest("domain must not be empty");
+        }
+        if (request.getDescriptorsCount() == 0) {
+            throw new InvalidRequest("descriptors must not be empty");
+        }
+        long requestHits = Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
+        List<Checked> checked = new ArrayList<>(request.getDescriptorsCount());
+        for (int i = 0; i < request.getDescriptorsCount(); i++) {
+            RateLimitDescriptor descriptor = request.getDescriptors(i);
+            Match match = match(domain, descriptor, i, setup.limits());
+            long cost = descriptor.hasHitsAddend()
+                    ? Math.max(1, descriptor.getHitsAddend().getValue())
+                    : requestHits;
+            checked.add(new Checked(match, cost, decide(match, cost)));
+        }
+        CompletableFuture<?>[] pending = checked.stream().map(Checked::decision).toArray(CompletableFuture[]::new);
+        return CompletableFuture.allOf(pending).thenCompose(done -> answer(domain, checked, setup));
+    }
+
+    private static Match match(String domain, RateLimitDescriptor descriptor, int index, EnvoyRateLimits limits)
+            throws InvalidRequest {
+        if (descriptor.getEntriesCount() == 0) {
+            throw new InvalidRequest("descriptors[" + index + "] has no entries");
+        }
+        List<Entry> entries = new ArrayList<>(descriptor.getEntriesCount());
+        for (int j = 0; j < descriptor.getEntriesCount(); j++) {
+            RateLimitDescriptor.Entry entry = descriptor.getEntries(j);
+            if (entry.getKey().isEmpty()) {
+                throw new InvalidRequest("descriptors[" + index + "].entries[" + j + "].key must not be empty");
+            }
+            entries.add(new Entry(entry.getKey(), entry.getValue()));
+        }
+        Optional<Match> match;
+        if (descriptor.hasLimit()) {
+            try {
+                match = limits.override(
+                        domain,
+                        entries,
+                        Integer.toUnsignedLong(descriptor.getLimit().getRequestsPerUnit()),
+                        descriptor.getLimit().getUnit().name());
+            } catch (IllegalArgumentException e) {
+                throw new InvalidRequest("descriptors[" + index + "]." + e.getMessage());
+            }
+        } else {
+            match = limits.match(domain, entries);
+        }
+        return match.filter(found -> !found.unlimited()).orElse(null);
+    }
+
+    private CompletableFuture<Decision> decide(Match match, long cost) {
+        if (match == null || match.policy() == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Policy policy = match.policy();
+        if (cost > policy.maxCost()) {
+            return CompletableFuture.completedFuture(never(policy));
+        }
+        try {
+            return limiter.tryAcquireAsync(Arguments.boundedKey(match.bucketKey()), policy, cost)
+                    .toCompletableFuture();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * A refusal, without asking the store, of hits that exceed a capacity: no bucket could ever hold them, and
+     * none is charged.
+     */
+    private static Decision never(Policy policy) {
+        int smallest = 0;
+        for (int i = 1; i < policy.limits().size(); i++) {
+            if (policy.limits().get(i).capacity()
+                    < policy.limits().get(smallest).capacity()) {
+                smallest = i;
+            }
+        }
+        Limit limit = policy.limits().get(smallest);
+        long refill = limit.refillTime().toNanos() / 1_000;
+        return new Decision(false, limit, smallest, 0, refill, refill);
+    }
+
+    private CompletableFuture<RateLimitResponse> answer(
+            String domain, List<Checked> checked, EnvoyService.Setup setup) {
+        List<RuleOutcome> outcomes = new ArrayList<>();
+        boolean refused = false;
+        for (Checked one : checked) {
+            refused |= !one.allowed() && !one.match().shadow();
+            if (one.match() != null && !one.blocked()) {
+                outcomes.add(new RuleOutcome(
+                        rule(one.match()),
+                        one.match().bucketKey(),
+                        one.decision().join()));
+            }
+        }
+        RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
+        response.setOverallCode(refused ? Code.OVER_LIMIT : Code.OK);
+        for (Checked one : checked) {
+            response.addStatuses(status(one, refused));
+            if (one.match() != null) {
+                metrics.decided(
+                        domain,
+                        one.match(),
+                        one.allowed(),
+                        !one.blocked() && one.decision().join().degraded());
+            }
+        }
+        if (!outcomes.isEmpty()) {
+            RequestDecision rendered = renderers.get(setup.xRateLimitHeaders()).respond(outcomes);
+            rendered.headers().forEach((name, value) -> {
+                if (HEADERS.contains(name)) {
+                    response.addResponseHeadersToAdd(
+                            HeaderValue.newBuilder().setKey(name).setValue(value));
+                }
+            });
+        }
+        if (!refused) {
+            return CompletableFuture.completedFuture(response.build());
+        }
+        // Answered once the tokens are back, so that the next request sees them.
+        return giveBack(checked).handle((refunded, failure) -> response.build());
+    }
+
+    private Rule rule(Match match) {
+        return rules.computeIfAbsent(
+                new RuleKey(match.policy(), match.shadow()),
+                key -> Rule.builder(key.policy()).dryRun(key.shadow()).build());
+    }
+
+    /**
+     * The status of one descriptor: its own decision (a shadow one always {@code OK}), with the tokens it
+     * holds once a refused request's charges are given back.
+     */
+    private static DescriptorStatus status(Checked one, boolean refused) {
+        DescriptorStatus.Builder status = DescriptorStatus.newBuilder();
+        if (one.match() == null) {
+            return status.setCode(Code.OK).build();
+        }
+        Match match = one.match();
+        if (one.blocked()) {
+            status.setCode(match.shadow() ? Code.OK : Code.OVER_LIMIT);
+            CurrentLimits.of(match, null).ifPresent(status::setCurrentLimit);
+            return status.build();
+        }
+        Decision decision = one.decision().join();
+        status.setCode(decision.allowed() || match.shadow() ? Code.OK : Code.OVER_LIMIT);
+        long remaining = decision.remaining();
+        if (refused && decision.allowed() && !decision.degraded()) {
+            remaining = Math.min(decision.limit().capacity(), remaining + one.cost());
+        }
+        status.setLimitRemaining((int) Math.min(remaining, 0xFFFF_FFFFL));
+        status.setDurationUntilReset(duration(decision.resetAfterMicros()));
+        CurrentLimits.of(match, decision.limit()).ifPresent(status::setCurrentLimit);
+        return status.build();
+    }
+
+    private static Duration duration(long micros) {
+        return Duration.newBuilder()
+                .setSeconds(micros / 1_000_000)
+                .setNanos((int) (micros % 1_000_000) * 1_000)
+                .build();
+    }
+
+    /**
+     * Gives back what the allowed descriptors of a refused request took from the store; the stage completes
+     * when every refund has, whether or not it succeeded (a failed one leaves its tokens taken, as if the
+     * request had passed).
+     */
+    private CompletableFuture<Void> giveBack(List<Checked> checked) {
+        List<CompletableFuture<Void>> refunds = new ArrayList<>();
+        for (Checked one : checked) {
+            if (one.match() == null || one.blocked()) {
+                continue;
+            }
+            Decision decision = one.decision().join();
+            if (decision.allowed() && !decision.degraded()) {
+                String key = Arguments.boundedKey(one.match().bucketKey());
+                CompletableFuture<Void> refund;
+                try {
+                    refund = limiter.refundAsync(key, one.match().policy(), one.cost())
+                            .toCompletableFuture();
+                } catch (RuntimeException e) {
+                    refund = CompletableFuture.failedFuture(e);
+                }
+                refunds.add(refund.exceptionally(failure -> {
+                    LOG.log(
+                            Level.DEBUG,
+                            "giving back the tokens of a refused request failed; they stay taken",
+                            failure);
+                    return null;
+                }));
+            }
+        }
+        return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new));
+    }
+}
