@@ -63,6 +63,9 @@ public final class EnvoyService implements AutoCloseable {
         RateLimitDecisions decisions = new RateLimitDecisions(limiter, new EnvoyMetrics(registry));
         HealthStatusManager health = new HealthStatusManager();
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
+                // Calls are decided on Netty's event loop: a decision never blocks (the limiter answers
+                // asynchronously), so handing each call to another thread would only add a hop.
+                .directExecutor()
                 .addService(new Calls(decisions, setup))
                 .addService(health.getHealthService())
                 .build();
