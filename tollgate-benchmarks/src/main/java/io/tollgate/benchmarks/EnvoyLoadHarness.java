@@ -1,12 +1,12 @@
 package io.tollgate.benchmarks;
 
-import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import io.tollgate.server.internal.envoy.proto.RateLimitDescriptor;
+import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
+import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
 import io.tollgate.testing.RedisServer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;

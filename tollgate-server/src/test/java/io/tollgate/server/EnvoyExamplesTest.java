@@ -6,13 +6,13 @@ import static io.tollgate.server.EnvoyRateLimitServiceTest.request;
 import static io.tollgate.server.YamlNodes.list;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tollgate.DocumentationExamples;
+import io.tollgate.server.internal.envoy.proto.RateLimitDescriptor;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
+import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
 import io.tollgate.testing.RedisExtension;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -4,14 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.UInt64Value;
-import io.envoyproxy.envoy.config.core.v3.HeaderValue;
-import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -20,6 +12,14 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tollgate.server.internal.envoy.ReadmeExamples;
+import io.tollgate.server.internal.envoy.proto.HeaderValue;
+import io.tollgate.server.internal.envoy.proto.RateLimitDescriptor;
+import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse.DescriptorStatus;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse.RateLimit.Unit;
+import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
 import io.tollgate.testing.RedisExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -233,6 +233,11 @@ class EnvoyRateLimitServiceTest {
                     ask(request("edge_proxy_per_ip", descriptor("remote_address", "10.0.0.6")).toBuilder()
                             .setHitsAddend(6)
                             .build());
+            RateLimitResponse unsignedHuge = ask(request(
+                    "edge_proxy_per_ip",
+                    descriptor("remote_address", "10.0.0.6").toBuilder()
+                            .setHitsAddend(UInt64Value.of(-1)) // 2^64 - 1 on the wire
+                            .build()));
             RateLimitResponse untouched = ask(request("edge_proxy_per_ip", descriptor("remote_address", "10.0.0.6")));
 
             assertThat(three.getStatuses(0).getLimitRemaining()).isEqualTo(2);
@@ -241,6 +246,7 @@ class EnvoyRateLimitServiceTest {
                     .as("the descriptor's 2 hits, not the request's 1")
                     .isEqualTo(Code.OVER_LIMIT);
             assertThat(aboveCapacity.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+            assertThat(unsignedHuge.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
             assertThat(untouched.getStatuses(0).getLimitRemaining())
                     .as("hits above the capacity charge nothing")
                     .isEqualTo(4);
@@ -374,6 +380,19 @@ class EnvoyRateLimitServiceTest {
                     .isInstanceOfSatisfying(
                             StatusRuntimeException.class,
                             e -> assertThat(e.getStatus().getDescription()).isEqualTo("descriptors[0] has no entries"));
+            assertThatThrownBy(() -> ask(request(
+                            "edge_proxy_per_ip",
+                            descriptor("remote_address", "10.0.0.1"),
+                            descriptor("remote_address", "10.0.0.9"),
+                            RateLimitDescriptor.getDefaultInstance())))
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
+                            e -> assertThat(e.getStatus().getDescription()).isEqualTo("descriptors[2] has no entries"));
+            assertThat(ask(request("edge_proxy_per_ip", descriptor("remote_address", "10.0.0.9")))
+                            .getStatuses(0)
+                            .getLimitRemaining())
+                    .as("the invalid request charged none of its valid descriptors")
+                    .isEqualTo(4);
             assertThatThrownBy(() -> ask(request("messaging", descriptor("", "x"))))
                     .isInstanceOfSatisfying(
                             StatusRuntimeException.class,

@@ -2,12 +2,12 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tollgate.redis.internal.TokenBucketScript;
+import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
+import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import java.io.InputStream;

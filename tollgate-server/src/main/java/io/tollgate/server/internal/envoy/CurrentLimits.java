@@ -1,9 +1,9 @@
 package io.tollgate.server.internal.envoy;
 
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
 import io.tollgate.Limit;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Match;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse.RateLimit;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse.RateLimit.Unit;
 import java.math.BigInteger;
 import java.time.Duration;
 import java.util.List;

@@ -1,8 +1,5 @@
 package io.tollgate.server.internal.envoy;
 
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -11,6 +8,9 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tollgate.RateLimiter;
+import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
+import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;

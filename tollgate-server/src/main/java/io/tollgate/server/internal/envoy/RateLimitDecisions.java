@@ -1,12 +1,6 @@
 package io.tollgate.server.internal.envoy;
 
 import com.google.protobuf.Duration;
-import io.envoyproxy.envoy.config.core.v3.HeaderValue;
-import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
 import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -18,6 +12,12 @@ import io.tollgate.http.RuleOutcome;
 import io.tollgate.internal.Arguments;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Entry;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Match;
+import io.tollgate.server.internal.envoy.proto.HeaderValue;
+import io.tollgate.server.internal.envoy.proto.RateLimitDescriptor;
+import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse.DescriptorStatus;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -110,17 +110,25 @@ final class RateLimitDecisions {
             throw new InvalidRequest("descriptors must not be empty");
         }
         long requestHits = Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
-        List<Checked> checked = new ArrayList<>(request.getDescriptorsCount());
+        // Every descriptor is read before any is charged: a request found invalid takes nothing.
+        List<Match> matches = new ArrayList<>(request.getDescriptorsCount());
         for (int i = 0; i < request.getDescriptorsCount(); i++) {
+            matches.add(match(domain, request.getDescriptors(i), i, setup.limits()));
+        }
+        List<Checked> checked = new ArrayList<>(matches.size());
+        for (int i = 0; i < matches.size(); i++) {
             RateLimitDescriptor descriptor = request.getDescriptors(i);
-            Match match = match(domain, descriptor, i, setup.limits());
-            long cost = descriptor.hasHitsAddend()
-                    ? Math.max(1, descriptor.getHitsAddend().getValue())
-                    : requestHits;
-            checked.add(new Checked(match, cost, decide(match, cost)));
+            long cost =
+                    descriptor.hasHitsAddend() ? hits(descriptor.getHitsAddend().getValue()) : requestHits;
+            checked.add(new Checked(matches.get(i), cost, decide(matches.get(i), cost)));
         }
         CompletableFuture<?>[] pending = checked.stream().map(Checked::decision).toArray(CompletableFuture[]::new);
         return CompletableFuture.allOf(pending).thenCompose(done -> answer(domain, checked, setup));
+    }
+
+    /** A descriptor's own hits: 0 means 1, and an unsigned value past Long's range is simply too many. */
+    private static long hits(long unsigned) {
+        return unsigned < 0 ? Long.MAX_VALUE : Math.max(1, unsigned);
     }
 
     private static Match match(String domain, RateLimitDescriptor descriptor, int index, EnvoyRateLimits limits)
