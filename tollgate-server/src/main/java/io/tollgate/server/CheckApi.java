@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.http.HttpHeader;
@@ -105,8 +106,16 @@ final class CheckApi {
      * bug), which is answered with a 500.
      */
     CompletableFuture<Answer> answer(byte[] body) {
+        return answer(body, Runnable::run);
+    }
+
+    /**
+     * Answers a whole request body, rendering the answer on {@code renderer} once a decision that was not
+     * made at once arrives (so that it is not rendered on the thread that reads the store's replies).
+     */
+    private CompletableFuture<Answer> answer(byte[] body, Executor renderer) {
         try {
-            return decide(body);
+            return decide(body, renderer);
         } catch (BadRequest bad) {
             return CompletableFuture.completedFuture(
                     Answer.of(RequestDecision.problem(bad.status(), bad.getMessage())));
@@ -141,23 +150,27 @@ final class CheckApi {
                 return;
             }
             if (chunk.isLast()) {
-                answer(body.toByteArray()).whenComplete((answer, failure) -> {
-                    if (failure != null) {
-                        Responses.limiterFailed(response, callback, failure);
-                    } else {
-                        Responses.write(response, callback, answer.status(), answer.headers(), answer.body());
-                    }
-                });
+                answer(body.toByteArray(), request.getComponents().getExecutor())
+                        .whenComplete((answer, failure) -> {
+                            if (failure != null) {
+                                Responses.limiterFailed(response, callback, failure);
+                            } else {
+                                Responses.write(response, callback, answer.status(), answer.headers(), answer.body());
+                            }
+                        });
                 return;
             }
         }
     }
 
-    private CompletableFuture<Answer> decide(byte[] body) throws BadRequest {
+    private CompletableFuture<Answer> decide(byte[] body, Executor renderer) throws BadRequest {
         CheckRequest request = CheckRequest.parse(body, policies);
         if (!request.batch()) {
             Check check = request.checks().get(0);
-            return decide(check).thenApply(decision -> single(check, decision));
+            CompletableFuture<Decision> decision = decide(check);
+            return decision.isDone()
+                    ? decision.thenApply(decided -> single(check, decided))
+                    : decision.thenApplyAsync(decided -> single(check, decided), renderer);
         }
         List<Check> batch = request.checks();
         @SuppressWarnings("unchecked")
@@ -166,15 +179,17 @@ final class CheckApi {
             decisions[i] = decide(batch.get(i));
         }
         return CompletableFuture.allOf(decisions)
-                .thenApply(done -> Answer.json(200, Map.of("Cache-Control", "no-store"), JsonText.of(generator -> {
-                    generator.writeStartObject();
-                    generator.writeArrayFieldStart("results");
-                    for (int i = 0; i < decisions.length; i++) {
-                        result(generator, batch.get(i), decisions[i].join());
-                    }
-                    generator.writeEndArray();
-                    generator.writeEndObject();
-                })));
+                .thenApplyAsync(
+                        done -> Answer.json(200, Map.of("Cache-Control", "no-store"), JsonText.of(generator -> {
+                            generator.writeStartObject();
+                            generator.writeArrayFieldStart("results");
+                            for (int i = 0; i < decisions.length; i++) {
+                                result(generator, batch.get(i), decisions[i].join());
+                            }
+                            generator.writeEndArray();
+                            generator.writeEndObject();
+                        })),
+                        renderer);
     }
 
     /**

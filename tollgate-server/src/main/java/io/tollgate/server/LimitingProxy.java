@@ -54,7 +54,7 @@ final class LimitingProxy extends ProxyHandler.Reverse {
             Responses.limiterFailed(response, callback, e);
             return true;
         }
-        pending.whenComplete((decision, failure) -> {
+        Responses.whenDecided(request, pending, (decision, failure) -> {
             if (failure != null) {
                 Responses.limiterFailed(response, callback, failure);
             } else if (decision.allowed()) {
