@@ -366,12 +366,7 @@ public final class ServerConfig {
         server.checkKeys(SERVER);
         String host = server.child("host").string("0.0.0.0");
         ConfigNode portNode = server.child("port");
-        int port;
-        try {
-            port = checkPort(portNode.longValue(DEFAULT_PORT));
-        } catch (IllegalArgumentException e) {
-            throw portNode.error(e);
-        }
+        int port = port(portNode, DEFAULT_PORT);
         Duration shutdownTimeout = server.child("shutdown-timeout").duration(Duration.ofSeconds(10));
 
         Store store = store(root.child("redis"), root.child("memory"));
@@ -419,12 +414,7 @@ public final class ServerConfig {
             }
             return null;
         }
-        int port;
-        try {
-            port = checkPort(portNode.longValue(0));
-        } catch (IllegalArgumentException e) {
-            throw portNode.error(e);
-        }
+        int port = port(portNode, 0);
         String token = tokenNode.isPresent() ? tokenNode.requiredString() : null;
         if (token != null && (token.isBlank() || !token.chars().allMatch(c -> c > 0x20 && c < 0x7f))) {
             throw tokenNode.error("must be printable ASCII without spaces, as a bearer token is sent");
@@ -438,12 +428,7 @@ public final class ServerConfig {
         }
         envoy.checkKeys(ENVOY);
         ConfigNode portNode = envoy.child("port");
-        int port;
-        try {
-            port = checkPort(portNode.longValue(DEFAULT_ENVOY_PORT));
-        } catch (IllegalArgumentException e) {
-            throw portNode.error(e);
-        }
+        int port = port(portNode, DEFAULT_ENVOY_PORT);
         String host = envoy.child("host").string("0.0.0.0");
         boolean xRateLimitHeaders = envoy.child("x-ratelimit-headers").bool(false);
         ConfigNode configNode = envoy.child("config");
@@ -489,6 +474,15 @@ public final class ServerConfig {
             throw node.error("must not have a query, fragment or user info, was '" + text + "'");
         }
         return uri;
+    }
+
+    /** Reads a port setting, {@code defaultPort} when absent, naming the setting when it is out of range. */
+    private static int port(ConfigNode node, long defaultPort) {
+        try {
+            return checkPort(node.longValue(defaultPort));
+        } catch (IllegalArgumentException e) {
+            throw node.error(e);
+        }
     }
 
     private static int checkPort(long port) {
