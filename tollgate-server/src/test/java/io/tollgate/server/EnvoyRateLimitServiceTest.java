@@ -336,6 +336,9 @@ class EnvoyRateLimitServiceTest {
 
             assertThat(codes).containsExactly(Code.OK, Code.OK, Code.OVER_LIMIT);
             assertThat(configured.getStatuses(0).getLimitRemaining()).isEqualTo(4);
+            assertThat(server.get("/metrics").body())
+                    .as("an override's keys are the request's: counted under one name")
+                    .contains("domain=\"edge_proxy_per_ip\",key=\"override\",result=\"over_limit\"} 1.0");
         }
 
         @Test
@@ -509,6 +512,34 @@ class EnvoyRateLimitServiceTest {
             } finally {
                 callers.shutdownNow();
             }
+        }
+
+        @Test
+        void theHealthServiceFollowsRedis() throws Exception {
+            HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channels.get(0));
+
+            redis.server().kill();
+            boolean downSeen = awaitHealth(health, ServingStatus.NOT_SERVING);
+            redis.server().restart();
+            boolean backSeen = awaitHealth(health, ServingStatus.SERVING);
+
+            assertThat(downSeen).as("NOT_SERVING while Redis is down").isTrue();
+            assertThat(backSeen).as("SERVING once Redis answers again").isTrue();
+        }
+
+        /** Asks the health service every 100 ms, for up to 20 s, until it answers {@code wanted}. */
+        private boolean awaitHealth(HealthGrpc.HealthBlockingStub health, ServingStatus wanted) throws Exception {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (System.nanoTime() < deadline) {
+                ServingStatus status = health.withDeadlineAfter(5, TimeUnit.SECONDS)
+                        .check(HealthCheckRequest.getDefaultInstance())
+                        .getStatus();
+                if (status == wanted) {
+                    return true;
+                }
+                TimeUnit.MILLISECONDS.sleep(100);
+            }
+            return false;
         }
 
         @ParameterizedTest(name = "on-failure: {0}")

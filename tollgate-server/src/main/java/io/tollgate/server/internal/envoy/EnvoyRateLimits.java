@@ -307,15 +307,14 @@ public final class EnvoyRateLimits {
             throw new IllegalArgumentException("limit.requests_per_unit must be at least 1");
         }
         StringBuilder bucket = new StringBuilder(domain);
-        StringJoiner keys = new StringJoiner(".");
         for (Entry entry : entries) {
             bucket.append('|').append(escaped(entry.key())).append('=').append(escaped(entry.value()));
-            keys.add(entry.key());
         }
         String name = "envoy.override." + requestsPerUnit + "." + unit.toLowerCase(Locale.ROOT);
         Policy policy = Policy.of(name, Limit.of(requestsPerUnit, Rate.of(requestsPerUnit, period)));
         return Optional.of(
-                new Match(policy, bucket.toString(), requestsPerUnit, unit, null, false, false, keys.toString()));
+                // Its entry keys are the request's, matched against nothing: metrics name it "override" instead.
+                new Match(policy, bucket.toString(), requestsPerUnit, unit, null, false, false, "override"));
     }
 
     /** Keeps a key or value that holds the separators from posing as two entries. */

@@ -58,6 +58,8 @@ final class RateLimitDecisions {
     private final RateLimiter limiter;
     private final EnvoyMetrics metrics;
     private final Map<Boolean, RequestLimiter> renderers;
+    private static final int MAX_CACHED_RULES = 1_024;
+
     private final Map<RuleKey, Rule> rules = new ConcurrentHashMap<>();
 
     /** What a descriptor's rule, which renders its header fields, depends on. */
@@ -236,9 +238,17 @@ final class RateLimitDecisions {
     }
 
     private Rule rule(Match match) {
-        return rules.computeIfAbsent(
-                new RuleKey(match.policy(), match.shadow()),
-                key -> Rule.builder(key.policy()).dryRun(key.shadow()).build());
+        RuleKey key = new RuleKey(match.policy(), match.shadow());
+        Rule rule = rules.get(key);
+        if (rule == null) {
+            rule = Rule.builder(key.policy()).dryRun(key.shadow()).build();
+            // The files' policies are few; overrides make a policy per limit a request names, so stop caching
+            // rather than let requests grow the map.
+            if (rules.size() < MAX_CACHED_RULES) {
+                rules.putIfAbsent(key, rule);
+            }
+        }
+        return rule;
     }
 
     /**
