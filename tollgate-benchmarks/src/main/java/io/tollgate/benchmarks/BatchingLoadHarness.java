@@ -10,11 +10,13 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.tollgate.Decision;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.ScriptArguments;
 import io.tollgate.redis.internal.TokenBucketScript;
+import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisServer;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -33,6 +35,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Throughput and latency against in-flight requests, one hot key and 10 000 keys, for Tollgate with and
@@ -45,7 +48,10 @@ import java.util.function.Function;
  * [seconds per point] [plot.svg]}. Prints Markdown tables for docs/benchmarks.md and writes the plot. With
  * the single argument {@code ceilings} it measures only what Redis does with batches of script calls. With
  * {@code -Dharness.subjects=NAME} (such as {@code "Tollgate, batching"}) it measures that limiter only, without
- * ceilings or plot: a quick before-and-after comparison of a change.
+ * ceilings or plot: a quick before-and-after comparison of a change. With {@code cluster [seconds per point]} it
+ * measures Tollgate with batching over 10 000 keys on a standalone redis-server, on a Redis Cluster of one
+ * master and on one of three, all started by the harness: the Redis processor time per decision, summed over
+ * the masters, is the figure that says how a cluster scales where each master has a core of its own.
  */
 public final class BatchingLoadHarness {
 
@@ -68,6 +74,10 @@ public final class BatchingLoadHarness {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("cluster")) {
+            cluster(args.length > 1 ? Integer.parseInt(args[1]) : 5);
+            return;
+        }
         if (args.length > 0 && args[0].equals("ceilings")) {
             try (RedisServer redis = RedisServer.start()) {
                 batchCeilings(redis);
@@ -122,6 +132,86 @@ public final class BatchingLoadHarness {
         Files.writeString(plot, svg(throughput), StandardCharsets.UTF_8);
         System.out.println();
         System.out.println("plot written to " + plot);
+    }
+
+    /** Where the buckets live for {@link #cluster}: the masters to measure, and how the limiter reaches them. */
+    private record Deployment(
+            String name, List<RedisServer> masters, AutoCloseable owner, RedisRateLimiter.Builder target)
+            implements AutoCloseable {
+
+        static Deployment standalone() {
+            RedisServer redis = RedisServer.start();
+            return new Deployment(
+                    "standalone",
+                    List.of(redis),
+                    redis,
+                    RedisRateLimiter.builder().uri(redis.uri()));
+        }
+
+        static Deployment cluster(int masters) {
+            RedisCluster cluster = RedisCluster.start(masters);
+            return new Deployment(
+                    "Cluster, " + masters + (masters == 1 ? " master" : " masters"),
+                    cluster.masters(),
+                    cluster,
+                    RedisRateLimiter.builder().clusterUris(cluster.uris()));
+        }
+
+        Subject tollgate() {
+            RedisRateLimiter limiter =
+                    target.timeout(Duration.ofSeconds(1)).batching(true).build();
+            return new Subject() {
+                @Override
+                public CompletionStage<?> decide(String key) {
+                    return limiter.tryAcquireAsync(key, POLICY, 1).thenApply(BatchingLoadHarness::undegraded);
+                }
+
+                @Override
+                public void close() {
+                    limiter.close();
+                }
+            };
+        }
+
+        void flush() {
+            masters.forEach(master -> master.command("FLUSHALL"));
+        }
+
+        @Override
+        public void close() throws Exception {
+            owner.close();
+        }
+    }
+
+    /** Tollgate with batching, 10 000 keys, on standalone Redis and on clusters of one and three masters. */
+    private static void cluster(int seconds) throws Exception {
+        System.out.println(Runtime.getRuntime().availableProcessors() + " cores, " + seconds + " s per point");
+        System.out.println();
+        System.out.println(RedisLoadHarness.TABLE_HEADER.replaceFirst("limiter", "Tollgate, batching, on"));
+        List<Supplier<Deployment>> deployments =
+                List.of(Deployment::standalone, () -> Deployment.cluster(1), () -> Deployment.cluster(3));
+        for (Supplier<Deployment> opening : deployments) {
+            try (Deployment deployment = opening.get()) {
+                try (Subject warm = deployment.tollgate()) {
+                    RedisLoadHarness.load(warm::decide, 10_000, 256, 5, deployment.masters());
+                }
+                for (int inFlight : new int[] {64, 256, 1024}) {
+                    deployment.flush();
+                    try (Subject limiter = deployment.tollgate()) {
+                        RedisLoadHarness.Result result =
+                                RedisLoadHarness.load(limiter::decide, 10_000, inFlight, seconds, deployment.masters());
+                        System.out.println(result.row(deployment.name(), 10_000, inFlight));
+                    }
+                }
+            }
+        }
+    }
+
+    private static Decision undegraded(Decision decision) {
+        if (decision.degraded()) {
+            throw new IllegalStateException(decision.degradation().detail());
+        }
+        return decision;
     }
 
     /**
@@ -234,12 +324,7 @@ public final class BatchingLoadHarness {
         return new Subject() {
             @Override
             public CompletionStage<?> decide(String key) {
-                return limiter.tryAcquireAsync(key, POLICY, 1).thenApply(decision -> {
-                    if (decision.degraded()) {
-                        throw new IllegalStateException(decision.degradation().detail());
-                    }
-                    return decision;
-                });
+                return limiter.tryAcquireAsync(key, POLICY, 1).thenApply(BatchingLoadHarness::undegraded);
             }
 
             @Override

@@ -147,6 +147,13 @@ public final class RedisLoadHarness {
     static Result load(
             Function<String, CompletionStage<?>> decide, int keys, int inFlight, int seconds, RedisServer redis)
             throws InterruptedException {
+        return load(decide, keys, inFlight, seconds, List.of(redis));
+    }
+
+    /** {@link #load(Function, int, int, int, RedisServer)} with the processor time of several servers summed. */
+    static Result load(
+            Function<String, CompletionStage<?>> decide, int keys, int inFlight, int seconds, List<RedisServer> redis)
+            throws InterruptedException {
         String[] names = new String[keys];
         for (int i = 0; i < keys; i++) {
             names[i] = "client-" + i;
@@ -193,14 +200,23 @@ public final class RedisLoadHarness {
     record Usage(double redisCpu, double jvmCpu, double scripts) {
 
         static Usage of(RedisServer redis) {
-            double redisCpu = 1e6
-                    * (Double.parseDouble(redis.info("used_cpu_user"))
-                            + Double.parseDouble(redis.info("used_cpu_sys")));
+            return of(List.of(redis));
+        }
+
+        /** The processor and script time of every server, summed. */
+        static Usage of(List<RedisServer> servers) {
+            double redisCpu = 0;
+            double scripts = 0;
+            for (RedisServer redis : servers) {
+                redisCpu += 1e6
+                        * (Double.parseDouble(redis.info("used_cpu_user"))
+                                + Double.parseDouble(redis.info("used_cpu_sys")));
+                scripts += commandStat(redis, "evalsha", "usec") + commandStat(redis, "eval", "usec");
+            }
             double jvmCpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                             .getProcessCpuTime()
                     / 1e3;
-            return new Usage(
-                    redisCpu, jvmCpu, commandStat(redis, "evalsha", "usec") + commandStat(redis, "eval", "usec"));
+            return new Usage(redisCpu, jvmCpu, scripts);
         }
 
         Usage minus(Usage before) {

@@ -1,8 +1,10 @@
 package io.tollgate.redis;
 
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
@@ -35,8 +37,12 @@ import java.util.function.Supplier;
  *
  * <p>A request is sent at once when fewer than {@link #MAX_IN_FLIGHT} batches of its lane are on their way,
  * so batching adds no latency to a quiet limiter; under load each batch holds what arrived during the
- * previous round trip, at most {@link #MAX_BATCH} requests. On Redis Cluster a lane is one hash slot, since
- * one script call may touch keys of one slot only; elsewhere there is one lane.
+ * previous round trip, at most {@link #MAX_BATCH} requests. On Redis Cluster a lane is one master, as the
+ * client last saw the topology: a batch of keys of several slots names one of them to Redis, which routes the
+ * call and refuses declared keys of several slots, and passes the rest as arguments (the script may touch
+ * keys of several slots as long as its node serves them). When the topology has changed and the node no
+ * longer serves one of them, the script fails before writing anything, and the batch's requests go again,
+ * each slot's on its own lane, where Lettuce follows Redis's redirections. Elsewhere there is one lane.
  *
  * <p>Within a batch, consecutive requests for one key with the same policy and cost form a run, which the
  * script decides in one step: it replies with the bucket's debts before the run, and this class works out
@@ -81,7 +87,8 @@ final class DecisionBatcher {
     private final Function<Policy, byte[]> limitsOf;
     private final TimeSource clientClock;
     private final EventLoops eventLoops;
-    private final Lane single = new Lane();
+    private final Lane single = new Lane(false);
+    private final Map<String, Lane> nodes = new ConcurrentHashMap<>();
     private final Map<Integer, Lane> slots = new ConcurrentHashMap<>();
 
     /**
@@ -120,19 +127,44 @@ final class DecisionBatcher {
      */
     CompletableFuture<StoreReply> submit(byte[] bucketKey, Policy policy, long cost) {
         CompletableFuture<StoreReply> result = new CompletableFuture<>();
-        Lane lane = commands.get() instanceof RedisAdvancedClusterAsyncCommands
-                ? slots.computeIfAbsent(SlotHash.getSlot(bucketKey), slot -> new Lane())
-                : single;
-        lane.add(new Pending(bucketKey, policy, cost, result));
+        Pending pending = new Pending(bucketKey, policy, cost, result);
+        if (commands.get() instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
+            int slot = SlotHash.getSlot(bucketKey);
+            RedisClusterNode master =
+                    cluster.getStatefulConnection().getPartitions().getPartitionBySlot(slot);
+            (master == null ? slotLane(slot) : nodes.computeIfAbsent(master.getNodeId(), id -> new Lane(true)))
+                    .add(pending);
+        } else {
+            single.add(pending);
+        }
         return result;
+    }
+
+    private Lane slotLane(int slot) {
+        return slots.computeIfAbsent(slot, s -> new Lane(false));
+    }
+
+    /**
+     * Whether Redis refused a batch of several slots because its node no longer serves one of them (the
+     * script's read found it elsewhere): nothing was written, and the requests may go again.
+     */
+    private static boolean servedElsewhere(Throwable failure) {
+        return TokenBucketScript.unwrap(failure) instanceof RedisCommandExecutionException refused
+                && refused.getMessage() != null
+                && refused.getMessage().contains("non local key");
     }
 
     /** The requests of one lane, and how many of its batches are on their way. */
     private final class Lane {
 
         private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+        private final boolean acrossSlots; // a cluster node's lane: its batches may hold keys of several slots
         private int inFlight;
         private boolean deferred; // sending is scheduled on an event loop, which will take the queue
+
+        Lane(boolean acrossSlots) {
+            this.acrossSlots = acrossSlots;
+        }
 
         void add(Pending pending) {
             Runnable next;
@@ -210,7 +242,7 @@ final class DecisionBatcher {
             List<Run> runs = new ArrayList<>();
             CompletableFuture<List<Object>> call;
             try {
-                call = call(members, runs);
+                call = call(members, runs, acrossSlots);
             } catch (RuntimeException e) {
                 call = CompletableFuture.failedFuture(e);
             }
@@ -219,12 +251,30 @@ final class DecisionBatcher {
     }
 
     /** A batch on its way: its runs and the script call deciding them. */
-    private record Batch(Lane lane, List<Run> runs, CompletableFuture<List<Object>> call) {
+    private final class Batch {
+        private final Lane lane;
+        private final List<Run> runs;
+        private final CompletableFuture<List<Object>> call;
+
+        Batch(Lane lane, List<Run> runs, CompletableFuture<List<Object>> call) {
+            this.lane = lane;
+            this.runs = runs;
+            this.call = call;
+        }
 
         /** Answers every caller once Redis replied; outside the lane's lock, as callers' stages run here. */
         void answerWhenDone() {
             call.whenComplete((replies, failure) -> {
                 lane.sent(); // the next batch goes before this one's callers run
+                if (failure != null && lane.acrossSlots && servedElsewhere(failure)) {
+                    // In the order of the batch, which keeps each key's requests in arrival order.
+                    for (Run run : runs) {
+                        for (Pending member : run.members) {
+                            slotLane(SlotHash.getSlot(member.bucketKey())).add(member);
+                        }
+                    }
+                    return;
+                }
                 Throwable problem = failure;
                 int at = 1;
                 for (Run run : runs) {
@@ -246,9 +296,10 @@ final class DecisionBatcher {
 
     /**
      * Runs the batch script: the distinct keys, the distinct policies, then the runs, those of each key
-     * together in arrival order. Fills {@code runs} in the order of the script's reply.
+     * together in arrival order. Fills {@code runs} in the order of the script's reply. With {@code
+     * acrossSlots}, keys of several slots go as arguments after the runs, the first alone as the key.
      */
-    private CompletableFuture<List<Object>> call(List<Pending> batch, List<Run> runs) {
+    private CompletableFuture<List<Object>> call(List<Pending> batch, List<Run> runs, boolean acrossSlots) {
         RedisScriptingAsyncCommands<byte[], byte[]> redis = commands.get();
         if (redis == null) {
             throw new IllegalStateException("not connected to Redis");
@@ -271,7 +322,8 @@ final class DecisionBatcher {
             runs.add(null); // counted here, placed below
         }
         byte[][] keys = new byte[runsOfKey.size()][];
-        byte[][] args = new byte[3 + policyLimits.size()][];
+        boolean severalSlots = acrossSlots && severalSlots(runsOfKey.keySet());
+        byte[][] args = new byte[3 + policyLimits.size() + (severalSlots ? keys.length : 0)][];
         args[0] = TokenBucketScript.nowArgument(clientClock);
         args[1] = TokenBucketScript.ascii(policyLimits.size());
         for (int q = 0; q < policyLimits.size(); q++) {
@@ -290,7 +342,23 @@ final class DecisionBatcher {
             }
         }
         args[2 + policyLimits.size()] = packed.array();
+        if (severalSlots) {
+            System.arraycopy(keys, 0, args, 3 + policyLimits.size(), keys.length);
+            keys = new byte[][] {keys[0]};
+        }
         return script.run(redis, keys, args);
+    }
+
+    private static boolean severalSlots(Iterable<KeyBytes> keys) {
+        int slot = -1;
+        for (KeyBytes key : keys) {
+            int own = SlotHash.getSlot(key.bytes());
+            if (slot >= 0 && own != slot) {
+                return true;
+            }
+            slot = own;
+        }
+        return false;
     }
 
     /**

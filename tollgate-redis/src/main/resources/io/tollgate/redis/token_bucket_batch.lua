@@ -15,7 +15,8 @@ the "#include" line below when it loads this script. Requests never wait here: r
 a wait) go through token_bucket.lua.
 
 KEYS     the buckets, each once, in the order of their runs; on Redis Cluster all in one hash slot. Each is
-         a string "T|LIMITS|D1|D2|..." as token_bucket.lua writes it.
+         a string "T|LIMITS|D1|D2|..." as token_bucket.lua writes it. Or, on Redis Cluster for buckets of
+         several slots of one node, one of them only, to route the call: the buckets then follow the runs.
 ARGV[1]  now in microseconds, or "" to take the time from redis.call('TIME'). With a caller's clock (tests)
          keys live an hour longer than their buckets need, because Redis expires them by its own clock.
 ARGV[2]  the number of policies, Q
@@ -28,6 +29,10 @@ ARGV[3+Q]       the runs, packed big-endian, 16 bytes each: the policy's positio
          key of KEYS), the cost as an 8-byte integer (positive, no larger than the policy's smallest
          capacity) and M as a 4-byte integer. One argument rather than three per run: Redis spends about
          0.2 µs on each argument it hands a script (measured: 0.6 µs per key for three).
+ARGV[4+Q ..]    on Redis Cluster, the buckets of several slots of the node that serves KEYS[1], in place of
+         KEYS (Redis refuses declared keys of several slots). The script reads each with GET, as MGET too
+         refuses them; a bucket that another node serves fails the whole call with Redis's error, before
+         anything is written, so that the caller can send its requests again slot by slot.
 
 Reply: one flat array in token_bucket.lua's shape: the time of the decisions in microseconds, then for each
        run in order, the debt before the run of each limit of its policy; or -1 and a message when the run's
@@ -110,7 +115,24 @@ for q = 1, policy_count do
   }
 end
 
-local values = call('MGET', unpack(KEYS))
+-- The buckets: MGET answers false for a missing key and for a key of another type alike, and so does the read
+-- of the cluster form, where a key of another type is then found out as below (written with NX).
+local keys, values = KEYS, nil
+if #ARGV > 3 + policy_count then
+  keys, values = { unpack(ARGV, 4 + policy_count) }, {}
+  for k = 1, #keys do
+    local value = pcall_redis('GET', keys[k])
+    if type(value) == 'table' then
+      if not find(value.err, 'WRONGTYPE', 1, true) then
+        return value -- not this node's (the topology changed): nothing is written yet
+      end
+      value = false
+    end
+    values[k] = value
+  end
+else
+  values = call('MGET', unpack(KEYS))
+end
 
 -- The runs, flat: policy, cost and M of run j at 3j-2, 3j-1 and 3j.
 local packed = ARGV[3 + policy_count]
@@ -128,7 +150,7 @@ local key, absent, limits, time, debt, debts, written, failed, first_reply, runs
 
 -- Reads bucket k, expecting it to be written under `policy` (its first run's).
 local function load(k, policy)
-  key, absent, limits, time, debt, debts, written, failed = KEYS[k], false, nil, now, 0, nil, nil, nil
+  key, absent, limits, time, debt, debts, written, failed = keys[k], false, nil, now, 0, nil, nil, nil
   first_reply, runs = at, 0
   local stored = values[k]
   if not stored then
@@ -364,9 +386,9 @@ while r <= last do
         end
         local value = format('%s%d', policy.prefix, d)
         if stored then
-          call('SET', KEYS[k], value, 'PX', ttl)
-        elseif not call('SET', KEYS[k], value, 'PX', ttl, 'NX') then
-          reply[at], reply[at + 1] = NOT_A_BUCKET, held_elsewhere(KEYS[k])
+          call('SET', keys[k], value, 'PX', ttl)
+        elseif not call('SET', keys[k], value, 'PX', ttl, 'NX') then
+          reply[at], reply[at + 1] = NOT_A_BUCKET, held_elsewhere(keys[k])
           at = at + 1
         end
       end

@@ -9,6 +9,7 @@ import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Seeds;
+import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,22 +27,26 @@ import org.junit.jupiter.params.provider.MethodSource;
  * are sent in bursts without waiting, so that they travel together in batches, over three keys and two
  * policies at once; every decision of every burst is the same in all three, field for field. And the two
  * scripts share buckets: instances with and without batching, taking turns on the same keys, decide as
- * one in-memory limiter.
+ * one in-memory limiter. On a Redis Cluster of one master, a batch holds keys of several slots, which the
+ * script reads one by one instead of with one MGET: its decisions are the in-memory limiter's too.
  */
 class BatchedDifferentialTest {
 
     private static final Duration PATIENT = Duration.ofSeconds(5);
     private static final AtomicLong RUNS = new AtomicLong();
     private static RedisServer server;
+    private static RedisCluster cluster;
 
     @BeforeAll
     static void start() {
         server = RedisServer.start();
+        cluster = RedisCluster.start(1);
     }
 
     @AfterAll
     static void stop() {
         server.close();
+        cluster.close();
     }
 
     @ParameterizedTest(name = "seed {0}")
@@ -103,6 +108,40 @@ class BatchedDifferentialTest {
                         .as("request %d, %s", i, instance)
                         .isEqualTo(memory.tryAcquire(key, policy, cost));
             }
+        }
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("fiftyCases")
+    void batchesOfSeveralSlotsOfOneClusterMasterDecideAsTheInMemoryLimiter(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy first = generate.policy("p");
+        Policy second = generate.policy("p");
+        List<Step> steps = generate.bursts();
+        ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
+        InMemoryRateLimiter memory =
+                InMemoryRateLimiter.builder().timeSource(time).build();
+        String run = "run-" + RUNS.incrementAndGet() + "-";
+
+        try (RedisRateLimiter batched = RedisRateLimiter.builder()
+                .clusterUris(cluster.uris())
+                .timeout(PATIENT)
+                .clientClock(time)
+                .batching(true)
+                .denyCache(0)
+                .build()) {
+            List<Request> burst = new ArrayList<>();
+            for (Step step : steps) {
+                if (step.advanceMicros() > 0) {
+                    assertBurst(batched, burst);
+                    time.advanceMicros(step.advanceMicros());
+                }
+                Policy policy = step.pick(first, second);
+                long cost = step.cost(policy);
+                String key = run + (step.choice() % 3);
+                burst.add(new Request(key, policy, cost, memory.tryAcquire(key, policy, cost)));
+            }
+            assertBurst(batched, burst);
         }
     }
 

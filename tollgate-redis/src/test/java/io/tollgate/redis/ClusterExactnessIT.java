@@ -7,7 +7,7 @@ import io.tollgate.testing.RedisServer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** {@link DistributedExactnessTests} on a three-master Redis Cluster, with the default settings (batching per slot). */
+/** {@link DistributedExactnessTests} on a three-master Redis Cluster, with the default settings (batching per master). */
 class ClusterExactnessIT extends DistributedExactnessTests {
 
     @RegisterExtension
