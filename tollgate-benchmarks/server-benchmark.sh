@@ -59,7 +59,8 @@ nginx_conf nginx-limit "$NGINX" "
   limit_req_zone \$binary_remote_addr zone=shut:10m rate=1r/m;
   limit_req_status 429;" "
   location /open/ { limit_req zone=open burst=1000000 nodelay; proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\"; }
-  location /shut/ { limit_req zone=shut; proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\"; }"
+  location /shut/ { limit_req zone=shut; proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\"; }
+  location /free/ { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\"; }"
 
 redis-server --port "$REDIS" --bind 127.0.0.1 --save '' --appendonly no --daemonize no > "$WORK/redis.log" 2>&1 &
 PIDS+=($!)
@@ -134,9 +135,11 @@ echo "| --- | --- | --- | --- | --- |"
 measure "upstream alone (nginx return 200)" "http://127.0.0.1:$UPSTREAM/open/x"
 measure "nginx limit_req proxy, allowing" "http://127.0.0.1:$NGINX/open/x"
 measure "nginx limit_req proxy, refusing (429)" "http://127.0.0.1:$NGINX/shut/x"
+measure "nginx proxy, no limit_req" "http://127.0.0.1:$NGINX/free/x"
 start_tollgate "$WORK/memory.yaml" "$MEMORY"
 measure "Tollgate proxy, in memory, allowing" "http://127.0.0.1:$MEMORY/open/x"
 measure "Tollgate proxy, in memory, refusing (429)" "http://127.0.0.1:$MEMORY/shut/x"
+measure "Tollgate proxy, no rule matches (Jetty's proxying alone)" "http://127.0.0.1:$MEMORY/free/x"
 measure "Tollgate decision API, in memory, 10 000 keys" "http://127.0.0.1:$MEMORY/v1/check" "$WORK/check.lua"
 measure "Tollgate /healthz, in memory (the same server's HTTP alone)" "http://127.0.0.1:$MEMORY/healthz"
 stop_tollgate "$MEMORY"

@@ -381,19 +381,22 @@ final class DecisionBatcher {
         for (int i = 0; i < debts.length; i++) {
             debts[i] = (Long) replies.get(at + i);
         }
+        // Each reply but the run's last is superseded: the guard learns the bucket from the last one only.
+        int last = run.members.size() - 1;
         StoreReply refused = null;
-        for (Pending member : run.members) {
+        for (int i = 0; i <= last; i++) {
+            CompletableFuture<StoreReply> result = run.members.get(i).result();
             if (refused != null) {
-                member.result().complete(refused);
+                result.complete(i == last ? new StoreReply(nowMicros, refused.debtsBefore()) : refused);
                 continue;
             }
-            StoreReply reply = new StoreReply(nowMicros, debts);
+            StoreReply reply = new StoreReply(nowMicros, debts, i < last);
             if (TokenBucket.allFit(limits, debts, cost, 0)) {
                 debts = TokenBucket.charged(limits, debts, cost);
             } else {
                 refused = reply;
             }
-            member.result().complete(reply);
+            result.complete(reply);
         }
         return at + limits.size();
     }

@@ -63,6 +63,30 @@ class BatchingTest {
     }
 
     @Test
+    void aBurstOnAHotKeyLeavesItsRefusalInTheDenyCache() throws Exception {
+        try (RedisRateLimiter limiter = RedisRateLimiter.builder()
+                .uri(server.uri())
+                .timeout(Duration.ofSeconds(5))
+                .batching(true)
+                .build()) {
+            limiter.tryAcquire("warm-up", TEN);
+
+            server.pause();
+            List<CompletableFuture<Decision>> burst = submit(limiter, "hot", 200);
+            TimeUnit.MILLISECONDS.sleep(200);
+            server.resume();
+            List<Decision> decisions = join(burst);
+            long callsAfterBurst = scriptCalls();
+            Decision next = limiter.tryAcquire("hot", TEN);
+
+            assertThat(decisions.get(199).allowed()).isFalse();
+            assertThat(next.allowed()).isFalse();
+            assertThat(next.retryAfterMicros()).isPositive();
+            assertThat(scriptCalls()).as("script calls after the burst").isEqualTo(callsAfterBurst);
+        }
+    }
+
+    @Test
     void manyKeysShareAScriptCall() throws Exception {
         try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
             limiter.tryAcquire("warm-up", TEN);

@@ -125,6 +125,9 @@ final class GuardedCall<A> {
         long now = guard.time.nowMicros();
         guard.metrics.answered(Math.max(0, now - sentMicros));
         Decision decision = reply.decision(policy, cost, maxWaitMicros);
+        if (reply.superseded()) {
+            return decision; // a later request's reply teaches the same, newer: learning this too would be undone
+        }
         if (guard.denyCache != null) {
             guard.denyCache.update(policy, key, cost, sentMicros, decision);
         }

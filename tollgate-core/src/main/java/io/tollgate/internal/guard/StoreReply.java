@@ -12,8 +12,16 @@ import io.tollgate.internal.TokenBucket;
  *
  * @param nowMicros the store's time of the decision (or the caller's, with a client clock), in microseconds
  * @param debtsBefore the debt of each limit, in the order of the policy's limits, in ticks
+ * @param superseded whether a later reply of the same store call reports on the same bucket after this
+ *     request, so that this one need not teach this instance what the bucket holds (the later one will): a
+ *     hot key's batch of hundreds of requests then updates what this instance knows once, not once each
  */
-public record StoreReply(long nowMicros, long[] debtsBefore) {
+public record StoreReply(long nowMicros, long[] debtsBefore, boolean superseded) {
+
+    /** A reply that no later one supersedes. */
+    public StoreReply(long nowMicros, long[] debtsBefore) {
+        this(nowMicros, debtsBefore, false);
+    }
 
     /** Returns the decision on a request of {@code cost} whose caller waits up to {@code maxWaitMicros}. */
     Decision decision(Policy policy, long cost, long maxWaitMicros) {
