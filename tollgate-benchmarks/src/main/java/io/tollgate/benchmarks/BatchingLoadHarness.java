@@ -10,7 +10,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
-import io.tollgate.Decision;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.redis.RedisRateLimiter;
@@ -163,7 +162,7 @@ public final class BatchingLoadHarness {
             return new Subject() {
                 @Override
                 public CompletionStage<?> decide(String key) {
-                    return limiter.tryAcquireAsync(key, POLICY, 1).thenApply(BatchingLoadHarness::undegraded);
+                    return limiter.tryAcquireAsync(key, POLICY, 1);
                 }
 
                 @Override
@@ -207,13 +206,6 @@ public final class BatchingLoadHarness {
         }
     }
 
-    private static Decision undegraded(Decision decision) {
-        if (decision.degraded()) {
-            throw new IllegalStateException(decision.degradation().detail());
-        }
-        return decision;
-    }
-
     /**
      * What Redis does with script calls of {@value #CEILING_BATCH} distinct random keys out of 10 000 and
      * nothing else: Tollgate's batch script (each key a run of one request), and two scripts that only read
@@ -236,6 +228,30 @@ public final class BatchingLoadHarness {
             limits,
             runs.array()
         });
+        // The same, as a batch of keys of several slots on one Redis Cluster master sends it: the keys follow
+        // the runs as arguments, and the script reads them one by one. Standalone Redis runs it alike.
+        String clusterForm = "token_bucket_batch.lua, keys as arguments (the Redis Cluster form)";
+        scripts.put(clusterForm, scripts.get("token_bucket_batch.lua"));
+        // What the batch script does to a bucket beside reading and writing it, without its arithmetic: find
+        // the time and the debt in the stored string, format the new one, reply with a number per key.
+        scripts.put(
+                "one MGET, then parse, format and SET ... PX each bucket",
+                new byte[][] {bytes("""
+                local values = redis.call('MGET', unpack(KEYS))
+                local middle = '|' .. ARGV[2] .. '|'
+                local prefix = ARGV[1] .. middle
+                local reply = {}
+                for i = 1, #KEYS do
+                  local stored, d = values[i], 0
+                  if stored then
+                    local s, e = string.find(stored, middle, 1, true)
+                    local t = tonumber(string.sub(stored, 1, s - 1))
+                    d = tonumber(string.sub(stored, e + 1))
+                  end
+                  reply[i] = d
+                  redis.call('SET', KEYS[i], string.format('%s%d', prefix, d + 1), 'PX', 3600000)
+                end
+                return reply"""), bytes("1700000000000000"), limits});
         scripts.put("GET, then SET ... PX, for each key", new byte[][] {bytes("""
                 for i = 1, #KEYS do
                   redis.call('GET', KEYS[i])
@@ -256,9 +272,10 @@ public final class BatchingLoadHarness {
                 byte[][] parts = script.getValue();
                 String digest = connection.sync().scriptLoad(parts[0]);
                 byte[][] args = java.util.Arrays.copyOfRange(parts, 1, parts.length);
-                callScript(connection, digest, args, 3); // warm-up
+                boolean keysAsArguments = script.getKey().equals(clusterForm);
+                callScript(connection, digest, args, keysAsArguments, 3); // warm-up
                 RedisLoadHarness.Usage before = RedisLoadHarness.Usage.of(redis);
-                long keys = callScript(connection, digest, args, 10);
+                long keys = callScript(connection, digest, args, keysAsArguments, 10);
                 RedisLoadHarness.Usage spent = RedisLoadHarness.Usage.of(redis).minus(before);
                 System.out.printf(
                         Locale.ROOT,
@@ -272,9 +289,16 @@ public final class BatchingLoadHarness {
         }
     }
 
-    /** Keeps four calls of the script in flight for {@code seconds}; returns the keys decided. */
+    /**
+     * Keeps four calls of the script in flight for {@code seconds}; returns the keys decided. With {@code
+     * keysAsArguments} the keys follow {@code args}, and only the first is declared.
+     */
     private static long callScript(
-            StatefulRedisConnection<byte[], byte[]> connection, String digest, byte[][] args, int seconds)
+            StatefulRedisConnection<byte[], byte[]> connection,
+            String digest,
+            byte[][] args,
+            boolean keysAsArguments,
+            int seconds)
             throws InterruptedException {
         Semaphore inFlight = new Semaphore(4);
         AtomicLong keys = new AtomicLong();
@@ -287,9 +311,16 @@ public final class BatchingLoadHarness {
                     .limit(CEILING_BATCH)
                     .mapToObj(i -> bytes("tollgate:bench:client-" + i))
                     .toArray(byte[][]::new);
+            byte[][] declared = batch;
+            byte[][] arguments = args;
+            if (keysAsArguments) {
+                declared = new byte[][] {batch[0]};
+                arguments = java.util.Arrays.copyOf(args, args.length + batch.length);
+                System.arraycopy(batch, 0, arguments, args.length, batch.length);
+            }
             connection
                     .async()
-                    .evalsha(digest, ScriptOutputType.MULTI, batch, args)
+                    .evalsha(digest, ScriptOutputType.MULTI, declared, arguments)
                     .whenComplete((reply, failure) -> {
                         if (failure != null) {
                             System.err.println("script call failed: " + failure);
@@ -324,7 +355,7 @@ public final class BatchingLoadHarness {
         return new Subject() {
             @Override
             public CompletionStage<?> decide(String key) {
-                return limiter.tryAcquireAsync(key, POLICY, 1).thenApply(BatchingLoadHarness::undegraded);
+                return limiter.tryAcquireAsync(key, POLICY, 1);
             }
 
             @Override

@@ -1,7 +1,10 @@
 package io.tollgate.http;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Records what a {@link RequestLimiter} decides to a Micrometer {@link MeterRegistry}:
@@ -22,7 +25,15 @@ import java.util.Objects;
  */
 public final class MicrometerRequestMetrics implements RequestMetrics {
 
+    /** A {@code tollgate.http.decisions} counter's tags. */
+    private record DecisionTags(String policy, boolean allowed, boolean dryRun, boolean degraded) {}
+
     private final MeterRegistry registry;
+    /**
+     * The decision counters, looked up once per tag set rather than per request (a registry lookup sorts and
+     * copies the tags every time); as many as the registry itself keeps.
+     */
+    private final Map<DecisionTags, Counter> decisions = new ConcurrentHashMap<>();
 
     private MicrometerRequestMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -39,17 +50,27 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
 
     @Override
     public void decided(RuleOutcome outcome) {
-        registry.counter(
-                        "tollgate.http.decisions",
-                        "policy",
-                        outcome.policy().name(),
-                        "outcome",
-                        outcome.decision().allowed() ? "allowed" : "refused",
-                        "dry_run",
-                        Boolean.toString(outcome.rule().dryRun()),
-                        "degraded",
-                        Boolean.toString(outcome.decision().degraded()))
-                .increment();
+        DecisionTags tags = new DecisionTags(
+                outcome.policy().name(),
+                outcome.decision().allowed(),
+                outcome.rule().dryRun(),
+                outcome.decision().degraded());
+        Counter counter = decisions.get(tags);
+        if (counter == null) {
+            counter = decisions.computeIfAbsent(
+                    tags,
+                    t -> registry.counter(
+                            "tollgate.http.decisions",
+                            "policy",
+                            t.policy(),
+                            "outcome",
+                            t.allowed() ? "allowed" : "refused",
+                            "dry_run",
+                            Boolean.toString(t.dryRun()),
+                            "degraded",
+                            Boolean.toString(t.degraded())));
+        }
+        counter.increment();
     }
 
     @Override

@@ -459,7 +459,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
          * Sends decisions in batches (default on): requests that arrive while earlier ones are on their way
          * to Redis go together as one script call, which decides each of them in arrival order exactly as
          * separate calls would. A quiet limiter sends each request at once; under load one script call carries
-         * up to 256 decisions, for one hot key or for many keys (on Redis Cluster, of one hash slot). The time
+         * up to 256 decisions, for one hot key or for many keys (on Redis Cluster, of the slots of one master). The time
          * budget, failure policy, circuit breaker, deny cache and metrics apply to every request as without
          * batching; a key that holds something else fails only its own requests. {@link RateLimiter#acquire},
          * which may reserve ahead, is never batched. Off, every decision is its own call of {@code
