@@ -178,16 +178,23 @@ final class DecisionBatcher {
             next.run();
         }
 
-        private void sent() {
+        /**
+         * Notes that a batch came back, and sends the next if requests wait; returns the event loop that will
+         * send it by a task, if this thread runs one, else null (it was sent here, or nothing waits).
+         */
+        private Executor sent() {
             Runnable next;
+            Executor loop;
             synchronized (this) {
                 inFlight--;
                 if (deferred || queue.isEmpty()) {
-                    return;
+                    return null;
                 }
                 next = claim();
+                loop = deferred ? eventLoops.current() : null;
             }
             next.run();
+            return loop;
         }
 
         /**
@@ -265,32 +272,47 @@ final class DecisionBatcher {
         /** Answers every caller once Redis replied; outside the lane's lock, as callers' stages run here. */
         void answerWhenDone() {
             call.whenComplete((replies, failure) -> {
-                lane.sent(); // the next batch goes before this one's callers run
-                if (failure != null && lane.acrossSlots && servedElsewhere(failure)) {
-                    // In the order of the batch, which keeps each key's requests in arrival order.
-                    for (Run run : runs) {
-                        for (Pending member : run.members) {
-                            slotLane(SlotHash.getSlot(member.bucketKey())).add(member);
-                        }
-                    }
+                Executor sending = lane.sent(); // the next batch goes before this one's callers run
+                if (sending == null) {
+                    answerAll(replies, failure);
                     return;
                 }
-                Throwable problem = failure;
-                int at = 1;
-                for (Run run : runs) {
-                    if (problem == null) {
-                        try {
-                            at = answer(run, (Long) replies.get(0), replies, at);
-                            continue;
-                        } catch (RuntimeException malformed) {
-                            problem = malformed; // every caller is answered, whatever came back
-                        }
-                    }
-                    for (Pending member : run.members) {
-                        member.result().completeExceptionally(problem);
-                    }
+                // The next batch is sent by a task of this event loop: this batch's callers are answered by a task
+                // queued behind it, so that Redis decides the next batch while they run, rather than after.
+                try {
+                    sending.execute(() -> answerAll(replies, failure));
+                } catch (RejectedExecutionException shuttingDown) {
+                    answerAll(replies, failure);
                 }
             });
+        }
+
+        /** Answers every caller of the batch from Redis's replies, or with the call's failure. */
+        private void answerAll(List<Object> replies, Throwable failure) {
+            if (failure != null && lane.acrossSlots && servedElsewhere(failure)) {
+                // In the order of the batch, which keeps each key's requests in arrival order.
+                for (Run run : runs) {
+                    for (Pending member : run.members) {
+                        slotLane(SlotHash.getSlot(member.bucketKey())).add(member);
+                    }
+                }
+                return;
+            }
+            Throwable problem = failure;
+            int at = 1;
+            for (Run run : runs) {
+                if (problem == null) {
+                    try {
+                        at = answer(run, (Long) replies.get(0), replies, at);
+                        continue;
+                    } catch (RuntimeException malformed) {
+                        problem = malformed; // every caller is answered, whatever came back
+                    }
+                }
+                for (Pending member : run.members) {
+                    member.result().completeExceptionally(problem);
+                }
+            }
         }
     }
 
