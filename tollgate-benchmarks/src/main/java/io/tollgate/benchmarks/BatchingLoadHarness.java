@@ -157,19 +157,7 @@ public final class BatchingLoadHarness {
         }
 
         Subject tollgate() {
-            RedisRateLimiter limiter =
-                    target.timeout(Duration.ofSeconds(1)).batching(true).build();
-            return new Subject() {
-                @Override
-                public CompletionStage<?> decide(String key) {
-                    return limiter.tryAcquireAsync(key, POLICY, 1);
-                }
-
-                @Override
-                public void close() {
-                    limiter.close();
-                }
-            };
+            return BatchingLoadHarness.tollgate(target, true);
         }
 
         void flush() {
@@ -346,12 +334,13 @@ public final class BatchingLoadHarness {
     }
 
     private static Subject tollgate(RedisServer redis, boolean batching) {
+        return tollgate(RedisRateLimiter.builder().uri(redis.uri()), batching);
+    }
+
+    private static Subject tollgate(RedisRateLimiter.Builder target, boolean batching) {
         // A budget of a second: this measures decisions made by Redis, not the fallback.
-        RedisRateLimiter limiter = RedisRateLimiter.builder()
-                .uri(redis.uri())
-                .timeout(Duration.ofSeconds(1))
-                .batching(batching)
-                .build();
+        RedisRateLimiter limiter =
+                target.timeout(Duration.ofSeconds(1)).batching(batching).build();
         return new Subject() {
             @Override
             public CompletionStage<?> decide(String key) {

@@ -52,33 +52,11 @@ class BatchedDifferentialTest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("oneHundredFiftyCases")
     void batchedUnbatchedAndInMemoryGiveIdenticalDecisions(long seed) {
-        BucketGenerators generate = new BucketGenerators(seed);
-        Policy first = generate.policy("p");
-        Policy second = generate.policy("p");
-        List<Step> steps = generate.bursts();
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
-        InMemoryRateLimiter memory =
-                InMemoryRateLimiter.builder().timeSource(time).build();
-        String run = "run-" + RUNS.incrementAndGet() + "-";
 
         try (RedisRateLimiter batched = limiter(time, "batched:", true);
                 RedisRateLimiter unbatched = limiter(time, "unbatched:", false)) {
-            List<Request> burst = new ArrayList<>();
-            for (int i = 0; i < steps.size(); i++) {
-                Step step = steps.get(i);
-                if (step.advanceMicros() > 0) {
-                    assertBurst(batched, burst);
-                    time.advanceMicros(step.advanceMicros()); // only between bursts: a batch reads the clock once
-                }
-                Policy policy = step.pick(first, second);
-                long cost = step.cost(policy);
-                String key = run + (step.choice() % 3);
-                Decision alone = unbatched.tryAcquire(key, policy, cost);
-                Decision expected = memory.tryAcquire(key, policy, cost);
-                assertThat(alone).isEqualTo(expected);
-                burst.add(new Request(key, policy, cost, expected));
-            }
-            assertBurst(batched, burst);
+            replayInBursts(seed, time, batched, unbatched);
         }
     }
 
@@ -114,14 +92,7 @@ class BatchedDifferentialTest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("fiftyCases")
     void batchesOfSeveralSlotsOfOneClusterMasterDecideAsTheInMemoryLimiter(long seed) {
-        BucketGenerators generate = new BucketGenerators(seed);
-        Policy first = generate.policy("p");
-        Policy second = generate.policy("p");
-        List<Step> steps = generate.bursts();
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
-        InMemoryRateLimiter memory =
-                InMemoryRateLimiter.builder().timeSource(time).build();
-        String run = "run-" + RUNS.incrementAndGet() + "-";
 
         try (RedisRateLimiter batched = RedisRateLimiter.builder()
                 .clusterUris(cluster.uris())
@@ -130,19 +101,40 @@ class BatchedDifferentialTest {
                 .batching(true)
                 .denyCache(0)
                 .build()) {
-            List<Request> burst = new ArrayList<>();
-            for (Step step : steps) {
-                if (step.advanceMicros() > 0) {
-                    assertBurst(batched, burst);
-                    time.advanceMicros(step.advanceMicros());
-                }
-                Policy policy = step.pick(first, second);
-                long cost = step.cost(policy);
-                String key = run + (step.choice() % 3);
-                burst.add(new Request(key, policy, cost, memory.tryAcquire(key, policy, cost)));
-            }
-            assertBurst(batched, burst);
+            replayInBursts(seed, time, batched, null);
         }
+    }
+
+    /**
+     * Replays the seed's bursts over three keys and two policies: each request is decided at once by the
+     * in-memory limiter (and by {@code unbatched}, if given, which must agree), and sent with the rest of its
+     * burst to {@code batched}, whose decisions must be the same.
+     */
+    private static void replayInBursts(
+            long seed, ManualTimeSource time, RedisRateLimiter batched, RedisRateLimiter unbatched) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy first = generate.policy("p");
+        Policy second = generate.policy("p");
+        List<Step> steps = generate.bursts();
+        InMemoryRateLimiter memory =
+                InMemoryRateLimiter.builder().timeSource(time).build();
+        String run = "run-" + RUNS.incrementAndGet() + "-";
+        List<Request> burst = new ArrayList<>();
+        for (Step step : steps) {
+            if (step.advanceMicros() > 0) {
+                assertBurst(batched, burst);
+                time.advanceMicros(step.advanceMicros()); // only between bursts: a batch reads the clock once
+            }
+            Policy policy = step.pick(first, second);
+            long cost = step.cost(policy);
+            String key = run + (step.choice() % 3);
+            Decision expected = memory.tryAcquire(key, policy, cost);
+            if (unbatched != null) {
+                assertThat(unbatched.tryAcquire(key, policy, cost)).isEqualTo(expected);
+            }
+            burst.add(new Request(key, policy, cost, expected));
+        }
+        assertBurst(batched, burst);
     }
 
     private record Request(String key, Policy policy, long cost, Decision expected) {}
