@@ -3,6 +3,7 @@ package io.tollgate.server;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Connector;
@@ -19,8 +20,13 @@ import org.eclipse.jetty.util.Callback;
  * /v1/check} only; the management port serves {@code /healthz}, {@code /readyz}, {@code /metrics} and the
  * admin API, to callers that send its bearer token when one is set. Each answer is timed. {@code /readyz}
  * answers 503 until the server is warm, then as the store answers.
+ *
+ * <p>Non-blocking: Jetty may call it on the thread that read the request, without handing the request to
+ * another thread first (a hop that cost more than half of a {@code /healthz} answer). Everything it does
+ * there is asynchronous or brief; the admin API and the Prometheus scrape, which may wait for the store or
+ * take long, run on Jetty's thread pool.
  */
-final class TollgateHandler extends Handler.Abstract {
+final class TollgateHandler extends Handler.Abstract.NonBlocking {
 
     private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -94,14 +100,29 @@ final class TollgateHandler extends Handler.Abstract {
             case "health" -> health(path, request, response, timed);
             case "metrics" -> {
                 if (onlyGet(request, response, timed)) {
-                    Responses.text(response, timed, 200, PROMETHEUS_TEXT, metrics.scrape());
+                    blocking(timed, () -> Responses.text(response, timed, 200, PROMETHEUS_TEXT, metrics.scrape()));
                 }
             }
-            case "admin" -> admin.handle(path, request, response, timed);
+            case "admin" -> blocking(timed, () -> admin.handle(path, request, response, timed));
             case "proxy" -> proxy.handle(request, response, timed);
             default -> Responses.problem(response, timed, 404, noSuchEndpoint(path, onManagementPort));
         }
         return true;
+    }
+
+    /** Runs work that may block on Jetty's thread pool, never on the thread that read the request. */
+    private void blocking(Callback callback, Runnable work) {
+        try {
+            getServer().getThreadPool().execute(() -> {
+                try {
+                    work.run();
+                } catch (RuntimeException e) {
+                    callback.failed(e);
+                }
+            });
+        } catch (RejectedExecutionException stopping) {
+            callback.failed(stopping);
+        }
     }
 
     private String publicRoute(String path) {
