@@ -55,22 +55,20 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
                 outcome.decision().allowed(),
                 outcome.rule().dryRun(),
                 outcome.decision().degraded());
-        Counter counter = decisions.get(tags);
-        if (counter == null) {
-            counter = decisions.computeIfAbsent(
-                    tags,
-                    t -> registry.counter(
-                            "tollgate.http.decisions",
-                            "policy",
-                            t.policy(),
-                            "outcome",
-                            t.allowed() ? "allowed" : "refused",
-                            "dry_run",
-                            Boolean.toString(t.dryRun()),
-                            "degraded",
-                            Boolean.toString(t.degraded())));
-        }
-        counter.increment();
+        decisions
+                .computeIfAbsent(
+                        tags,
+                        t -> registry.counter(
+                                "tollgate.http.decisions",
+                                "policy",
+                                t.policy(),
+                                "outcome",
+                                t.allowed() ? "allowed" : "refused",
+                                "dry_run",
+                                Boolean.toString(t.dryRun()),
+                                "degraded",
+                                Boolean.toString(t.degraded())))
+                .increment();
     }
 
     @Override

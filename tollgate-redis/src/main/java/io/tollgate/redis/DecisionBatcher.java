@@ -63,7 +63,9 @@ final class DecisionBatcher {
      */
     static final int MAX_IN_FLIGHT = 2;
 
-    private record Pending(byte[] bucketKey, Policy policy, long cost, CompletableFuture<StoreReply> result) {}
+    /** A request waiting in a lane; {@code slot} is its key's hash slot on Redis Cluster, else -1. */
+    private record Pending(
+            byte[] bucketKey, Policy policy, long cost, int slot, CompletableFuture<StoreReply> result) {}
 
     /** Requests in a row for one key, policy and cost, in arrival order. */
     private static final class Run {
@@ -127,15 +129,14 @@ final class DecisionBatcher {
      */
     CompletableFuture<StoreReply> submit(byte[] bucketKey, Policy policy, long cost) {
         CompletableFuture<StoreReply> result = new CompletableFuture<>();
-        Pending pending = new Pending(bucketKey, policy, cost, result);
         if (commands.get() instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
             int slot = SlotHash.getSlot(bucketKey);
             RedisClusterNode master =
                     cluster.getStatefulConnection().getPartitions().getPartitionBySlot(slot);
             (master == null ? slotLane(slot) : nodes.computeIfAbsent(master.getNodeId(), id -> new Lane(true)))
-                    .add(pending);
+                    .add(new Pending(bucketKey, policy, cost, slot, result));
         } else {
-            single.add(pending);
+            single.add(new Pending(bucketKey, policy, cost, -1, result));
         }
         return result;
     }
@@ -293,7 +294,7 @@ final class DecisionBatcher {
                 // In the order of the batch, which keeps each key's requests in arrival order.
                 for (Run run : runs) {
                     for (Pending member : run.members) {
-                        slotLane(SlotHash.getSlot(member.bucketKey())).add(member);
+                        slotLane(member.slot()).add(member);
                     }
                 }
                 return;
@@ -344,7 +345,8 @@ final class DecisionBatcher {
             runs.add(null); // counted here, placed below
         }
         byte[][] keys = new byte[runsOfKey.size()][];
-        boolean severalSlots = acrossSlots && severalSlots(runsOfKey.keySet());
+        boolean severalSlots = acrossSlots
+                && batch.stream().anyMatch(p -> p.slot() != batch.get(0).slot());
         byte[][] args = new byte[3 + policyLimits.size() + (severalSlots ? keys.length : 0)][];
         args[0] = TokenBucketScript.nowArgument(clientClock);
         args[1] = TokenBucketScript.ascii(policyLimits.size());
@@ -369,18 +371,6 @@ final class DecisionBatcher {
             keys = new byte[][] {keys[0]};
         }
         return script.run(redis, keys, args);
-    }
-
-    private static boolean severalSlots(Iterable<KeyBytes> keys) {
-        int slot = -1;
-        for (KeyBytes key : keys) {
-            int own = SlotHash.getSlot(key.bytes());
-            if (slot >= 0 && own != slot) {
-                return true;
-            }
-            slot = own;
-        }
-        return false;
     }
 
     /**

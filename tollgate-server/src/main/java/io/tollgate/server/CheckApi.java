@@ -168,9 +168,7 @@ final class CheckApi {
         if (!request.batch()) {
             Check check = request.checks().get(0);
             CompletableFuture<Decision> decision = decide(check);
-            return decision.isDone()
-                    ? decision.thenApply(decided -> single(check, decided))
-                    : decision.thenApplyAsync(decided -> single(check, decided), renderer);
+            return decision.thenApplyAsync(decided -> single(check, decided), Responses.answerer(decision, renderer));
         }
         List<Check> batch = request.checks();
         @SuppressWarnings("unchecked")
@@ -178,18 +176,18 @@ final class CheckApi {
         for (int i = 0; i < decisions.length; i++) {
             decisions[i] = decide(batch.get(i));
         }
-        return CompletableFuture.allOf(decisions)
-                .thenApplyAsync(
-                        done -> Answer.json(200, Map.of("Cache-Control", "no-store"), JsonText.of(generator -> {
-                            generator.writeStartObject();
-                            generator.writeArrayFieldStart("results");
-                            for (int i = 0; i < decisions.length; i++) {
-                                result(generator, batch.get(i), decisions[i].join());
-                            }
-                            generator.writeEndArray();
-                            generator.writeEndObject();
-                        })),
-                        renderer);
+        CompletableFuture<Void> all = CompletableFuture.allOf(decisions);
+        return all.thenApplyAsync(
+                done -> Answer.json(200, Map.of("Cache-Control", "no-store"), JsonText.of(generator -> {
+                    generator.writeStartObject();
+                    generator.writeArrayFieldStart("results");
+                    for (int i = 0; i < decisions.length; i++) {
+                        result(generator, batch.get(i), decisions[i].join());
+                    }
+                    generator.writeEndArray();
+                    generator.writeEndObject();
+                })),
+                Responses.answerer(all, renderer));
     }
 
     /**

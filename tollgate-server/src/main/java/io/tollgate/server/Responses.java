@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.function.BiConsumer;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
@@ -28,11 +29,16 @@ final class Responses {
      */
     static <T> void whenDecided(
             Request request, CompletionStage<T> pending, BiConsumer<? super T, ? super Throwable> then) {
-        if (pending.toCompletableFuture().isDone()) {
-            pending.whenComplete(then);
-        } else {
-            pending.whenCompleteAsync(then, request.getComponents().getExecutor());
-        }
+        pending.whenCompleteAsync(
+                then, answerer(pending, request.getComponents().getExecutor()));
+    }
+
+    /**
+     * Returns where to answer once {@code pending} completes, as {@link #whenDecided} does: this thread if it
+     * already has, else {@code jetty}, Jetty's threads.
+     */
+    static Executor answerer(CompletionStage<?> pending, Executor jetty) {
+        return pending.toCompletableFuture().isDone() ? Runnable::run : jetty;
     }
 
     /** Writes {@code status}, the headers and the body, completing {@code callback} when it is sent. */

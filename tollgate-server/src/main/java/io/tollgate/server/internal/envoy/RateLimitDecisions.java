@@ -55,11 +55,12 @@ final class RateLimitDecisions {
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
+    /** The most rules kept for reuse: the files' policies are few, overrides may name one per request. */
+    private static final int MAX_CACHED_RULES = 1_024;
+
     private final RateLimiter limiter;
     private final EnvoyMetrics metrics;
     private final Map<Boolean, RequestLimiter> renderers;
-    private static final int MAX_CACHED_RULES = 1_024;
-
     private final Map<RuleKey, Rule> rules = new ConcurrentHashMap<>();
 
     /** What a descriptor's rule, which renders its header fields, depends on. */
