@@ -2,7 +2,7 @@
 # The Tollgate server under load on loopback, beside nginx with limit_req proxying the same upstream, in one
 # run on one machine. Prints a Markdown table for docs/benchmarks.md.
 #
-# Needs: the built jar (./mvnw -B -q -DskipTests package -pl tollgate-server -am), wrk, nginx and
+# Needs: the built jars (./mvnw -B -q -DskipTests package -pl tollgate-server,tollgate-benchmarks -am), wrk, nginx and
 # redis-server, curl and python3 on PATH (Debian: apt-get install wrk nginx-light redis-server curl). Every process it starts
 # listens on 127.0.0.1 only and is stopped at the end; nothing outside this machine is touched.
 #
@@ -149,3 +149,28 @@ measure "Tollgate proxy, Redis, refusing (429)" "http://127.0.0.1:$ONREDIS/shut/
 measure "Tollgate decision API, Redis, 10 000 keys" "http://127.0.0.1:$ONREDIS/v1/check" "$WORK/check.lua"
 measure "Tollgate /healthz, Redis (the same server's HTTP alone)" "http://127.0.0.1:$ONREDIS/healthz"
 stop_tollgate "$ONREDIS"
+
+# Forwarding alone, no limiter, one JVM at a time (HttpStackCeiling; skipped without the benchmarks jar):
+# where the ceiling of each way of building a JVM proxy lies on this machine.
+CEILING_JAR=tollgate-benchmarks/target/benchmarks.jar
+if [ -f "$CEILING_JAR" ]; then
+  for mode in jetty-proxy jetty-netty-proxy netty-proxy; do
+    CEILING=$(free_port)
+    java "${JAVA_OPTS[@]}" -cp "$CEILING_JAR" io.tollgate.benchmarks.HttpStackCeiling "$mode" "$CEILING" "$UPSTREAM" \
+      > "$WORK/ceiling.out" 2>&1 &
+    CEILING_PID=$!
+    PIDS+=($CEILING_PID)
+    await_port "$CEILING"
+    wrk -t1 -c"$CONNECTIONS" -d25s "http://127.0.0.1:$CEILING/x" > /dev/null
+    case "$mode" in
+      jetty-proxy) name="forwarding only: Jetty ProxyHandler + HttpClient (as Tollgate's proxy)" ;;
+      jetty-netty-proxy) name="forwarding only: Jetty server + Netty client, pooled" ;;
+      netty-proxy) name="forwarding only: Netty both sides, one event loop per exchange" ;;
+    esac
+    measure "$name" "http://127.0.0.1:$CEILING/x"
+    kill "$CEILING_PID"
+    wait "$CEILING_PID" 2>/dev/null || true
+  done
+else
+  echo "(forwarding-only rows skipped: build $CEILING_JAR for them)" >&2
+fi
