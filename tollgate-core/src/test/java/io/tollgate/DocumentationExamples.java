@@ -25,6 +25,7 @@ public final class DocumentationExamples {
     public static final Path PROJECT = Path.of("..");
 
     private static final Pattern JAVA_BLOCK = block("java");
+    private static final Pattern RUN_BY = Pattern.compile("<!-- run by (\\S+) -->\\s*\\z");
 
     private DocumentationExamples() {}
 
@@ -33,46 +34,54 @@ public final class DocumentationExamples {
      * imports of the types it names and that its code, after them, is contained in {@code testSource}
      * (relative to the project root), whose own imports hold the block's; returns how many blocks were
      * checked. A type the block names is one that the test source imports, or a public type of the test
-     * source's own package, which a reader's code must import as well.
+     * source's own package, which a reader's code must import as well. A block right after a line {@code
+     * <!-- run by PATH -->} is checked against PATH instead, for a page whose examples come from more than
+     * one application.
      */
     public static int assertRunBy(String testSource, String... pages) {
-        String text = read(PROJECT.resolve(testSource));
-        String source = withoutWhitespace(text);
-        Map<String, String> importable = importable(text);
         int examples = 0;
         for (String page : pages) {
-            Matcher block = JAVA_BLOCK.matcher(read(PROJECT.resolve(page)));
+            String text = read(PROJECT.resolve(page));
+            Matcher block = JAVA_BLOCK.matcher(text);
             while (block.find()) {
                 examples++;
-                List<String> imports = new ArrayList<>();
-                StringBuilder code = new StringBuilder();
-                for (String line : block.group(1).split("\n")) {
-                    if (line.startsWith("import ") && code.toString().isBlank()) {
-                        imports.add(line.strip());
-                    } else {
-                        code.append(line).append('\n');
-                    }
-                }
-                assertThat(source)
-                        .as("example in %s is not run by %s:%n%s", page, testSource, code)
-                        .contains(withoutWhitespace(code.toString()));
-                for (String imported : imports) {
-                    assertThat(importable)
-                            .as("%s in an example of %s: %s does not import it", imported, page, testSource)
-                            .containsValue(imported.substring("import ".length(), imported.length() - 1));
-                }
-                Matcher type = Pattern.compile("\\b[A-Z][A-Za-z0-9]*\\b").matcher(withoutComments(code.toString()));
-                while (type.find()) {
-                    String name = importable.get(type.group());
-                    if (name != null) {
-                        assertThat(imports)
-                                .as("an example of %s names %s but does not import it:%n%s", page, type.group(), code)
-                                .contains("import " + name + ";");
-                    }
-                }
+                Matcher marker = RUN_BY.matcher(text.substring(0, block.start()));
+                assertExample(marker.find() ? marker.group(1) : testSource, page, block.group(1));
             }
         }
         return examples;
+    }
+
+    private static void assertExample(String testSource, String page, String example) {
+        String text = read(PROJECT.resolve(testSource));
+        String source = withoutWhitespace(text);
+        Map<String, String> importable = importable(text);
+        List<String> imports = new ArrayList<>();
+        StringBuilder code = new StringBuilder();
+        for (String line : example.split("\n")) {
+            if (line.startsWith("import ") && code.toString().isBlank()) {
+                imports.add(line.strip());
+            } else {
+                code.append(line).append('\n');
+            }
+        }
+        assertThat(source)
+                .as("example in %s is not run by %s:%n%s", page, testSource, code)
+                .contains(withoutWhitespace(code.toString()));
+        for (String imported : imports) {
+            assertThat(importable)
+                    .as("%s in an example of %s: %s does not import it", imported, page, testSource)
+                    .containsValue(imported.substring("import ".length(), imported.length() - 1));
+        }
+        Matcher type = Pattern.compile("\\b[A-Z][A-Za-z0-9]*\\b").matcher(withoutComments(code.toString()));
+        while (type.find()) {
+            String name = importable.get(type.group());
+            if (name != null) {
+                assertThat(imports)
+                        .as("an example of %s names %s but does not import it:%n%s", page, type.group(), code)
+                        .contains("import " + name + ";");
+            }
+        }
     }
 
     /**

@@ -251,6 +251,25 @@ public final class RequestLimiter {
     }
 
     /**
+     * Decides one rule for a client key that the caller found itself, as {@link #check} does, without
+     * waiting: for callers that must not block, such as a reactive controller method. The stage completes as
+     * {@link #decide} says: at once in memory, within the time budget on Redis, exceptionally only if the
+     * limiter itself fails.
+     *
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    public CompletionStage<RuleOutcome> checkAsync(Rule rule, String key) {
+        Objects.requireNonNull(rule, "rule");
+        String bounded = Arguments.boundedKey(Objects.requireNonNull(key, "key"));
+        return limiter.tryAcquireAsync(bounded, rule.policy(), rule.cost()).thenApply(decision -> {
+            RuleOutcome outcome = new RuleOutcome(rule, bounded, decision);
+            metrics.decided(outcome);
+            return outcome;
+        });
+    }
+
+    /**
      * Returns what to answer for outcomes decided elsewhere: the rate-limit header fields for all of them
      * and, if any refuses, the refusal (status, {@code Retry-After} for the one that keeps the client waiting
      * longest, body) as this request limiter writes it.

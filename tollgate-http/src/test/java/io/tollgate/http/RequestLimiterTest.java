@@ -14,6 +14,7 @@ import io.tollgate.Rate;
 import io.tollgate.internal.Arguments;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -424,6 +425,23 @@ class RequestLimiterTest {
                 .containsEntry("RateLimit", "\"global\";r=999;t=1, \"per-ip\";r=0;t=3");
         assertThat(new String(answer.body(), StandardCharsets.UTF_8)).contains("\"policies\":[\"per-ip\"]");
         assertThatThrownBy(() -> requests.respond(List.of())).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aRuleCheckedWithoutWaitingChargesAndRefusesAsTheWaitingCheck() {
+        RequestLimiter requests = RequestLimiter.builder(limiter).build();
+        Rule perUser = Rule.builder(THREE).build();
+
+        List<RuleOutcome> outcomes = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            outcomes.add(
+                    requests.checkAsync(perUser, "user:7").toCompletableFuture().join());
+        }
+
+        assertThat(outcomes).extracting(RuleOutcome::refuses).containsExactly(false, false, false, true);
+        assertThat(outcomes.get(3).key()).isEqualTo("user:7");
+        assertThat(requests.check(perUser, "user:7").refuses()).isTrue();
+        assertThatThrownBy(() -> requests.checkAsync(perUser, "")).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

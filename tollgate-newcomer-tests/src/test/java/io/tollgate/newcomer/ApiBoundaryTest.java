@@ -61,6 +61,7 @@ class ApiBoundaryTest {
             "io.tollgate.spring.InvalidTollgatePropertiesException",
             "io.tollgate.spring.RateLimit",
             "io.tollgate.spring.RateLimitExceededException",
+            "io.tollgate.spring.RateLimitExceptionHandler",
             "io.tollgate.spring.RateLimitExceptionResolver",
             "io.tollgate.spring.RateLimits",
             "io.tollgate.spring.TollgateAutoConfiguration",
@@ -68,7 +69,8 @@ class ApiBoundaryTest {
             "io.tollgate.spring.TollgateHealthIndicator",
             "io.tollgate.spring.TollgateProperties",
             "io.tollgate.spring.TollgateRedisCustomizer",
-            "io.tollgate.spring.TollgateRequestLimiterCustomizer");
+            "io.tollgate.spring.TollgateRequestLimiterCustomizer",
+            "io.tollgate.spring.TollgateWebFilter");
 
     @Test
     void publicTypesOutsideInternalPackagesAreExactlyTheApi() throws IOException {

@@ -3,6 +3,7 @@ package io.tollgate.redis;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.tollgate.TimeSource;
 import java.lang.System.Logger.Level;
+import java.util.regex.Pattern;
 
 /**
  * What the log says about connecting to Redis: the first failed attempt at WARNING, with Redis's own
@@ -11,6 +12,10 @@ import java.lang.System.Logger.Level;
  * reason, for the detail of decisions made meanwhile. Thread-safe.
  */
 final class ConnectionLog {
+
+    /** The system call that Netty's native transports name before the system's message. */
+    private static final Pattern NATIVE_CALL =
+            Pattern.compile("^\\w+\\(\\.\\.\\) failed(?: with error\\(-?\\d+\\))?: ");
 
     /** The shortest time between two lines about failed attempts: a minute. */
     static final long SUMMARY_MICROS = 60_000_000;
@@ -84,7 +89,9 @@ final class ConnectionLog {
     /**
      * Returns what a failure to connect says: Redis's own answer if it gave one (a wrong password is {@code
      * WRONGPASS ...}, where Lettuce's message says only that it was unable to connect), else the deepest
-     * cause's message.
+     * cause's message, without the system call that Netty's native transports name before it ({@code
+     * finishConnect(..) failed with error(-111): Connection refused} says what NIO's {@code Connection
+     * refused} says).
      */
     static String describe(Throwable failure) {
         String deepest = null;
@@ -99,6 +106,8 @@ final class ConnectionLog {
                 break;
             }
         }
-        return deepest != null ? deepest : failure.getClass().getSimpleName();
+        return deepest != null
+                ? NATIVE_CALL.matcher(deepest).replaceFirst("")
+                : failure.getClass().getSimpleName();
     }
 }

@@ -50,6 +50,19 @@ class ConnectionLogTest {
     }
 
     @Test
+    void saysARefusedConnectionAlikeOnNiosAndOnNativeTransports() {
+        RedisConnectionException onEpoll = new RedisConnectionException(
+                "Unable to connect to localhost/<unresolved>:6390",
+                new ConnectException("finishConnect(..) failed with error(-111): Connection refused"));
+        RedisConnectionException onNio = new RedisConnectionException(
+                "Unable to connect to localhost/<unresolved>:6390", new ConnectException("Connection refused"));
+
+        assertThat(ConnectionLog.describe(onEpoll))
+                .isEqualTo(ConnectionLog.describe(onNio))
+                .isEqualTo("Connection refused");
+    }
+
+    @Test
     void reportsWhatRedisAnsweredRatherThanThatItCouldNotConnect() {
         RedisConnectionException wrongPassword = new RedisConnectionException(
                 "Unable to connect to localhost/<unresolved>:6390",

@@ -62,10 +62,14 @@ final class ServerProcess implements AutoCloseable {
         return server;
     }
 
-    /** Returns the port from the {@code tollgate listening on} line, waiting up to 30 s for it. */
+    /**
+     * Returns the port from the {@code tollgate listening on} line, waiting up to 60 s for it: the server says
+     * it listens after its warm-up, which may take 20 s ({@code WarmUp.LIMIT}), and several servers starting
+     * at once on two busy cores have taken more than 30 s all told.
+     */
     int awaitPort() throws Exception {
         try {
-            return port.get(30, TimeUnit.SECONDS);
+            return port.get(60, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException("no 'tollgate listening on' line; out " + out + ", err " + err, e);
         }

@@ -50,7 +50,7 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
             return null;
         }
         response.setStatus(decision.status());
-        RateLimitInterceptor.addHeaders(response, decision);
+        ServletCallContext.addHeaders(response, decision);
         byte[] body = decision.body();
         response.setContentLength(body.length);
         try {

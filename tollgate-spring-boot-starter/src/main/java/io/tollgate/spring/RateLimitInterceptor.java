@@ -2,20 +2,21 @@ package io.tollgate.spring;
 
 import io.tollgate.Policy;
 import io.tollgate.http.ClientIpResolver;
+import io.tollgate.http.HttpRequestView;
 import io.tollgate.http.MissingKey;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.RuleOutcome;
-import io.tollgate.servlet.internal.ServletRequestView;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 import java.lang.reflect.Method;
+import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -23,22 +24,38 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ExpressionException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
-import org.springframework.web.context.request.RequestContextHolder;
-import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
+import org.springframework.web.server.ServerWebExchange;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 /**
  * Enforces {@link RateLimit @RateLimit}: before the method runs, each annotation's policy is charged for the
  * key it names, in order, until one refuses; a refusal throws {@link RateLimitExceededException}, which the
- * {@link RateLimitExceptionResolver} answers as the filter answers refusals. Thread-safe.
+ * {@link RateLimitExceptionResolver} (Spring MVC) or the {@link RateLimitExceptionHandler} (WebFlux) answers
+ * as the filter answers refusals.
+ *
+ * <p>A method that returns a reactive type ({@code Mono}, {@code Flux}, or another that Spring adapts) is
+ * checked when its result is subscribed to, without blocking: the request is the WebFlux exchange in the
+ * subscriber's context, and the refusal is the result's error. Any other method is checked when called,
+ * waiting for the limiter (at most its time budget), with the servlet request of the calling thread.
+ * Thread-safe.
  */
 final class RateLimitInterceptor implements MethodInterceptor {
 
     /** The header fields that several limiters may each add to one response (RFC 9651 lists). */
-    private static final Set<String> LIST_FIELDS = Set.of("RateLimit", "RateLimit-Policy");
+    static final Set<String> LIST_FIELDS = Set.of("RateLimit", "RateLimit-Policy");
+
+    private static final boolean SERVLET_PRESENT = ClassUtils.isPresent(
+            "jakarta.servlet.http.HttpServletRequest", RateLimitInterceptor.class.getClassLoader());
 
     /** What the annotations are checked against; {@link #replace} swaps it whole. */
     private volatile State state;
@@ -89,19 +106,16 @@ final class RateLimitInterceptor implements MethodInterceptor {
         if (annotations.isEmpty()) {
             return invocation.proceed();
         }
-        ServletRequestAttributes attributes =
-                RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes servlet
-                        ? servlet
-                        : null;
-        HttpServletRequest request = attributes == null ? null : attributes.getRequest();
+        ReactiveAdapter reactive = reactiveAdapter(method);
+        if (reactive != null) {
+            return checkWhenSubscribed(current, annotations, invocation, reactive);
+        }
+        CallContext call = SERVLET_PRESENT ? ServletCallContext.current() : null;
         List<RuleOutcome> outcomes = new ArrayList<>(annotations.size());
         for (Check check : annotations) {
-            String key = key(current, check, invocation, request);
+            String key = keyOrFallback(current, check, invocation, call);
             if (key == null) {
-                key = missingKey(current, check, request);
-                if (key == null) {
-                    continue; // skipped, as a rule without its key is
-                }
+                continue; // skipped, as a rule without its key is
             }
             RuleOutcome outcome = current.requests().check(check.rule(), key);
             outcomes.add(outcome);
@@ -109,11 +123,103 @@ final class RateLimitInterceptor implements MethodInterceptor {
                 throw new RateLimitExceededException(outcomes);
             }
         }
-        HttpServletResponse response = attributes == null ? null : attributes.getResponse();
-        if (response != null && !outcomes.isEmpty()) {
-            addHeaders(response, current.requests().respond(outcomes));
+        if (call != null && !outcomes.isEmpty()) {
+            call.addHeaders(current.requests().respond(outcomes));
         }
         return invocation.proceed();
+    }
+
+    /**
+     * Returns the method's result, of its own reactive type, that checks the annotations in order when
+     * subscribed to and then subscribes to what the method returns, or fails with the refusal.
+     */
+    private Object checkWhenSubscribed(
+            State current, List<Check> annotations, MethodInvocation invocation, ReactiveAdapter adapter) {
+        if (adapter.isMultiValue()) {
+            return adapter.fromPublisher(Flux.deferContextual(context -> checked(
+                            current, annotations, invocation, context)
+                    .thenMany(Flux.defer(() -> Flux.from(adapter.toPublisher(proceed(invocation)))))));
+        }
+        return adapter.fromPublisher(Mono.deferContextual(context -> checked(current, annotations, invocation, context)
+                .then(Mono.defer(() -> Mono.from(adapter.toPublisher(proceed(invocation)))))));
+    }
+
+    /**
+     * Checks the annotations one after the other, each once the one before has allowed the call; a decision
+     * that Redis makes continues on the exchange's own event loop rather than on the Redis client's.
+     */
+    private Mono<Void> checked(
+            State current, List<Check> annotations, MethodInvocation invocation, ContextView context) {
+        ServerWebExchange exchange =
+                ServerWebExchangeContextFilter.getExchange(context).orElse(null);
+        if (exchange == null) {
+            return checked(current, annotations, invocation, null, null);
+        }
+        return exchange.getPrincipal()
+                .map(Principal::getName)
+                .defaultIfEmpty("")
+                .flatMap(principal -> checked(
+                        current,
+                        annotations,
+                        invocation,
+                        exchange,
+                        new ExchangeCallContext(exchange, principal.isEmpty() ? null : principal)));
+    }
+
+    private Mono<Void> checked(
+            State current,
+            List<Check> annotations,
+            MethodInvocation invocation,
+            ServerWebExchange exchange,
+            CallContext call) {
+        List<RuleOutcome> outcomes = new ArrayList<>(annotations.size());
+        Mono<Void> chain = Mono.empty();
+        for (Check check : annotations) {
+            chain = chain.then(Mono.defer(() -> {
+                if (!outcomes.isEmpty() && outcomes.get(outcomes.size() - 1).refuses()) {
+                    return Mono.empty();
+                }
+                String key = keyOrFallback(current, check, invocation, call);
+                if (key == null) {
+                    return Mono.empty();
+                }
+                CompletableFuture<RuleOutcome> pending =
+                        current.requests().checkAsync(check.rule(), key).toCompletableFuture();
+                Mono<RuleOutcome> outcome = Mono.fromFuture(pending);
+                if (!pending.isDone()) {
+                    outcome = outcome.publishOn(ExchangeThreads.of(exchange));
+                }
+                return outcome.doOnNext(outcomes::add).then();
+            }));
+        }
+        return chain.then(Mono.defer(() -> {
+            if (outcomes.stream().anyMatch(RuleOutcome::refuses)) {
+                return Mono.error(new RateLimitExceededException(outcomes));
+            }
+            if (call != null && !outcomes.isEmpty()) {
+                call.addHeaders(current.requests().respond(outcomes));
+            }
+            return Mono.empty();
+        }));
+    }
+
+    private static Object proceed(MethodInvocation invocation) {
+        try {
+            return invocation.proceed();
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new CompletionException(e);
+        }
+    }
+
+    /** Returns the adapter of the method's reactive return type, or null if it returns something else. */
+    static ReactiveAdapter reactiveAdapter(Method method) {
+        Class<?> type = method.getReturnType();
+        if (type == void.class || type == Object.class) {
+            return null;
+        }
+        return ReactiveAdapterRegistry.getSharedInstance().getAdapter(type);
     }
 
     /**
@@ -124,17 +230,6 @@ final class RateLimitInterceptor implements MethodInterceptor {
      */
     void validate(Method method) {
         checks(state, method);
-    }
-
-    /** Sets the decision's header fields; several limiters' rate-limit fields add up. */
-    static void addHeaders(HttpServletResponse response, RequestDecision decision) {
-        decision.headers().forEach((name, value) -> {
-            if (LIST_FIELDS.contains(name)) {
-                response.addHeader(name, value);
-            } else {
-                response.setHeader(name, value);
-            }
-        });
     }
 
     private List<Check> checks(State current, Method method) {
@@ -175,19 +270,43 @@ final class RateLimitInterceptor implements MethodInterceptor {
         return List.copyOf(read);
     }
 
+    /**
+     * Returns the call's key; if it is missing, the fallback key, or null to skip the limit, or throws the
+     * rejection for the resolver or handler to answer, as the annotation's {@code onMissingKey} says.
+     */
+    private String keyOrFallback(State current, Check check, MethodInvocation invocation, CallContext call) {
+        String key = key(current, check, invocation, call);
+        if (key != null) {
+            return key;
+        }
+        String policy = check.rule().policy().name();
+        RequestDecision rejected =
+                current.requests().missingKey(check.rule(), "what its rate limit '" + policy + "' is keyed by");
+        if (rejected != null) {
+            throw new MissingRateLimitKeyException(rejected);
+        }
+        if (check.rule().onMissingKey() instanceof MissingKey.Fallback fallback && call != null) {
+            return fallback.key().resolve(call.view(), current.clientIps());
+        }
+        return null;
+    }
+
     /** Returns the call's key, or null if it is missing: the client has no address, or the key found nothing. */
-    private String key(State current, Check check, MethodInvocation invocation, HttpServletRequest request) {
+    private String key(State current, Check check, MethodInvocation invocation, CallContext call) {
         if (check.key() == null) {
-            if (request == null) {
+            if (call == null) {
                 throw new IllegalStateException("@RateLimit on " + describe(check.method())
                         + " is keyed by the client IP, but there is no current HTTP request");
             }
-            String ip = current.clientIps().clientIp(new ServletRequestView(request));
+            String ip = current.clientIps().clientIp(call.view());
             return ip == null ? null : "ip:" + ip;
         }
         MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
                 invocation.getThis(), check.method(), invocation.getArguments(), parameterNames);
-        context.setVariable("request", request);
+        context.setVariable("request", call == null ? null : call.request());
+        if (call instanceof ExchangeCallContext exchange) {
+            context.setVariable("exchange", exchange.exchange());
+        }
         Object value;
         try {
             value = check.key().getValue(context);
@@ -201,21 +320,32 @@ final class RateLimitInterceptor implements MethodInterceptor {
         return key.isEmpty() ? null : "key:" + key;
     }
 
-    /**
-     * Handles a missing key as the annotation's {@code onMissingKey} says: returns the fallback key, or null to
-     * skip the limit, or throws the rejection for the resolver to answer.
-     */
-    private String missingKey(State current, Check check, HttpServletRequest request) {
-        String policy = check.rule().policy().name();
-        RequestDecision rejected =
-                current.requests().missingKey(check.rule(), "what its rate limit '" + policy + "' is keyed by");
-        if (rejected != null) {
-            throw new MissingRateLimitKeyException(rejected);
+    /** The HTTP request a call serves: as rules see it, as SpEL's {@code #request} sees it, and its response. */
+    interface CallContext {
+        HttpRequestView view();
+
+        Object request();
+
+        /** Adds the decision's header fields to the response; several limiters' rate-limit fields add up. */
+        void addHeaders(RequestDecision decision);
+    }
+
+    /** A WebFlux exchange; {@code #request} is its {@code ServerHttpRequest}, {@code #exchange} the exchange. */
+    record ExchangeCallContext(ServerWebExchange exchange, String principal) implements CallContext {
+        @Override
+        public HttpRequestView view() {
+            return new ServerRequestView(exchange.getRequest(), principal);
         }
-        if (check.rule().onMissingKey() instanceof MissingKey.Fallback fallback && request != null) {
-            return fallback.key().resolve(new ServletRequestView(request), current.clientIps());
+
+        @Override
+        public Object request() {
+            return exchange.getRequest();
         }
-        return null;
+
+        @Override
+        public void addHeaders(RequestDecision decision) {
+            ReactiveResponses.addHeaders(exchange.getResponse().getHeaders(), decision);
+        }
     }
 
     private static String describe(Method method) {

@@ -42,6 +42,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.web.context.reactive.ReactiveWebApplicationContext;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.ApplicationContext;
@@ -56,6 +57,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
+import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
+import org.springframework.web.server.WebFilter;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 
 /**
@@ -66,8 +69,9 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
  *       when the application has a Lettuce {@code RedisConnectionFactory} (spring.data.redis.*), whose client
  *       it shares; in memory otherwise. An application's own {@code RateLimiter} bean replaces it;
  *   <li>a {@link RequestLimiter} with the policies and rules, shared by the filter and {@link RateLimit};
- *   <li>the {@link TollgateFilter}, when there are rules, at {@code tollgate.filter.order};
- *   <li>{@link RateLimit @RateLimit} on Spring MVC controllers, and the answer to a {@link
+ *   <li>the {@link TollgateFilter}, when there are rules, at {@code tollgate.filter.order}; in a reactive
+ *       (WebFlux) application the {@link TollgateWebFilter} instead;
+ *   <li>{@link RateLimit @RateLimit} on Spring MVC and WebFlux controllers, and the answer to a {@link
  *       RateLimitExceededException};
  *   <li>metrics on the application's {@code MeterRegistry} when Micrometer is there;
  *   <li>a warm-up before the application reports ready, unless {@code tollgate.warm-up} is false.
@@ -349,10 +353,53 @@ public final class TollgateAutoConfiguration {
         }
     }
 
-    /** {@link RateLimit @RateLimit} on Spring MVC controllers. */
+    /** The WebFlux filter, in a reactive web application. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+    @ConditionalOnClass(WebFilter.class)
+    static class WebFlux {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "tollgateWebFilter")
+        TollgateWebFilter tollgateWebFilter(TollgateProperties properties, RequestLimiter requests, LiveRules rules) {
+            TollgateWebFilter filter = new TollgateWebFilter(
+                    requests,
+                    properties.getFilter().getOrder(),
+                    properties.getFilter().getUrlPatterns());
+            rules.onReplace(filter::replace);
+            return filter;
+        }
+
+        /** Puts the exchange in the Reactor context, where {@code @RateLimit} on a reactive method finds it. */
+        @Bean
+        @ConditionalOnMissingBean
+        ServerWebExchangeContextFilter tollgateExchangeContextFilter() {
+            return new ServerWebExchangeContextFilter();
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        RateLimitExceptionHandler tollgateRateLimitExceptionHandler(LiveRules rules) {
+            return new RateLimitExceptionHandler(() -> rules.current().requests());
+        }
+    }
+
+    /** The answer to refusals of {@link RateLimit @RateLimit} on Spring MVC controllers. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
     @ConditionalOnClass(HandlerExceptionResolver.class)
+    static class MvcAnswers {
+
+        @Bean
+        @ConditionalOnMissingBean
+        RateLimitExceptionResolver tollgateRateLimitExceptionResolver(LiveRules rules) {
+            return new RateLimitExceptionResolver(() -> rules.current().requests());
+        }
+    }
+
+    /** {@link RateLimit @RateLimit} on Spring MVC and WebFlux controllers. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication
     static class Annotations {
 
         @Bean
@@ -374,22 +421,32 @@ public final class TollgateAutoConfiguration {
             return new RateLimitInterceptor(requests, policies, config.clientIps());
         }
 
-        @Bean
-        @ConditionalOnMissingBean
-        RateLimitExceptionResolver tollgateRateLimitExceptionResolver(LiveRules rules) {
-            return new RateLimitExceptionResolver(() -> rules.current().requests());
-        }
-
-        /** Checks every controller's annotations once the beans exist, so that a bad one fails the start. */
+        /**
+         * Checks every controller's annotations once the beans exist, so that a bad one fails the start; in a
+         * reactive application, an annotated method must return a reactive type, which is checked without
+         * blocking an event loop.
+         */
         @Bean
         static SmartInitializingSingleton tollgateRateLimitValidation(ApplicationContext context) {
             return () -> {
                 RateLimitInterceptor interceptor = context.getBean(RateLimitInterceptor.class);
+                boolean reactive = context instanceof ReactiveWebApplicationContext;
                 for (String name : context.getBeanNamesForAnnotation(Controller.class)) {
                     Class<?> target = ClassUtils.getUserClass(AopUtils.getTargetClass(context.getBean(name)));
                     ReflectionUtils.doWithMethods(
                             target,
-                            interceptor::validate,
+                            method -> {
+                                interceptor.validate(method);
+                                if (reactive && RateLimitInterceptor.reactiveAdapter(method) == null) {
+                                    throw new InvalidTollgatePropertiesException(
+                                            "@RateLimit on " + target.getSimpleName() + "." + method.getName()
+                                                    + "() in a WebFlux application: the method returns "
+                                                    + method.getReturnType().getSimpleName()
+                                                    + ", but must return a reactive type (Mono, Flux) so that the"
+                                                    + " limit is checked without blocking an event loop",
+                                            null);
+                                }
+                            },
                             method -> AnnotatedElementUtils.hasAnnotation(method, RateLimit.class)
                                     || AnnotatedElementUtils.hasAnnotation(method, RateLimits.class));
                 }

@@ -21,12 +21,16 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /** What the auto-configuration creates for which properties, and how it fails on bad ones. */
 class TollgateAutoConfigurationTest {
@@ -40,6 +44,9 @@ class TollgateAutoConfigurationTest {
 
     private final WebApplicationContextRunner runner =
             new WebApplicationContextRunner().withConfiguration(AutoConfigurations.of(TollgateAutoConfiguration.class));
+
+    private final ReactiveWebApplicationContextRunner reactiveRunner = new ReactiveWebApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(TollgateAutoConfiguration.class));
 
     @Test
     void withNothingSetTheLimiterIsInMemoryAndTheFilterIsOff() {
@@ -280,6 +287,41 @@ class TollgateAutoConfigurationTest {
                                 + " on-missing-key 'ignore'"));
     }
 
+    @Test
+    void inAReactiveApplicationTheWebFilterTakesTheServletFiltersPlace() {
+        reactiveRunner
+                .withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.rules[0].policy=per-user", "tollgate.filter.order=-110")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().doesNotHaveBean("tollgateFilter");
+                    assertThat(context.getBean(TollgateWebFilter.class).getOrder())
+                            .isEqualTo(-110);
+                    assertThat(context)
+                            .hasSingleBean(RateLimitExceptionHandler.class)
+                            .hasSingleBean(ServerWebExchangeContextFilter.class)
+                            .doesNotHaveBean(RateLimitExceptionResolver.class);
+                });
+    }
+
+    @Test
+    void aRateLimitAnnotationOnAMethodThatCannotWaitWithoutBlockingFailsAReactiveStart() {
+        reactiveRunner
+                .withPropertyValues(POLICY)
+                .withUserConfiguration(BlockingAnnotation.class)
+                .run(context -> assertThat(cause(context.getStartupFailure()))
+                        .hasMessage("@RateLimit on Blocking.list() in a WebFlux application: the method returns Map,"
+                                + " but must return a reactive type (Mono, Flux) so that the limit is checked"
+                                + " without blocking an event loop"));
+    }
+
+    @Test
+    void aRateLimitAnnotationOnAMonoStartsAReactiveApplication() {
+        reactiveRunner
+                .withPropertyValues(POLICY)
+                .withUserConfiguration(ReactiveAnnotation.class)
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
     private static InvalidTollgatePropertiesException cause(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof InvalidTollgatePropertiesException invalid) {
@@ -372,6 +414,46 @@ class TollgateAutoConfigurationTest {
         @GetMapping("/export")
         Map<String, String> export() {
             return Map.of();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class BlockingAnnotation {
+        @Bean
+        Blocking blocking() {
+            return new Blocking();
+        }
+    }
+
+    @RestController
+    static class Blocking {
+        @RateLimit(policy = "per-user")
+        @GetMapping("/list")
+        Map<String, String> list() {
+            return Map.of();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ReactiveAnnotation {
+        @Bean
+        Streaming streaming() {
+            return new Streaming();
+        }
+    }
+
+    @RestController
+    static class Streaming {
+        @RateLimit(policy = "per-user")
+        @GetMapping("/one")
+        Mono<String> one() {
+            return Mono.just("one");
+        }
+
+        @RateLimit(policy = "per-user")
+        @GetMapping("/many")
+        Flux<String> many() {
+            return Flux.just("many");
         }
     }
 }

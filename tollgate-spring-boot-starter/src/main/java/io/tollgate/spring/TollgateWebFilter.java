@@ -1,0 +1,145 @@
+package io.tollgate.spring;
+
+import io.tollgate.RateLimiter;
+import io.tollgate.http.RequestDecision;
+import io.tollgate.http.RequestLimiter;
+import java.lang.System.Logger.Level;
+import java.security.Principal;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.springframework.core.Ordered;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+
+/**
+ * A WebFlux filter that enforces rate limits, as the servlet filter does: each request is decided by a
+ * {@link RequestLimiter}; an allowed request continues down the chain with the {@code RateLimit-Policy} and
+ * {@code RateLimit} header fields on its response, a refused one is answered at once with 429 (or the
+ * configured status), {@code Retry-After} and an {@code application/problem+json} body.
+ *
+ * <p>It never blocks: the decision is asked for with {@link RateLimiter#tryAcquireAsync}, and a request
+ * decided on Redis continues, once decided, on its own connection's event loop (Reactor Netty) or on
+ * Reactor's parallel scheduler, never on the Redis client's thread. The principal, for rules keyed by it, is
+ * the exchange's ({@code ServerWebExchange.getPrincipal()}), so run the filter after Spring Security's
+ * (order -100), as the default order, -90, does. If the limiter itself fails (a bug, not a Redis outage,
+ * which its failure policy answers), the request gets a 500 problem response and the failure is logged.
+ *
+ * <p>The Spring Boot starter registers it in a reactive web application; to use it without Boot, declare it
+ * as a {@code WebFilter} bean. Thread-safe.
+ */
+public final class TollgateWebFilter implements WebFilter, Ordered {
+
+    private static final System.Logger LOG = System.getLogger(TollgateWebFilter.class.getName());
+
+    /** The default order: just after Spring Security's filter chain (-100). */
+    public static final int DEFAULT_ORDER = -90;
+
+    private volatile RequestLimiter requests;
+    private final int order;
+    private final List<String> urlPatterns;
+
+    /**
+     * Creates a filter that enforces {@code requests} on every path, at {@link #DEFAULT_ORDER}.
+     *
+     * @throws NullPointerException if requests is null
+     */
+    public TollgateWebFilter(RequestLimiter requests) {
+        this(requests, DEFAULT_ORDER, List.of("/*"));
+    }
+
+    /**
+     * @param urlPatterns servlet URL patterns ({@code /*}, {@code /api/*}, {@code *.json}, {@code /exact}),
+     *     as {@code tollgate.filter.url-patterns} gives them to both filters
+     */
+    TollgateWebFilter(RequestLimiter requests, int order, List<String> urlPatterns) {
+        this.requests = Objects.requireNonNull(requests, "requests");
+        this.order = order;
+        this.urlPatterns = List.copyOf(urlPatterns);
+    }
+
+    /**
+     * Enforces {@code requests} from now on, such as rules read again after a refresh: each request is
+     * decided by the old request limiter or the new one, never by a mix.
+     *
+     * @throws NullPointerException if requests is null
+     */
+    public void replace(RequestLimiter requests) {
+        this.requests = Objects.requireNonNull(requests, "requests");
+    }
+
+    @Override
+    public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        RequestLimiter limiter = requests;
+        if (limiter.rules().isEmpty()
+                || !mapped(
+                        exchange.getRequest().getPath().pathWithinApplication().value())) {
+            return chain.filter(exchange);
+        }
+        return exchange.getPrincipal()
+                .map(Principal::getName)
+                .defaultIfEmpty("")
+                .flatMap(principal -> decide(limiter, exchange, principal.isEmpty() ? null : principal))
+                .onErrorResume(failure -> {
+                    LOG.log(Level.WARNING, "rate limiter failed; answering 500", failure);
+                    return Mono.just(RequestDecision.limiterFailed());
+                })
+                .flatMap(decision -> {
+                    if (!decision.allowed()) {
+                        return ReactiveResponses.write(exchange.getResponse(), decision);
+                    }
+                    ReactiveResponses.addHeaders(exchange.getResponse().getHeaders(), decision);
+                    return chain.filter(exchange);
+                });
+    }
+
+    private static Mono<RequestDecision> decide(RequestLimiter limiter, ServerWebExchange exchange, String principal) {
+        CompletableFuture<RequestDecision> pending;
+        try {
+            pending = limiter.decide(new ServerRequestView(exchange.getRequest(), principal))
+                    .toCompletableFuture();
+        } catch (RuntimeException e) {
+            return Mono.error(e);
+        }
+        if (pending.isDone()) {
+            try {
+                return Mono.just(pending.join());
+            } catch (CompletionException e) {
+                return Mono.error(e.getCause());
+            }
+        }
+        return Mono.fromFuture(pending).publishOn(ExchangeThreads.of(exchange));
+    }
+
+    /** Whether one of the servlet URL patterns maps the path, as a servlet container would map it. */
+    private boolean mapped(String path) {
+        for (String pattern : urlPatterns) {
+            if (pattern.equals("/*") || pattern.equals("/")) {
+                return true;
+            }
+            if (pattern.endsWith("/*")) {
+                String prefix = pattern.substring(0, pattern.length() - 2);
+                if (path.equals(prefix) || path.startsWith(prefix + "/")) {
+                    return true;
+                }
+            } else if (pattern.startsWith("*.")) {
+                int slash = path.lastIndexOf('/');
+                if (path.substring(slash + 1).endsWith(pattern.substring(1))) {
+                    return true;
+                }
+            } else if (path.equals(pattern) || (pattern.isEmpty() && path.equals("/"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Returns the filter's order among the application's web filters; lower runs first. */
+    @Override
+    public int getOrder() {
+        return order;
+    }
+}
