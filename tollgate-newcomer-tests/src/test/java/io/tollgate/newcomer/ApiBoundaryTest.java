@@ -70,7 +70,9 @@ class ApiBoundaryTest {
             "io.tollgate.spring.TollgateProperties",
             "io.tollgate.spring.TollgateRedisCustomizer",
             "io.tollgate.spring.TollgateRequestLimiterCustomizer",
-            "io.tollgate.spring.TollgateWebFilter");
+            "io.tollgate.spring.TollgateWebFilter",
+            "io.tollgate.spring.gateway.TollgateGatewayAutoConfiguration",
+            "io.tollgate.spring.gateway.TollgateGatewayRateLimiter");
 
     @Test
     void publicTypesOutsideInternalPackagesAreExactlyTheApi() throws IOException {

@@ -231,14 +231,15 @@ public final class TollgateAutoConfiguration {
     }
 
     /**
-     * The limiter: on Redis of Tollgate's own ({@code tollgate.redis.uri} or {@code cluster-uris}), else on
-     * the application's Redis, else in memory. One method, so that the choice does not hang on the order in
-     * which configuration classes are read.
+     * The limiter, bean {@code tollgateLimiter}: on Redis of Tollgate's own ({@code tollgate.redis.uri} or
+     * {@code cluster-uris}), else on the application's Redis, else in memory. One method, so that the choice
+     * does not hang on the order in which configuration classes are read. ({@code tollgateRateLimiter} is the
+     * name Spring Cloud Gateway's routes refer to, in tollgate-spring-cloud-gateway.)
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean(RateLimiter.class)
-    RateLimiter tollgateRateLimiter(
+    RateLimiter tollgateLimiter(
             TollgateProperties properties,
             ObjectProvider<ApplicationRedisClient> applicationRedis,
             ObjectProvider<TollgateRedisCustomizer> customizers,

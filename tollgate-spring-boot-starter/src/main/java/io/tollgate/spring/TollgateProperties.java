@@ -50,6 +50,9 @@ public class TollgateProperties {
     /** Where the servlet filter sits. */
     private Filter filter = new Filter();
 
+    /** Spring Cloud Gateway's rate limiter, with tollgate-spring-cloud-gateway. */
+    private Gateway gateway = new Gateway();
+
     /**
      * Whether to warm the limiter up (connect, load the scripts, run decisions of its own) before the
      * application reports ready, so that the first requests do not run out of the Redis time budget.
@@ -118,6 +121,14 @@ public class TollgateProperties {
 
     public void setMemory(Memory memory) {
         this.memory = memory;
+    }
+
+    public Gateway getGateway() {
+        return gateway;
+    }
+
+    public void setGateway(Gateway gateway) {
+        this.gateway = gateway;
     }
 
     public Filter getFilter() {
@@ -584,7 +595,26 @@ public class TollgateProperties {
         }
     }
 
-    /** Where the servlet filter sits. */
+    /** Spring Cloud Gateway's rate limiter, {@code #{@tollgateRateLimiter}}. */
+    public static class Gateway {
+
+        /**
+         * Whether its answers also carry Spring Cloud Gateway's {@code X-RateLimit-*} header fields, as its
+         * Redis limiter sends them, beside {@code RateLimit-Policy}, {@code RateLimit} and {@code
+         * Retry-After}.
+         */
+        private boolean gatewayHeaders = true;
+
+        public boolean isGatewayHeaders() {
+            return gatewayHeaders;
+        }
+
+        public void setGatewayHeaders(boolean gatewayHeaders) {
+            this.gatewayHeaders = gatewayHeaders;
+        }
+    }
+
+    /** Where the servlet filter (or, in a WebFlux application, the web filter) sits. */
     public static class Filter {
 
         /**

@@ -41,8 +41,7 @@ import reactor.core.scheduler.Schedulers;
 @SpringBootTest(
         classes = {ReactiveTestApplication.class, ReactiveDecisionsNeverBlockTest.SlowStore.class},
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"tollgate.redis.use-application-redis=false", "spring.main.allow-bean-definition-overriding=true"
-        })
+        properties = "tollgate.redis.use-application-redis=false")
 @ActiveProfiles("reactive")
 @DirtiesContext
 class ReactiveDecisionsNeverBlockTest {
@@ -111,11 +110,11 @@ class ReactiveDecisionsNeverBlockTest {
         return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    /** Replaces the starter's limiter with the late one. */
+    /** The application's own limiter, the late one: the starter's backs off. */
     @TestConfiguration(proxyBeanMethods = false)
     static class SlowStore {
         @Bean
-        LateLimiter tollgateRateLimiter() {
+        LateLimiter lateLimiter() {
             return new LateLimiter();
         }
     }

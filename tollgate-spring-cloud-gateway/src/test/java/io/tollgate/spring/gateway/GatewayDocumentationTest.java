@@ -1,0 +1,57 @@
+package io.tollgate.spring.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.DocumentationExamples;
+import java.nio.file.Files;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Keeps docs/spring-cloud-gateway.md true to the gateway the tests run: its key resolver is the test
+ * application's, its route and policy are application-gateway.yml's, and its migration snippet is the route
+ * GatewayMigrationTest changes.
+ */
+class GatewayDocumentationTest {
+
+    private static final String PAGE = "docs/spring-cloud-gateway.md";
+
+    @Test
+    void theJavaExampleIsTheTestApplicationsKeyResolver() {
+        int examples = DocumentationExamples.assertRunBy(
+                "tollgate-spring-cloud-gateway/src/test/java/io/tollgate/spring/gateway/testapp/"
+                        + "GatewayTestApplication.java",
+                PAGE);
+
+        assertThat(examples).isEqualTo(1);
+    }
+
+    @Test
+    void theRouteWithSeveralLimitsIsTheTestedOne() throws Exception {
+        List<String> yaml = DocumentationExamples.blocks(PAGE, "yaml");
+        String tested = Files.readString(DocumentationExamples.PROJECT.resolve(
+                "tollgate-spring-cloud-gateway/src/test/resources/application-gateway.yml"));
+
+        assertThat(yaml).hasSize(2);
+        String shown = yaml.get(1);
+        int route = shown.indexOf("            - id: reports");
+        int policies = shown.indexOf("tollgate:\n");
+        assertThat(tested)
+                .as("the routes' header, the route and the policy are the tested file's")
+                .startsWith(shown.substring(0, route))
+                .contains(shown.substring(route, policies))
+                .endsWith(shown.substring(policies));
+    }
+
+    @Test
+    void theMigrationSnippetIsTheMigratedRoutesFilter() {
+        String snippet = DocumentationExamples.blocks(PAGE, "yaml").get(0);
+
+        assertThat(snippet)
+                .contains("rate-limiter: \"#{@tollgateRateLimiter}\"     # was \"#{@redisRateLimiter}\"")
+                .contains("key-resolver: \"#{@userKeyResolver}\"")
+                .contains("redis-rate-limiter.replenishRate: 1")
+                .contains("redis-rate-limiter.burstCapacity: 3")
+                .contains("redis-rate-limiter.requestedTokens: 1");
+    }
+}
