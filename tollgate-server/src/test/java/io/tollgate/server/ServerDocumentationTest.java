@@ -91,6 +91,7 @@ class ServerDocumentationTest {
                             "order",
                             "url-patterns",
                             "warm-up",
+                            "gateway-headers",
                             "use-application-redis",
                             "cluster-uris",
                             "maximum-keys")
