@@ -140,8 +140,43 @@ public final class InMemoryRateLimiter implements RateLimiter {
         for (; ; ) {
             long now = timeSource.nowMicros();
             Bucket bucket = bucket(bucketKey, policy, now);
-            if (bucket.reserve(now, -cost, 0) != Bucket.RETRY) { // a negative charge always fits
+            // Any wait: a bucket in debt (tokens taken ahead, or charged after the fact) must take it too
+            if (bucket.reserve(now, -cost, TokenBucket.MAX_TICKS) != Bucket.RETRY) {
                 return CompletableFuture.completedFuture(null);
+            }
+            replaceIfStale(bucketKey, bucket, policy, now);
+        }
+    }
+
+    /**
+     * Takes {@code cost} from the key's buckets whatever they hold, into debt if they hold less; the stage is
+     * complete on return, with what they hold after it. It fails, taking nothing, only if the buckets are
+     * already in so much debt that the charge could not be counted exactly.
+     *
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range
+     * @throws NullPointerException if the key or policy is null
+     */
+    @Override
+    public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
+        Arguments.checkCharge(key, policy, cost);
+        BucketKey bucketKey = new BucketKey(policy.name(), Arguments.boundedKey(key));
+        for (; ; ) {
+            long now = timeSource.nowMicros();
+            Bucket bucket = bucket(bucketKey, policy, now);
+            long charged = bucket.reserve(now, cost, TokenBucket.MAX_TICKS);
+            if (charged == Bucket.DENIED) {
+                return CompletableFuture.failedFuture(new IllegalStateException("the buckets of key '" + key
+                        + "' under policy '" + policy.name() + "' are too deep in debt to count a charge of "
+                        + cost + " exactly; nothing was charged"));
+            }
+            if (charged != Bucket.RETRY) {
+                long[] debts = bucket.debts(now);
+                if (debts != null) {
+                    sweeper.sweepIfDue(now);
+                    return CompletableFuture.completedFuture(BucketState.of(policy.limits(), debts));
+                }
+                // retired by a concurrent policy change after the charge, which its successor carries
+                return CompletableFuture.completedFuture(inspect(key, policy));
             }
             replaceIfStale(bucketKey, bucket, policy, now);
         }

@@ -1,6 +1,7 @@
 package io.tollgate;
 
 import java.time.Duration;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -84,6 +85,49 @@ public interface RateLimiter {
      */
     default CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot give tokens back");
+    }
+
+    /**
+     * Takes {@code cost} tokens from the buckets of {@code key} under {@code policy} whatever they hold,
+     * deciding nothing: for a cost known only once a request has been served, such as the tokens a language
+     * model used, the bytes a download sent, or a login that failed. A bucket with fewer tokens than the cost
+     * goes into debt: it holds none, and requests are refused, each with the retry-after it takes the bucket
+     * to refill past the debt, until it has. The stage completes with what the buckets hold after the charge.
+     *
+     * <p>The cost may exceed the policy's capacity: a charge of three times the capacity keeps the client out
+     * for as long as three empty buckets take to fill, less what the bucket held. It must be at least 1 and
+     * small enough that the debt is counted exactly (for a policy of 1 000 tokens a second, about 9 × 10^12).
+     * Refund a charge with {@link #refundAsync}, in parts of at most the capacity.
+     *
+     * <p>On a store that cannot be asked, the stage fails and nothing is charged, as for a refund.
+     *
+     * @throws UnsupportedOperationException if this limiter cannot charge (the default)
+     * @throws IllegalArgumentException if the key is empty, or the cost is below 1 or beyond what the debt can
+     *     count, naming the largest
+     * @throws NullPointerException if an argument is null
+     */
+    default CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot charge after the fact");
+    }
+
+    /**
+     * Charges as {@link #chargeAsync} does and waits for it: at once in memory, for one store round trip
+     * otherwise.
+     *
+     * @throws IllegalStateException if the store could not be asked, saying why; nothing was charged then
+     * @throws UnsupportedOperationException if this limiter cannot charge
+     * @throws IllegalArgumentException if the key is empty, or the cost is out of range
+     * @throws NullPointerException if an argument is null
+     */
+    default BucketState charge(String key, Policy policy, long cost) {
+        try {
+            return chargeAsync(key, policy, cost).toCompletableFuture().join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            throw new IllegalStateException("the charge failed: " + e.getCause(), e.getCause());
+        }
     }
 
     /**

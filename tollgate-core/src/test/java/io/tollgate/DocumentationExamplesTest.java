@@ -158,6 +158,35 @@ class DocumentationExamplesTest {
     }
 
     @Test
+    void conceptsChargeAfterTheFact() {
+        ManualTimeSource clock = new ManualTimeSource(1_000_000_000L);
+        RateLimiter limiter = InMemoryRateLimiter.builder().timeSource(clock).build();
+        Completion completion = () -> 25_000;
+
+        // --- concepts: charge
+        Policy llmTokens = Policy.of("llm-tokens", Limit.of(10_000, Rate.perMinute(10_000)));
+        if (limiter.tryAcquire("team-7", llmTokens).allowed()) {
+            long used = completion.tokensUsed(); // known once the model has answered
+            BucketState after = limiter.charge("team-7", llmTokens, used - 1); // the 1 was taken by tryAcquire
+        }
+        // ---
+
+        Decision next = limiter.tryAcquire("team-7", llmTokens);
+        assertThat(next.allowed()).isFalse();
+        assertThat(next.retryAfter()).isEqualTo(Duration.ofMillis(90_006));
+        assertThat(limiter.inspect("team-7", llmTokens).tokens()).isZero();
+        clock.advance(Duration.ofMillis(90_005));
+        assertThat(limiter.tryAcquire("team-7", llmTokens).allowed()).isFalse();
+        clock.advance(Duration.ofMillis(1));
+        assertThat(limiter.tryAcquire("team-7", llmTokens).allowed()).isTrue();
+    }
+
+    /** A language model's answer, as the concepts page's example has one. */
+    private interface Completion {
+        long tokensUsed();
+    }
+
+    @Test
     @Timeout(10)
     void conceptsAcquireWithWait() throws InterruptedException {
         RateLimiter limiter = InMemoryRateLimiter.create();

@@ -1,6 +1,7 @@
 package io.tollgate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.tollgate.BucketGenerators.Step;
 import java.time.Duration;
@@ -83,6 +84,36 @@ class InMemoryRateLimiterPropertyTest {
 
             assertThat(acquired).isEqualTo(expectedWait >= 0);
             assertThat(time.sleptMicros() - sleptBefore).isEqualTo(Math.max(0, expectedWait));
+        }
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("threeHundredCases")
+    void agreesWithTheReferenceModelWhenCostsAreChargedAfterTheFact(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy policy = generate.policy("p");
+        // debts stay far below 2^53 ticks, the most a bucket counts, however many charges land
+        assumeTrue(policy.limits().stream().allMatch(limit -> limit.fillTicks() < 1L << 44));
+        List<Step> steps = generate.steps();
+        ManualTimeSource time = new ManualTimeSource(START);
+        InMemoryRateLimiter limiter =
+                InMemoryRateLimiter.builder().timeSource(time).build();
+        ReferenceModel model = new ReferenceModel(policy, START);
+
+        for (Step step : steps) {
+            time.advanceMicros(step.advanceMicros());
+            if (step.pick(true, false, false)) {
+                long cost = step.cost(policy) * (1 + step.choice() % 4); // up to four times the capacity
+
+                assertThat(limiter.charge("client", policy, cost))
+                        .as("charge of %d", cost)
+                        .isEqualTo(model.charge(time.nowMicros(), cost));
+            } else {
+                long cost = step.cost(policy);
+
+                assertThat(limiter.tryAcquire("client", policy, cost))
+                        .isEqualTo(model.tryAcquire(time.nowMicros(), cost));
+            }
         }
     }
 

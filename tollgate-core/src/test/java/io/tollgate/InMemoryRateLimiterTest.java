@@ -113,6 +113,50 @@ class InMemoryRateLimiterTest {
     }
 
     @Test
+    void aChargeBeyondWhatTheBucketHoldsLeavesItInDebtAndLaterRequestsWaitItOut() {
+        limiter.tryAcquire("bob", TEN_PER_SECOND, 4);
+
+        BucketState after = limiter.charge("bob", TEN_PER_SECOND, 25); // 6 left: 19 tokens of debt
+        Decision refused = limiter.tryAcquire("bob", TEN_PER_SECOND);
+        time.advance(Duration.ofMillis(1_999));
+        Decision stillRefused = limiter.tryAcquire("bob", TEN_PER_SECOND);
+        time.advance(Duration.ofMillis(1));
+        Decision allowed = limiter.tryAcquire("bob", TEN_PER_SECOND);
+
+        assertThat(after.tokens()).isZero();
+        assertThat(after.untilFull()).isEqualTo(Duration.ofMillis(2_900)); // 29 tokens short, 10 a second
+        assertThat(refused.allowed()).isFalse();
+        assertThat(refused.retryAfter()).isEqualTo(Duration.ofSeconds(2)); // the debt, then one token
+        assertThat(stillRefused.allowed()).isFalse();
+        assertThat(allowed.allowed()).isTrue();
+    }
+
+    @Test
+    void aChargeCanBeGivenBackInRefunds() {
+        limiter.charge("carol", TEN_PER_SECOND, 30);
+
+        limiter.refundAsync("carol", TEN_PER_SECOND, 10).toCompletableFuture().join();
+        limiter.refundAsync("carol", TEN_PER_SECOND, 10).toCompletableFuture().join();
+        limiter.refundAsync("carol", TEN_PER_SECOND, 10).toCompletableFuture().join();
+
+        assertThat(limiter.inspect("carol", TEN_PER_SECOND).tokens()).isEqualTo(10);
+    }
+
+    @Test
+    void aChargeOutOfRangeIsRefusedNamingTheLargest() {
+        Policy fine = Policy.of("fine", Limit.of(1_000, Rate.perSecond(1_000)));
+
+        assertThatThrownBy(() -> limiter.charge("dave", fine, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("cost must be at least 1, was 0");
+        assertThatThrownBy(() -> limiter.charge("dave", fine, Long.MAX_VALUE))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith(
+                        "cost 9223372036854775807 exceeds the largest charge policy 'fine' can" + " count exactly (");
+        assertThatThrownBy(() -> limiter.charge("", fine, 1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aRefundGivesBackToEveryLimitOfAPolicy() {
         Policy twoLimits = Policy.of("two", Limit.of(10, Rate.perSecond(10)), Limit.of(100, Rate.perHour(100)));
         limiter.tryAcquire("bob", twoLimits, 6);

@@ -3,6 +3,7 @@ package io.tollgate;
 import io.tollgate.internal.TokenBucket;
 import java.math.BigInteger;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -77,6 +78,17 @@ final class ReferenceModel {
         }
         take(cost);
         return wait;
+    }
+
+    /** Takes the tokens whatever the bucket holds, into debt if need be; returns what it holds after. */
+    BucketState charge(long nowMicros, long cost) {
+        refill(nowMicros);
+        take(cost);
+        List<BucketState.LimitState> states = new ArrayList<>(units.length);
+        for (int i = 0; i < units.length; i++) {
+            states.add(new BucketState.LimitState(limits.get(i), remaining(i), resetMicros(i)));
+        }
+        return new BucketState(states);
     }
 
     private void refill(long nowMicros) {

@@ -1,5 +1,6 @@
 package io.tollgate.internal;
 
+import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import java.nio.charset.StandardCharsets;
@@ -34,6 +35,35 @@ public final class Arguments {
             throw new IllegalArgumentException("key must not be empty");
         }
         policy.checkCost(cost);
+    }
+
+    /**
+     * Checks a charge made after the fact ({@code RateLimiter.chargeAsync}): a key, and a cost of at least 1
+     * whose debt, charged to a full bucket, stays within what {@link TokenBucket} counts exactly (2^53
+     * ticks). Unlike a request's, it may exceed the capacity.
+     *
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range, naming the largest
+     * @throws NullPointerException if the key or policy is null
+     */
+    public static void checkCharge(String key, Policy policy, long cost) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(policy, "policy");
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException("key must not be empty");
+        }
+        if (cost < 1) {
+            throw new IllegalArgumentException("cost must be at least 1, was " + cost);
+        }
+        long most = Long.MAX_VALUE;
+        for (Limit limit : policy.limits()) {
+            most = Math.min(
+                    most,
+                    (TokenBucket.MAX_TICKS - limit.fillTicks()) / limit.refill().ticksPerToken());
+        }
+        if (cost > most) {
+            throw new IllegalArgumentException("cost " + cost + " exceeds the largest charge policy '" + policy.name()
+                    + "' can count exactly (" + most + ")");
+        }
     }
 
     /**

@@ -209,6 +209,20 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     }
 
     /**
+     * Takes {@code cost} from the key's buckets in Redis whatever they hold, into debt if they hold less, in
+     * one script call without a time budget (a cost known after the fact is owed however late it lands), and
+     * completes with what they hold after it. The stage fails, and nothing is charged, if Redis cannot be
+     * asked (the failure policy decides requests, not charges).
+     *
+     * @throws IllegalArgumentException if the key is empty or the cost is out of range
+     * @throws NullPointerException if the key or policy is null
+     */
+    @Override
+    public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
+        return guard.chargeAsync(key, policy, cost);
+    }
+
+    /**
      * Deletes the key's buckets in Redis, and forgets what this instance knew of them (its deny cache and the
      * fallback's copy): the next request on any instance finds new buckets. Within the time budget.
      *

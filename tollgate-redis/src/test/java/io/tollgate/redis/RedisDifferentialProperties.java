@@ -1,6 +1,7 @@
 package io.tollgate.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.tollgate.BucketGenerators;
 import io.tollgate.BucketGenerators.Step;
@@ -101,6 +102,48 @@ abstract class RedisDifferentialProperties {
                 assertThat(redis.acquire(key, policy, cost, maxWait))
                         .isEqualTo(memory.acquire(key, policy, cost, maxWait));
                 assertThat(redisTime.sleptMicros()).isEqualTo(memoryTime.sleptMicros());
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("oneHundredCases")
+    void theyAgreeWhenCostsAreChargedAfterTheFactAndRefunded(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Policy policy = generate.policy("p");
+        // debts stay far below 2^53 ticks, the most a bucket counts, however many charges land
+        assumeTrue(policy.limits().stream().allMatch(limit -> limit.fillTicks() < 1L << 44));
+        List<Step> steps = generate.steps();
+        ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
+        InMemoryRateLimiter memory =
+                InMemoryRateLimiter.builder().timeSource(time).build();
+        String key = "client-" + KEYS.incrementAndGet();
+
+        try (RedisRateLimiter redis = redisLimiter(time)) {
+            for (Step step : steps) {
+                time.advanceMicros(step.advanceMicros());
+                long cost = step.cost(policy);
+                switch (step.choice() % 4) {
+                    case 0 -> {
+                        long charge = cost * (1 + step.choice() % 5); // up to five times the capacity
+                        assertThat(redis.charge(key, policy, charge))
+                                .as("charge of %d", charge)
+                                .isEqualTo(memory.charge(key, policy, charge));
+                    }
+                    case 1 -> {
+                        redis.refundAsync(key, policy, cost)
+                                .toCompletableFuture()
+                                .join();
+                        memory.refundAsync(key, policy, cost)
+                                .toCompletableFuture()
+                                .join();
+                        assertThat(redis.inspect(key, policy))
+                                .as("after a refund of %d", cost)
+                                .isEqualTo(memory.inspect(key, policy));
+                    }
+                    default ->
+                        assertThat(redis.tryAcquire(key, policy, cost)).isEqualTo(memory.tryAcquire(key, policy, cost));
+                }
             }
         }
     }

@@ -331,6 +331,36 @@ class RedisRateLimiterTest {
         }
 
         @Test
+        void aChargeAfterTheFactLeavesTheBucketInDebtForEveryInstanceUntilRefunded() {
+            limiter.tryAcquire("frank", TEN_PER_SECOND, 4);
+            try (RedisRateLimiter other = RedisRateLimiter.builder()
+                    .timeout(PATIENT)
+                    .uri(redis.server().uri())
+                    .clientClock(time)
+                    .build()) {
+                BucketState charged = other.charge("frank", TEN_PER_SECOND, 25); // 19 tokens of debt
+
+                Decision refused = limiter.tryAcquire("frank", TEN_PER_SECOND);
+                // on the instance that remembers the refusal: a refund ends it there
+                limiter.refundAsync("frank", TEN_PER_SECOND, 10)
+                        .toCompletableFuture()
+                        .join();
+                limiter.refundAsync("frank", TEN_PER_SECOND, 10)
+                        .toCompletableFuture()
+                        .join();
+                Decision afterRefunds = limiter.tryAcquire("frank", TEN_PER_SECOND);
+
+                assertThat(charged.tokens()).isZero();
+                assertThat(charged.untilFull()).isEqualTo(Duration.ofMillis(2_900));
+                assertThat(refused.allowed()).isFalse();
+                assertThat(refused.retryAfter()).isEqualTo(Duration.ofSeconds(2));
+                assertThat(afterRefunds.allowed())
+                        .as("20 refunded of 19 owed: one token back")
+                        .isTrue();
+            }
+        }
+
+        @Test
         void resetLetsTheClientInAgainAtOnceOnEveryInstance() {
             for (int i = 0; i < 11; i++) {
                 limiter.tryAcquire("carol", TEN_PER_SECOND);

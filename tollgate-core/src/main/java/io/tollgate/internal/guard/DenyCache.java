@@ -98,9 +98,10 @@ final class DenyCache {
 
     /**
      * Ends any remembered refusal of the key as of {@code sentMicros}: tokens were given back to its bucket
-     * then, so the refusal may end sooner than the store said.
+     * then, so the refusal may end sooner than the store said, or taken after the fact, so it may last longer
+     * than the store said; either way the next request asks the store, and its answer is remembered instead.
      */
-    void refunded(Policy policy, String key, long sentMicros) {
+    void bucketChanged(Policy policy, String key, long sentMicros) {
         denials.asMap()
                 .computeIfPresent(
                         new Key(policy.name(), key),

@@ -200,7 +200,7 @@ final class GuardedCall<A> {
             guard.adjust(key, policy, cost, GuardedRateLimiter.ANY_WAIT_MICROS);
         } else if (!decidedInstead.allowed() && storeDecision.allowed()) {
             guard.metrics.refunded(policy);
-            guard.adjust(key, policy, -cost, 0);
+            guard.adjust(key, policy, -cost, GuardedRateLimiter.ANY_WAIT_MICROS); // lands in debt too
         }
     }
 }

@@ -248,7 +248,26 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
         Arguments.checkRequest(key, policy, cost);
-        return adjust(key, policy, -cost, 0).thenApply(reply -> null);
+        // Any wait: a refund must land on a bucket in debt too (tokens taken ahead, or charged after the fact)
+        return adjust(key, policy, -cost, ANY_WAIT_MICROS).thenApply(reply -> null);
+    }
+
+    /**
+     * Takes {@code cost} from the buckets in the store whatever they hold, into debt if they hold less,
+     * without a budget: a cost known after the fact is owed however late it lands. What this instance knows
+     * of the buckets follows. The stage fails, and nothing is charged, if the store cannot be asked or the
+     * buckets are too deep in debt to count the charge exactly.
+     */
+    @Override
+    public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
+        Arguments.checkCharge(key, policy, cost);
+        return adjust(key, policy, cost, ANY_WAIT_MICROS).thenApply(reply -> {
+            if (!TokenBucket.allFit(policy.limits(), reply.debtsBefore(), cost, ANY_WAIT_MICROS)) {
+                throw new IllegalStateException("the buckets of key '" + key + "' under policy '" + policy.name()
+                        + "' are too deep in debt to count a charge of " + cost + " exactly; nothing was charged");
+            }
+            return BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS));
+        });
     }
 
     /**
@@ -281,8 +300,8 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
                     answer.nowMicros(),
                     sent,
                     time.nowMicros());
-            if (cost < 0 && denyCache != null) {
-                denyCache.refunded(policy, key, sent);
+            if (denyCache != null) {
+                denyCache.bucketChanged(policy, key, sent);
             }
         });
     }

@@ -63,6 +63,11 @@ public final class MeteredRateLimiter implements RateLimiter {
     }
 
     @Override
+    public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
+        return limiter.chargeAsync(key, policy, cost);
+    }
+
+    @Override
     public BucketState inspect(String key, Policy policy) {
         return limiter.inspect(key, policy);
     }
