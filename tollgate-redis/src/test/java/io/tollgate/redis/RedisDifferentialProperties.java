@@ -157,10 +157,14 @@ abstract class RedisDifferentialProperties {
     }
 
     private RedisRateLimiter redisLimiter(io.tollgate.TimeSource time) {
-        return RedisRateLimiter.builder()
+        return connect(RedisRateLimiter.builder())
                 .timeout(PATIENT)
-                .uri(server().uri())
                 .clientClock(time)
                 .build();
+    }
+
+    /** Points the builder at the Redis to run against: {@link #server()}, unless a subclass says otherwise. */
+    RedisRateLimiter.Builder connect(RedisRateLimiter.Builder builder) {
+        return builder.uri(server().uri());
     }
 }

@@ -1,6 +1,7 @@
 package io.tollgate.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import io.tollgate.BucketState;
 import io.tollgate.Decision;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
@@ -18,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -89,7 +91,23 @@ final class CheckApi {
         this.metrics = metrics;
     }
 
+    /** Answers {@code POST /v1/check}. */
     void handle(Request request, Response response, Callback callback) {
+        handle(request, response, callback, this::answer);
+    }
+
+    /**
+     * Answers {@code POST /v1/charge}: takes a cost known after the fact, {@code {"policy": "llm-tokens",
+     * "key": "team-7", "cost": 2400}}, whatever the bucket holds (into debt beyond its capacity if need be,
+     * so that the key's next checks are refused until it has refilled past the debt), and answers 200 with
+     * what the bucket holds after it: {@code {"policy", "key", "charged", "remaining", "reset_after_ms"}}. A
+     * store that cannot be asked is a 503 problem, and nothing is charged. Client errors as for checks.
+     */
+    void handleCharge(Request request, Response response, Callback callback) {
+        handle(request, response, callback, this::charge);
+    }
+
+    private void handle(Request request, Response response, Callback callback, Answerer answerer) {
         if (!request.getMethod().equals("POST")) {
             Responses.methodNotAllowed(request, response, callback, "POST");
             return;
@@ -98,7 +116,12 @@ final class CheckApi {
             tooLarge(request, response, callback);
             return;
         }
-        read(request, new ByteArrayOutputStream(), response, callback);
+        read(request, new ByteArrayOutputStream(), response, callback, answerer);
+    }
+
+    /** Answers a whole body, rendering a late answer on the given executor. */
+    private interface Answerer {
+        CompletableFuture<Answer> answer(byte[] body, Executor renderer);
     }
 
     /**
@@ -126,11 +149,12 @@ final class CheckApi {
      * Reads the body as it arrives, without holding a thread while waiting for it, and decides once it is
      * all there; a body that grows past {@value #MAX_BODY_BYTES} bytes is answered 413 at once.
      */
-    private void read(Request request, ByteArrayOutputStream body, Response response, Callback callback) {
+    private void read(
+            Request request, ByteArrayOutputStream body, Response response, Callback callback, Answerer answerer) {
         while (true) {
             Content.Chunk chunk = request.read();
             if (chunk == null) {
-                request.demand(() -> read(request, body, response, callback));
+                request.demand(() -> read(request, body, response, callback, answerer));
                 return;
             }
             if (Content.Chunk.isFailure(chunk)) {
@@ -150,7 +174,7 @@ final class CheckApi {
                 return;
             }
             if (chunk.isLast()) {
-                answer(body.toByteArray(), request.getComponents().getExecutor())
+                answerer.answer(body.toByteArray(), request.getComponents().getExecutor())
                         .whenComplete((answer, failure) -> {
                             if (failure != null) {
                                 Responses.limiterFailed(response, callback, failure);
@@ -208,6 +232,48 @@ final class CheckApi {
             return new Answer(rendered.status(), headers, merged.getBytes(StandardCharsets.UTF_8));
         }
         return Answer.json(rendered.status(), headers, result);
+    }
+
+    /** Answers a charge's body; the stage never fails: a store that could not be asked is a 503 problem. */
+    private CompletableFuture<Answer> charge(byte[] body, Executor renderer) {
+        Check charge;
+        try {
+            charge = CheckRequest.parseCharge(body, policies);
+        } catch (BadRequest bad) {
+            return CompletableFuture.completedFuture(
+                    Answer.of(RequestDecision.problem(bad.status(), bad.getMessage())));
+        }
+        CompletableFuture<BucketState> charged;
+        try {
+            charged = limiter.chargeAsync(charge.key(), charge.policy(), charge.cost())
+                    .toCompletableFuture();
+        } catch (RuntimeException e) {
+            charged = CompletableFuture.failedFuture(e);
+        }
+        return charged.handleAsync(
+                (state, failure) -> {
+                    if (failure != null) {
+                        Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+                        LOG.log(System.Logger.Level.DEBUG, "a charge failed", cause);
+                        return Answer.of(RequestDecision.problem(
+                                503, "The charge could not be taken; nothing was charged: " + cause.getMessage()));
+                    }
+                    long untilFull = 0;
+                    for (BucketState.LimitState limit : state.limits()) {
+                        untilFull = Math.max(untilFull, limit.untilFullMicros());
+                    }
+                    long resetAfter = untilFull;
+                    return Answer.json(200, Map.of("Cache-Control", "no-store"), JsonText.of(generator -> {
+                        generator.writeStartObject();
+                        generator.writeStringField("policy", charge.policy().name());
+                        generator.writeStringField("key", charge.key());
+                        generator.writeNumberField("charged", charge.cost());
+                        generator.writeNumberField("remaining", state.tokens());
+                        generator.writeNumberField("reset_after_ms", JsonText.ceilMillis(resetAfter));
+                        generator.writeEndObject();
+                    }));
+                },
+                Responses.answerer(charged, renderer));
     }
 
     private CompletableFuture<Decision> decide(Check check) {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import io.tollgate.Policy;
+import io.tollgate.internal.Arguments;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -74,6 +75,50 @@ record CheckRequest(List<Check> checks, boolean batch) {
      * @throws BadRequest saying what is wrong and with which status: 404 for an unknown policy, else 400
      */
     static CheckRequest parse(byte[] body, Map<String, Policy> policies) throws BadRequest {
+        Fields fields = fields(body);
+        if (fields.checks == null) {
+            return new CheckRequest(List.of(check(fields, "", policies, Policy::checkCost)), false);
+        }
+        List<String> besides =
+                fields.names.stream().filter(name -> !name.equals("checks")).toList();
+        if (!besides.isEmpty()) {
+            throw new BadRequest(
+                    400, "give either checks or policy, key and cost, not both; found " + String.join(", ", besides));
+        }
+        if (fields.checks.isEmpty()) {
+            throw new BadRequest(400, "checks must hold 1 to " + MAX_CHECKS + " checks, has 0");
+        }
+        List<Check> checks = new ArrayList<>(fields.checks.size());
+        for (int i = 0; i < fields.checks.size(); i++) {
+            checks.add(check(fields.checks.get(i), "checks[" + i + "].", policies, Policy::checkCost));
+        }
+        return new CheckRequest(checks, true);
+    }
+
+    /**
+     * Reads the body of a charge ({@code POST /v1/charge}): one object of an existing policy, a key as for a
+     * check, and a cost, required, of at least 1, which may exceed the capacity (up to what the bucket's
+     * arithmetic counts exactly).
+     *
+     * @throws BadRequest saying what is wrong and with which status: 404 for an unknown policy, else 400
+     */
+    static Check parseCharge(byte[] body, Map<String, Policy> policies) throws BadRequest {
+        Fields fields = fields(body);
+        if (fields.checks != null) {
+            throw new BadRequest(400, "a charge is one object of policy, key and cost; checks are for /v1/check");
+        }
+        if (fields.cost == null) {
+            throw new BadRequest(400, "cost is required: the tokens to take, at least 1");
+        }
+        return check(fields, "", policies, (policy, cost) -> Arguments.checkCharge("charge", policy, cost));
+    }
+
+    /** Checks a cost against a policy, throwing {@code IllegalArgumentException} with what is wrong. */
+    private interface CostCheck {
+        void check(Policy policy, long cost);
+    }
+
+    private static Fields fields(byte[] body) throws BadRequest {
         Fields fields;
         try (JsonParser parser = JSON.createParser(body)) {
             if (parser.nextToken() != JsonToken.START_OBJECT) {
@@ -90,23 +135,7 @@ record CheckRequest(List<Check> checks, boolean batch) {
         } catch (IOException e) {
             throw new UncheckedIOException(e); // reading from an array does not fail
         }
-        if (fields.checks == null) {
-            return new CheckRequest(List.of(check(fields, "", policies)), false);
-        }
-        List<String> besides =
-                fields.names.stream().filter(name -> !name.equals("checks")).toList();
-        if (!besides.isEmpty()) {
-            throw new BadRequest(
-                    400, "give either checks or policy, key and cost, not both; found " + String.join(", ", besides));
-        }
-        if (fields.checks.isEmpty()) {
-            throw new BadRequest(400, "checks must hold 1 to " + MAX_CHECKS + " checks, has 0");
-        }
-        List<Check> checks = new ArrayList<>(fields.checks.size());
-        for (int i = 0; i < fields.checks.size(); i++) {
-            checks.add(check(fields.checks.get(i), "checks[" + i + "].", policies));
-        }
-        return new CheckRequest(checks, true);
+        return fields;
     }
 
     private static Fields object(JsonParser parser, String at, boolean top) throws IOException, BadRequest {
@@ -184,7 +213,8 @@ record CheckRequest(List<Check> checks, boolean batch) {
         return policy;
     }
 
-    private static Check check(Fields fields, String at, Map<String, Policy> policies) throws BadRequest {
+    private static Check check(Fields fields, String at, Map<String, Policy> policies, CostCheck costCheck)
+            throws BadRequest {
         String policyName = fields.policy;
         if (policyName == null) {
             throw new BadRequest(400, at + "policy is required");
@@ -200,7 +230,7 @@ record CheckRequest(List<Check> checks, boolean batch) {
         }
         long cost = fields.cost == null ? 1 : fields.cost;
         try {
-            policy.checkCost(cost);
+            costCheck.check(policy, cost);
         } catch (IllegalArgumentException e) {
             throw new BadRequest(400, at + e.getMessage());
         }

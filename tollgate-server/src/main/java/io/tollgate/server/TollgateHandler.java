@@ -14,10 +14,10 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * Routes every request. Without a management port: {@code /healthz}, {@code /readyz}, {@code /metrics} and
- * {@code /v1/check} are the server's own; everything else goes to the proxy, or, with no upstream, is a 404.
- * With one, the public port forwards every path to the upstream, or with no upstream serves {@code
- * /v1/check} only; the management port serves {@code /healthz}, {@code /readyz}, {@code /metrics} and the
+ * Routes every request. Without a management port: {@code /healthz}, {@code /readyz}, {@code /metrics},
+ * {@code /v1/check} and {@code /v1/charge} are the server's own; everything else goes to the proxy, or, with
+ * no upstream, is a 404. With one, the public port forwards every path to the upstream, or with no upstream
+ * serves the decision API ({@code /v1/check}, {@code /v1/charge}) only; the management port serves {@code /healthz}, {@code /readyz}, {@code /metrics} and the
  * admin API, to callers that send its bearer token when one is set. Each answer is timed. {@code /readyz}
  * answers 503 until the server is warm, then as the store answers.
  *
@@ -97,6 +97,7 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
         }
         switch (handler) {
             case "check" -> limits.get().checks().handle(request, response, timed);
+            case "charge" -> limits.get().checks().handleCharge(request, response, timed);
             case "health" -> health(path, request, response, timed);
             case "metrics" -> {
                 if (onlyGet(request, response, timed)) {
@@ -127,13 +128,22 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
 
     private String publicRoute(String path) {
         if (managementConnector != null) {
-            return proxy != null ? "proxy" : path.equals("/v1/check") ? "check" : "none";
+            return proxy != null ? "proxy" : decisionApiRoute(path);
         }
         return switch (path) {
             case "/v1/check" -> "check";
+            case "/v1/charge" -> "charge";
             case "/healthz", "/readyz" -> "health";
             case "/metrics" -> "metrics";
             default -> proxy != null ? "proxy" : "none";
+        };
+    }
+
+    private static String decisionApiRoute(String path) {
+        return switch (path) {
+            case "/v1/check" -> "check";
+            case "/v1/charge" -> "charge";
+            default -> "none";
         };
     }
 
@@ -152,11 +162,11 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
                     + "{policy}/{key}.";
         }
         if (managementConnector != null) {
-            return "No such endpoint: " + path + ". This server has no upstream; its public endpoint is /v1/check"
-                    + " (health, metrics and the admin API are on the management port).";
+            return "No such endpoint: " + path + ". This server has no upstream; its public endpoints are /v1/check"
+                    + " and /v1/charge (health, metrics and the admin API are on the management port).";
         }
         return "No such endpoint: " + path + ". This server has no upstream; its endpoints are /v1/check,"
-                + " /healthz, /readyz and /metrics.";
+                + " /v1/charge, /healthz, /readyz and /metrics.";
     }
 
     /** Whether the request carries the management token, if one is set; compared in constant time. */

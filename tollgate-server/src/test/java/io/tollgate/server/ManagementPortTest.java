@@ -85,8 +85,8 @@ class ManagementPortTest {
             assertProblem(
                     server.get(path),
                     404,
-                    "No such endpoint: " + path + ". This server has no upstream; its public endpoint is /v1/check"
-                            + " (health, metrics and the admin API are on the management port).");
+                    "No such endpoint: " + path + ". This server has no upstream; its public endpoints are /v1/check"
+                            + " and /v1/charge (health, metrics and the admin API are on the management port).");
         }
     }
 

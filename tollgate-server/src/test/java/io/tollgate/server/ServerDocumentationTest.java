@@ -118,7 +118,7 @@ class ServerDocumentationTest {
                 .get(0)
                 .replace("redis://127.0.0.1:6379", redis.server().uri());
         List<String> exchanges = DocumentationExamples.blocks(PAGE, "http");
-        assertThat(exchanges).hasSize(6);
+        assertThat(exchanges).hasSize(8);
         try (Upstream upstream = Upstream.start();
                 RunningServer server = RunningServer.start(
                         config.replace("http://127.0.0.1:9000", upstream.uri().toString()), new ManualTimeSource())) {
@@ -131,6 +131,11 @@ class ServerDocumentationTest {
             assertAnswers(last, exchanges.get(2));
             assertAnswers(server.send(request(server, exchanges.get(3))), exchanges.get(4));
             assertAnswers(server.post("/v1/check", "{\"policy\": \"per-user\", \"key\": \"alice\"}"), exchanges.get(5));
+            assertAnswers(server.send(request(server, exchanges.get(6))), exchanges.get(7));
+            assertThat(server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"carol\"}")
+                            .body())
+                    .as("the check after the charge, as the page says")
+                    .contains("\"allowed\":false", "\"retry_after_ms\":3200");
         }
     }
 

@@ -43,10 +43,11 @@ import reactor.util.context.ContextView;
  * {@link RateLimitExceptionResolver} (Spring MVC) or the {@link RateLimitExceptionHandler} (WebFlux) answers
  * as the filter answers refusals.
  *
- * <p>A method that returns a reactive type ({@code Mono}, {@code Flux}, or another that Spring adapts) is
- * checked when its result is subscribed to, without blocking: the request is the WebFlux exchange in the
- * subscriber's context, and the refusal is the result's error. Any other method is checked when called,
- * waiting for the limiter (at most its time budget), with the servlet request of the calling thread.
+ * <p>Called on a servlet request's thread (Spring MVC, whatever the method returns), the annotations are
+ * checked when the method is called, waiting for the limiter (at most its time budget). Otherwise a method
+ * that returns a reactive type ({@code Mono}, {@code Flux}, or another that Spring adapts) is checked when its
+ * result is subscribed to, without blocking: the request is the WebFlux exchange in the subscriber's context,
+ * and the refusal is the result's error.
  * Thread-safe.
  */
 final class RateLimitInterceptor implements MethodInterceptor {
@@ -106,11 +107,12 @@ final class RateLimitInterceptor implements MethodInterceptor {
         if (annotations.isEmpty()) {
             return invocation.proceed();
         }
-        ReactiveAdapter reactive = reactiveAdapter(method);
+        CallContext call = SERVLET_PRESENT ? ServletCallContext.current() : null;
+        ReactiveAdapter reactive = call == null ? reactiveAdapter(method) : null;
         if (reactive != null) {
+            // not on a servlet request's thread (where Spring MVC may return a Mono too): WebFlux's
             return checkWhenSubscribed(current, annotations, invocation, reactive);
         }
-        CallContext call = SERVLET_PRESENT ? ServletCallContext.current() : null;
         List<RuleOutcome> outcomes = new ArrayList<>(annotations.size());
         for (Check check : annotations) {
             String key = keyOrFallback(current, check, invocation, call);

@@ -107,6 +107,18 @@ class RateLimitedApplicationTest {
     }
 
     @Test
+    void onSpringMvcAMethodReturningAMonoIsCheckedWithTheServletRequest() throws Exception {
+        HttpResponse<String> first = get("/stream");
+        HttpResponse<String> second = get("/stream");
+        HttpResponse<String> third = get("/stream");
+
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(first.headers().firstValue("RateLimit")).hasValue("\"per-stream\";r=1;t=3600");
+        assertThat(second.statusCode()).isEqualTo(200);
+        assertThat(third.statusCode()).isEqualTo(429);
+    }
+
+    @Test
     void aRateLimitExceededExceptionFromAServiceIsAnswered429() throws Exception {
         HttpResponse<String> first = get("/exports/acme");
         HttpResponse<String> second = get("/exports/acme");

@@ -13,6 +13,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
 
 /**
  * A small Boot application with rules in application-ratelimited.yml and annotated controllers, in a package
@@ -86,6 +87,13 @@ public class TestApplication {
         @GetMapping("/search")
         Map<String, String> search() {
             return Map.of("results", "none");
+        }
+
+        /** Limited by the client IP, on a Spring MVC method that returns a Mono. */
+        @RateLimit(policy = "per-stream")
+        @GetMapping("/stream")
+        Mono<Map<String, String>> stream() {
+            return Mono.just(Map.of("stream", "open"));
         }
 
         /** Limited in code, refusing with the exception. */

@@ -51,7 +51,7 @@ class GatewayDocumentationTest {
                 .contains("rate-limiter: \"#{@tollgateRateLimiter}\"     # was \"#{@redisRateLimiter}\"")
                 .contains("key-resolver: \"#{@userKeyResolver}\"")
                 .contains("redis-rate-limiter.replenishRate: 1")
-                .contains("redis-rate-limiter.burstCapacity: 3")
-                .contains("redis-rate-limiter.requestedTokens: 1");
+                .contains("redis-rate-limiter.burstCapacity: 60")
+                .contains("redis-rate-limiter.requestedTokens: 60");
     }
 }

@@ -17,9 +17,9 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The migration from Spring Cloud Gateway's RedisRateLimiter is one line: the same route, run first as
- * written for {@code #{@redisRateLimiter}}, then with that line changed to {@code #{@tollgateRateLimiter}},
- * admits the same requests, and the answers keep the gateway's {@code X-RateLimit-*} fields and gain {@code
+ * The migration from Spring Cloud Gateway's RedisRateLimiter is one line: the same route (one request a
+ * minute), run first as written for {@code #{@redisRateLimiter}}, then with that line changed to {@code
+ * #{@tollgateRateLimiter}}, admits the same requests, and the answers keep the gateway's {@code X-RateLimit-*} fields and gain {@code
  * Retry-After} and the IETF {@code RateLimit} fields.
  */
 class GatewayMigrationTest {
@@ -46,9 +46,12 @@ class GatewayMigrationTest {
                 filter + "name=RequestRateLimiter",
                 filter + "args.rate-limiter=#{@redisRateLimiter}",
                 filter + "args.key-resolver=#{@userKeyResolver}",
+                // one request a minute, written as the gateway writes rates below one a second; at 1/s with a
+                // burst of 3, its limiter (which counts whole seconds of Redis time) admits a fourth request
+                // whenever the four straddle a second
                 filter + "args.redis-rate-limiter.replenishRate=1",
-                filter + "args.redis-rate-limiter.burstCapacity=3",
-                filter + "args.redis-rate-limiter.requestedTokens=1");
+                filter + "args.redis-rate-limiter.burstCapacity=60",
+                filter + "args.redis-rate-limiter.requestedTokens=60");
     }
 
     @Test
@@ -62,8 +65,8 @@ class GatewayMigrationTest {
         List<HttpResponse<String>> asAfter = fourRequests(after);
 
         assertThat(changedLines(before, after)).isEqualTo(1);
-        assertThat(asBefore).extracting(HttpResponse::statusCode).containsExactly(200, 200, 200, 429);
-        assertThat(asAfter).extracting(HttpResponse::statusCode).containsExactly(200, 200, 200, 429);
+        assertThat(asBefore).extracting(HttpResponse::statusCode).containsExactly(200, 429, 429, 429);
+        assertThat(asAfter).extracting(HttpResponse::statusCode).containsExactly(200, 429, 429, 429);
         for (String field : List.of(
                 "X-RateLimit-Remaining",
                 "X-RateLimit-Replenish-Rate",
@@ -74,8 +77,8 @@ class GatewayMigrationTest {
                     .isEqualTo(asBefore.get(0).headers().firstValue(field));
         }
         assertThat(asBefore.get(3).headers().firstValue("Retry-After")).isEmpty();
-        assertThat(asAfter.get(3).headers().firstValue("Retry-After")).hasValue("1");
-        assertThat(asAfter.get(3).headers().firstValue("RateLimit")).hasValue("\"route.api\";r=0;t=3");
+        assertThat(asAfter.get(3).headers().firstValue("Retry-After")).hasValue("60");
+        assertThat(asAfter.get(3).headers().firstValue("RateLimit")).hasValue("\"route.api\";r=0;t=60");
         assertThat(redis.server().command("EXISTS", "tollgate:route.api:grace")).isEqualTo(1L);
     }
 
