@@ -252,6 +252,7 @@ final class CheckApi {
         }
         return charged.handleAsync(
                 (state, failure) -> {
+                    metrics.charged(charge.policy(), charge.cost(), failure == null);
                     if (failure != null) {
                         Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
                         LOG.log(System.Logger.Level.DEBUG, "a charge failed", cause);

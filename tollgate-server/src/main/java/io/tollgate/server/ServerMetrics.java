@@ -22,9 +22,12 @@ import java.util.stream.DoubleStream;
  * <ul>
  *   <li>{@code tollgate.api.decisions} (counter): decisions of the decision API, tags {@code policy}, {@code
  *       outcome} = {@code allowed} or {@code refused}, {@code degraded};
+ *   <li>{@code tollgate.api.charges} (counter): charges of {@code POST /v1/charge}, tags {@code policy},
+ *       {@code result} = {@code charged} or {@code failed} (the store could not be asked); and {@code
+ *       tollgate.api.charged.tokens} (counter): the tokens they took, tag {@code policy};
  *   <li>{@code tollgate.server.requests} (timer, as a histogram): every request the server answered, tags
- *       {@code handler} = {@code check}, {@code proxy}, {@code health}, {@code metrics} or {@code none}, and
- *       {@code status};
+ *       {@code handler} = {@code check}, {@code charge}, {@code proxy}, {@code health}, {@code metrics},
+ *       {@code admin} or {@code none}, and {@code status};
  *   <li>{@code tollgate.proxy.upstream} (counter): answers of the upstream, tag {@code status} = its status
  *       code, or {@code unreachable} or {@code timeout} when there was none.
  * </ul>
@@ -82,6 +85,16 @@ final class ServerMetrics {
                                 "degraded",
                                 Boolean.toString(tags.degraded())))
                 .increment();
+    }
+
+    /** Counts a charge of the decision API, and the tokens it took if it was taken. */
+    void charged(Policy policy, long cost, boolean taken) {
+        registry.counter("tollgate.api.charges", "policy", policy.name(), "result", taken ? "charged" : "failed")
+                .increment();
+        if (taken) {
+            registry.counter("tollgate.api.charged.tokens", "policy", policy.name())
+                    .increment(cost);
+        }
     }
 
     void answered(String handler, int status, long nanos) {

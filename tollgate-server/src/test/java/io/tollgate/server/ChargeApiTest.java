@@ -62,6 +62,9 @@ class ChargeApiTest {
         assertThat(refused.body()).contains("\"retry_after_ms\":3200");
         assertThat(stillRefused.statusCode()).isEqualTo(429);
         assertThat(allowed.statusCode()).isEqualTo(200);
+        assertThat(server.get("/metrics").body())
+                .contains("tollgate_api_charges_total{policy=\"per-client\",result=\"charged\"}")
+                .containsPattern("tollgate_api_charged_tokens_total\\{policy=\"per-client\"} [0-9.]+");
     }
 
     @Test
@@ -118,6 +121,8 @@ class ChargeApiTest {
             assertThat(charged.body()).contains("\"charged\":30", "\"remaining\":0");
             assertThat(refused.statusCode()).isEqualTo(429);
             assertThat(refused.body()).contains("\"degraded\":false");
+            assertThat(first.get("/metrics").body())
+                    .contains("tollgate_api_charges_total{policy=\"per-client\",result=\"failed\"} 1.0");
             assertThat(down.statusCode()).isEqualTo(503);
             assertThat(down.headers().firstValue("Content-Type")).hasValue("application/problem+json");
             assertThat(down.body()).contains("The charge could not be taken; nothing was charged");

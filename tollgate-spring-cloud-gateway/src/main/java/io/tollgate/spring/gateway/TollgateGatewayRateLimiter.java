@@ -248,6 +248,7 @@ public final class TollgateGatewayRateLimiter extends AbstractStatefulConfigurab
             return replenishRate;
         }
 
+        /** Sets tokens added per second; returns this config. */
         public Config setReplenishRate(Integer replenishRate) {
             this.replenishRate = replenishRate;
             return this;
@@ -258,6 +259,7 @@ public final class TollgateGatewayRateLimiter extends AbstractStatefulConfigurab
             return burstCapacity;
         }
 
+        /** Sets the bucket's capacity; returns this config. */
         public Config setBurstCapacity(Integer burstCapacity) {
             this.burstCapacity = burstCapacity;
             return this;
@@ -268,6 +270,7 @@ public final class TollgateGatewayRateLimiter extends AbstractStatefulConfigurab
             return requestedTokens;
         }
 
+        /** Sets what a request costs; returns this config. */
         public Config setRequestedTokens(Integer requestedTokens) {
             this.requestedTokens = requestedTokens;
             return this;
@@ -278,6 +281,7 @@ public final class TollgateGatewayRateLimiter extends AbstractStatefulConfigurab
             return policy;
         }
 
+        /** Sets the name of a policy of {@code tollgate.policies}; returns this config. */
         public Config setPolicy(String policy) {
             this.policy = policy;
             return this;
