@@ -131,12 +131,14 @@ public final class InMemoryRateLimiter implements RateLimiter {
      * Gives {@code cost} tokens back to the key's buckets, each limit up to its capacity; the stage is
      * complete on return.
      *
-     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws IllegalArgumentException if the key is empty, or the cost is below 1 or beyond what a charge may
+     *     be
      * @throws NullPointerException if the key or policy is null
      */
     @Override
     public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
-        BucketKey bucketKey = bucketKey(key, policy, cost);
+        Arguments.checkCharge(key, policy, cost); // what a charge took may be given back at once
+        BucketKey bucketKey = new BucketKey(policy.name(), Arguments.boundedKey(key));
         for (; ; ) {
             long now = timeSource.nowMicros();
             Bucket bucket = bucket(bucketKey, policy, now);

@@ -75,12 +75,14 @@ public interface RateLimiter {
      * capacity: for a request that was allowed and then not carried out, such as one of several decisions of
      * which another refused. The stage completes once the buckets have them back.
      *
-     * <p>Give back only what an allowed, non-{@linkplain Decision#degraded() degraded} decision took: a
-     * decision that the failure policy made took nothing from the store. If the store cannot be asked, the
-     * stage fails and the tokens stay taken, as if the request had been carried out.
+     * <p>Give back only what an allowed, non-{@linkplain Decision#degraded() degraded} decision took, or what
+     * {@link #chargeAsync} took (a cost up to what a charge may be, beyond the capacity): a decision that the
+     * failure policy made took nothing from the store. A bucket in debt gets the tokens too. If the store
+     * cannot be asked, the stage fails and the tokens stay taken, as if the request had been carried out.
      *
      * @throws UnsupportedOperationException if this limiter cannot give tokens back (the default)
-     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws IllegalArgumentException if the key is empty, or the cost is below 1 or beyond what a charge may
+     *     be
      * @throws NullPointerException if the key or policy is null
      */
     default CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
@@ -97,7 +99,7 @@ public interface RateLimiter {
      * <p>The cost may exceed the policy's capacity: a charge of three times the capacity keeps the client out
      * for as long as three empty buckets take to fill, less what the bucket held. It must be at least 1 and
      * small enough that the debt is counted exactly (for a policy of 1 000 tokens a second, about 9 × 10^12).
-     * Refund a charge with {@link #refundAsync}, in parts of at most the capacity.
+     * Give a charge back with {@link #refundAsync}.
      *
      * <p>On a store that cannot be asked, the stage fails and nothing is charged, as for a refund.
      *

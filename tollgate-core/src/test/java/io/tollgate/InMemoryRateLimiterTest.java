@@ -132,14 +132,17 @@ class InMemoryRateLimiterTest {
     }
 
     @Test
-    void aChargeCanBeGivenBackInRefunds() {
+    void aChargeCanBeGivenBackInRefundsLargeOrSmall() {
         limiter.charge("carol", TEN_PER_SECOND, 30);
+        limiter.charge("dave", TEN_PER_SECOND, 30);
 
-        limiter.refundAsync("carol", TEN_PER_SECOND, 10).toCompletableFuture().join();
-        limiter.refundAsync("carol", TEN_PER_SECOND, 10).toCompletableFuture().join();
-        limiter.refundAsync("carol", TEN_PER_SECOND, 10).toCompletableFuture().join();
+        limiter.refundAsync("carol", TEN_PER_SECOND, 30).toCompletableFuture().join();
+        limiter.refundAsync("dave", TEN_PER_SECOND, 10).toCompletableFuture().join();
+        limiter.refundAsync("dave", TEN_PER_SECOND, 10).toCompletableFuture().join();
+        limiter.refundAsync("dave", TEN_PER_SECOND, 10).toCompletableFuture().join();
 
         assertThat(limiter.inspect("carol", TEN_PER_SECOND).tokens()).isEqualTo(10);
+        assertThat(limiter.inspect("dave", TEN_PER_SECOND).tokens()).isEqualTo(10);
     }
 
     @Test

@@ -200,7 +200,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      * Gives the tokens back in Redis, in one script call that is not batched and has no time budget. The stage
      * fails if Redis cannot be asked; the tokens then stay taken.
      *
-     * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
+     * @throws IllegalArgumentException if the key is empty, or the cost is below 1 or beyond what a charge may
+     *     be
      * @throws NullPointerException if the key or policy is null
      */
     @Override

@@ -131,6 +131,7 @@ abstract class RedisDifferentialProperties {
                                 .isEqualTo(memory.charge(key, policy, charge));
                     }
                     case 1 -> {
+                        cost *= 1 + step.choice() % 3; // refunds beyond the capacity, as charges may be
                         redis.refundAsync(key, policy, cost)
                                 .toCompletableFuture()
                                 .join();

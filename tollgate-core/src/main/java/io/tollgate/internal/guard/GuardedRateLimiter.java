@@ -247,7 +247,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     @Override
     public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
-        Arguments.checkRequest(key, policy, cost);
+        Arguments.checkCharge(key, policy, cost); // what a charge took may be given back at once
         // Any wait: a refund must land on a bucket in debt too (tokens taken ahead, or charged after the fact)
         return adjust(key, policy, -cost, ANY_WAIT_MICROS).thenApply(reply -> null);
     }
