@@ -137,8 +137,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
      */
     @Override
     public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
-        Arguments.checkCharge(key, policy, cost); // what a charge took may be given back at once
-        BucketKey bucketKey = new BucketKey(policy.name(), Arguments.boundedKey(key));
+        BucketKey bucketKey = chargeKey(key, policy, cost); // what a charge took may be given back at once
         for (; ; ) {
             long now = timeSource.nowMicros();
             Bucket bucket = bucket(bucketKey, policy, now);
@@ -160,16 +159,13 @@ public final class InMemoryRateLimiter implements RateLimiter {
      */
     @Override
     public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
-        Arguments.checkCharge(key, policy, cost);
-        BucketKey bucketKey = new BucketKey(policy.name(), Arguments.boundedKey(key));
+        BucketKey bucketKey = chargeKey(key, policy, cost);
         for (; ; ) {
             long now = timeSource.nowMicros();
             Bucket bucket = bucket(bucketKey, policy, now);
             long charged = bucket.reserve(now, cost, TokenBucket.MAX_TICKS);
             if (charged == Bucket.DENIED) {
-                return CompletableFuture.failedFuture(new IllegalStateException("the buckets of key '" + key
-                        + "' under policy '" + policy.name() + "' are too deep in debt to count a charge of "
-                        + cost + " exactly; nothing was charged"));
+                return CompletableFuture.failedFuture(Arguments.tooDeepInDebt(key, policy, cost));
             }
             if (charged != Bucket.RETRY) {
                 long[] debts = bucket.debts(now);
@@ -247,6 +243,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     private static BucketKey bucketKey(String key, Policy policy, long cost) {
         Arguments.checkRequest(key, policy, cost);
+        return new BucketKey(policy.name(), Arguments.boundedKey(key));
+    }
+
+    /** As {@link #bucketKey}, for a charge or refund, whose cost may exceed the capacity. */
+    private static BucketKey chargeKey(String key, Policy policy, long cost) {
+        Arguments.checkCharge(key, policy, cost);
         return new BucketKey(policy.name(), Arguments.boundedKey(key));
     }
 

@@ -29,12 +29,16 @@ public final class Arguments {
      * @throws IllegalArgumentException if the key is empty or the cost is out of range for the policy
      */
     public static void checkRequest(String key, Policy policy, long cost) {
+        checkKey(key, policy);
+        policy.checkCost(cost);
+    }
+
+    private static void checkKey(String key, Policy policy) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(policy, "policy");
         if (key.isEmpty()) {
             throw new IllegalArgumentException("key must not be empty");
         }
-        policy.checkCost(cost);
     }
 
     /**
@@ -46,11 +50,7 @@ public final class Arguments {
      * @throws NullPointerException if the key or policy is null
      */
     public static void checkCharge(String key, Policy policy, long cost) {
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(policy, "policy");
-        if (key.isEmpty()) {
-            throw new IllegalArgumentException("key must not be empty");
-        }
+        checkKey(key, policy);
         if (cost < 1) {
             throw new IllegalArgumentException("cost must be at least 1, was " + cost);
         }
@@ -64,6 +64,15 @@ public final class Arguments {
             throw new IllegalArgumentException("cost " + cost + " exceeds the largest charge policy '" + policy.name()
                     + "' can count exactly (" + most + ")");
         }
+    }
+
+    /**
+     * Returns the failure of a charge that the buckets, already deep in debt, cannot count exactly; nothing
+     * was charged.
+     */
+    public static IllegalStateException tooDeepInDebt(String key, Policy policy, long cost) {
+        return new IllegalStateException("the buckets of key '" + key + "' under policy '" + policy.name()
+                + "' are too deep in debt to count a charge of " + cost + " exactly; nothing was charged");
     }
 
     /**

@@ -259,11 +259,8 @@ final class CheckApi {
                         return Answer.of(RequestDecision.problem(
                                 503, "The charge could not be taken; nothing was charged: " + cause.getMessage()));
                     }
-                    long untilFull = 0;
-                    for (BucketState.LimitState limit : state.limits()) {
-                        untilFull = Math.max(untilFull, limit.untilFullMicros());
-                    }
-                    long resetAfter = untilFull;
+                    long resetAfter =
+                            TimeUnit.NANOSECONDS.toMicros(state.untilFull().toNanos());
                     return Answer.json(200, Map.of("Cache-Control", "no-store"), JsonText.of(generator -> {
                         generator.writeStartObject();
                         generator.writeStringField("policy", charge.policy().name());

@@ -8,7 +8,6 @@ import java.security.Principal;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.springframework.core.Ordered;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
@@ -104,14 +103,8 @@ public final class TollgateWebFilter implements WebFilter, Ordered {
         } catch (RuntimeException e) {
             return Mono.error(e);
         }
-        if (pending.isDone()) {
-            try {
-                return Mono.just(pending.join());
-            } catch (CompletionException e) {
-                return Mono.error(e.getCause());
-            }
-        }
-        return Mono.fromFuture(pending).publishOn(ExchangeThreads.of(exchange));
+        Mono<RequestDecision> decision = Mono.fromFuture(pending); // a done future completes it at once
+        return pending.isDone() ? decision : decision.publishOn(ExchangeThreads.of(exchange));
     }
 
     /** Whether one of the servlet URL patterns maps the path, as a servlet container would map it. */

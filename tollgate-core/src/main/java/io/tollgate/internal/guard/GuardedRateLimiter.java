@@ -263,8 +263,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         Arguments.checkCharge(key, policy, cost);
         return adjust(key, policy, cost, ANY_WAIT_MICROS).thenApply(reply -> {
             if (!TokenBucket.allFit(policy.limits(), reply.debtsBefore(), cost, ANY_WAIT_MICROS)) {
-                throw new IllegalStateException("the buckets of key '" + key + "' under policy '" + policy.name()
-                        + "' are too deep in debt to count a charge of " + cost + " exactly; nothing was charged");
+                throw Arguments.tooDeepInDebt(key, policy, cost);
             }
             return BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS));
         });

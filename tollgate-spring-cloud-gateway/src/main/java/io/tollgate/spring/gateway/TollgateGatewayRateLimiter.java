@@ -11,7 +11,6 @@ import io.tollgate.spring.internal.RulesInForce;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
@@ -297,6 +296,6 @@ public final class TollgateGatewayRateLimiter extends AbstractStatefulConfigurab
     /** Says which routes are configured, for logs. */
     @Override
     public String toString() {
-        return "TollgateGatewayRateLimiter" + Objects.requireNonNullElse(getConfig(), Map.of());
+        return "TollgateGatewayRateLimiter" + getConfig();
     }
 }

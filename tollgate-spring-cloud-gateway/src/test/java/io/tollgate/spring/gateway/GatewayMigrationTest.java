@@ -37,7 +37,7 @@ class GatewayMigrationTest {
     }
 
     /** A route as a Spring Cloud Gateway user writes it for the gateway's own Redis limiter. */
-    private static List<String> routeWithRedisRateLimiter() {
+    static List<String> routeWithRedisRateLimiter() {
         String filter = "spring.cloud.gateway.server.webflux.routes[0].filters[0].";
         return List.of(
                 "spring.cloud.gateway.server.webflux.routes[0].id=api",
