@@ -17,7 +17,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@code tollgate.http.missing_key} (counter): requests that lacked a rule's key source, tags {@code
  *       policy} and {@code action} = {@code skip}, {@code fallback} or {@code reject};
  *   <li>{@code tollgate.http.listed} (counter): requests of clients on a rule's lists, tags {@code policy} (the
- *       rule's own) and {@code list} = {@code allow} (not limited) or {@code deny} (refused with 403).
+ *       rule's own) and {@code list} = {@code allow} (not limited) or {@code deny} (refused with 403);
+ *   <li>{@code tollgate.http.settled_tokens} (counter): tokens settled after responses ({@link ResponseCost}),
+ *       tags {@code policy} and {@code action} = {@code charged} (the response cost more than was taken),
+ *       {@code refunded} (less), or {@code lost} (the store could not be asked, so the cost taken stays).
  * </ul>
  *
  * <p>Micrometer is an optional dependency of tollgate-http: applications that use this class add {@code
@@ -79,6 +82,18 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
                 : onMissing instanceof MissingKey.Fallback ? "fallback" : "skip";
         registry.counter("tollgate.http.missing_key", "policy", rule.policy().name(), "action", action)
                 .increment();
+    }
+
+    @Override
+    public void settled(RuleOutcome outcome, long difference, boolean landed) {
+        String action = !landed ? "lost" : difference > 0 ? "charged" : "refunded";
+        registry.counter(
+                        "tollgate.http.settled_tokens",
+                        "policy",
+                        outcome.policy().name(),
+                        "action",
+                        action)
+                .increment(Math.abs(difference));
     }
 
     @Override

@@ -63,6 +63,20 @@ public record RequestDecision(
         return UNLIMITED;
     }
 
+    /**
+     * Returns whether a rule that took tokens for this request settles its cost once the response is known
+     * (see {@link ResponseCost}): then the surface that answers the request hands the response's status and
+     * header fields to {@link RequestLimiter#settle}.
+     */
+    public boolean settlesAfterResponse() {
+        for (RuleOutcome outcome : outcomes) {
+            if (outcome.settlesAfterResponse()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Returns a copy of the body, for callers that must not share it. */
     @Override
     public byte[] body() {

@@ -67,6 +67,8 @@ public final class RequestLimiter {
     /** The detail of the 403 problem answered to a client on a rule's denylist. */
     public static final String DENIED_DETAIL = "Requests from this client are refused.";
 
+    private static final System.Logger SETTLE_LOG = System.getLogger(RequestLimiter.class.getName());
+
     private static final RequestDecision DENIED = RequestDecision.problem(403, DENIED_DETAIL);
 
     private static final int WARM_UP_CHECKS = 2_000;
@@ -267,6 +269,62 @@ public final class RequestLimiter {
             metrics.decided(outcome);
             return outcome;
         });
+    }
+
+    /**
+     * Settles the cost of a request whose rules take part of it after the response ({@link ResponseCost}),
+     * once the response is known: for each rule that took tokens for it, charges what the request cost
+     * beyond them, or gives back what it cost less. Call it once per request, when the response's status and
+     * header fields are final; a decision that {@link RequestDecision#settlesAfterResponse() settles nothing}
+     * costs nothing here.
+     *
+     * <p>The stage completes when the store has taken every charge and refund, never exceptionally: a store
+     * that cannot be asked loses them (the cost taken when deciding stays), which is logged, as is a limiter
+     * that cannot charge or refund.
+     *
+     * @param decision what {@link #decide} answered for the request
+     * @param status the status the client was answered with
+     * @param responseHeader the response's header field values by name, null where absent
+     * @throws NullPointerException if decision or responseHeader is null
+     */
+    public CompletionStage<Void> settle(RequestDecision decision, int status, Function<String, String> responseHeader) {
+        Objects.requireNonNull(decision, "decision");
+        Objects.requireNonNull(responseHeader, "responseHeader");
+        List<CompletableFuture<?>> pending = new ArrayList<>();
+        for (RuleOutcome outcome : decision.outcomes()) {
+            if (!outcome.settlesAfterResponse()) {
+                continue;
+            }
+            long taken = outcome.rule().cost();
+            long difference = outcome.rule().responseCost().finalCost(taken, status, responseHeader) - taken;
+            if (difference == 0) {
+                continue;
+            }
+            CompletableFuture<?> settled;
+            try {
+                settled = (difference > 0
+                                ? limiter.chargeAsync(outcome.key(), outcome.policy(), difference)
+                                : limiter.refundAsync(outcome.key(), outcome.policy(), -difference))
+                        .toCompletableFuture();
+            } catch (RuntimeException e) {
+                settled = CompletableFuture.failedFuture(e);
+            }
+            pending.add(settled.handle((done, failure) -> {
+                metrics.settled(outcome, difference, failure == null);
+                if (failure != null) {
+                    SETTLE_LOG.log(
+                            System.Logger.Level.WARNING,
+                            () -> "Tollgate: could not " + (difference > 0 ? "charge " : "refund ")
+                                    + Math.abs(difference)
+                                    + " tokens of policy '" + outcome.policy().name() + "' after the response: "
+                                    + (failure.getCause() == null ? failure : failure.getCause()));
+                }
+                return null;
+            }));
+        }
+        return pending.isEmpty()
+                ? CompletableFuture.completedFuture(null)
+                : CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
     }
 
     /**

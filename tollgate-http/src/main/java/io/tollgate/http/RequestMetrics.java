@@ -17,4 +17,11 @@ interface RequestMetrics {
 
     /** Called when a rule's client is on its allowlist (not limited) or its denylist (refused). */
     default void listed(Rule rule, PolicyChoice.Listing listing) {}
+
+    /**
+     * Called when a request's cost was settled after its response: {@code difference} tokens charged
+     * (positive) or given back (negative), or lost when {@code landed} is false because the store could not
+     * take them.
+     */
+    default void settled(RuleOutcome outcome, long difference, boolean landed) {}
 }

@@ -29,6 +29,7 @@ import java.util.TreeSet;
  * @param onMissingKey what to do with a request that lacks its key's source
  * @param dryRun whether the rule only reports, never refuses
  * @param choice how the policy of a request is chosen, and which clients are listed
+ * @param responseCost how the cost is settled once the response is known; {@link ResponseCost#none()} keeps it
  */
 public record Rule(
         PathPattern path,
@@ -40,17 +41,20 @@ public record Rule(
         long cost,
         MissingKey onMissingKey,
         boolean dryRun,
-        PolicyChoice choice) {
+        PolicyChoice choice,
+        ResponseCost responseCost) {
 
     /**
      * Validates the rule.
      *
      * @throws IllegalArgumentException if the cost is out of range for the policy or a policy the choice may
      *     give
-     * @throws NullPointerException if the path, methods, policy, key, onMissingKey or choice is null
+     * @throws NullPointerException if the path, methods, policy, key, onMissingKey, choice or responseCost is
+     *     null
      */
     public Rule {
         Objects.requireNonNull(choice, "choice");
+        Objects.requireNonNull(responseCost, "responseCost");
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(key, "key");
@@ -65,6 +69,28 @@ public record Rule(
         for (Policy choosable : choice.choosable()) {
             choosable.checkCost(cost);
         }
+    }
+
+    /**
+     * Returns a rule whose cost is final when it decides, as the canonical constructor with {@link
+     * ResponseCost#none()}.
+     *
+     * @throws IllegalArgumentException if the cost is out of range for the policy or a policy the choice may
+     *     give
+     * @throws NullPointerException if the path, methods, policy, key, onMissingKey or choice is null
+     */
+    public Rule(
+            PathPattern path,
+            Set<String> methods,
+            String host,
+            String requiredHeader,
+            Policy policy,
+            ClientKey key,
+            long cost,
+            MissingKey onMissingKey,
+            boolean dryRun,
+            PolicyChoice choice) {
+        this(path, methods, host, requiredHeader, policy, key, cost, onMissingKey, dryRun, choice, ResponseCost.none());
     }
 
     /** Returns a builder for a rule charging {@code policy}; it matches every request until narrowed. */
@@ -98,6 +124,7 @@ public record Rule(
         private long cost = 1;
         private MissingKey onMissingKey = MissingKey.skip();
         private boolean dryRun;
+        private ResponseCost responseCost = ResponseCost.none();
         private PolicySource source;
         private Map<String, Policy> choosable = Map.of();
         private final Map<String, Policy> overrides = new LinkedHashMap<>();
@@ -157,6 +184,15 @@ public record Rule(
         }
 
         /**
+         * Settles each request's cost once its response is known (default {@link ResponseCost#none()}: the
+         * cost taken when deciding is final).
+         */
+        public Builder responseCost(ResponseCost responseCost) {
+            this.responseCost = Objects.requireNonNull(responseCost, "responseCost");
+            return this;
+        }
+
+        /**
          * Charges each request the policy that {@code source} names among {@code policies} (by name), and the
          * rule's own policy when it names none of them.
          *
@@ -207,7 +243,17 @@ public record Rule(
                     ? PolicyChoice.fixed()
                     : PolicyChoice.of(source, choosable, overrides, allow, deny);
             return new Rule(
-                    path, Set.copyOf(methods), host, requiredHeader, policy, key, cost, onMissingKey, dryRun, choice);
+                    path,
+                    Set.copyOf(methods),
+                    host,
+                    requiredHeader,
+                    policy,
+                    key,
+                    cost,
+                    onMissingKey,
+                    dryRun,
+                    choice,
+                    responseCost);
         }
     }
 }

@@ -38,6 +38,15 @@ public record RuleOutcome(Rule rule, Policy policy, String key, Decision decisio
     }
 
     /**
+     * Returns whether this outcome's rule settles its cost after the response, and took tokens to settle: it
+     * allowed the request (a dry run too), and the store decided it (a decision the failure policy made took
+     * nothing to give back).
+     */
+    public boolean settlesAfterResponse() {
+        return decision.allowed() && !decision.degraded() && rule.responseCost().settles();
+    }
+
+    /**
      * Returns whether this outcome refuses the request because the limiter could not decide and fails
      * closed ({@link FailurePolicy#DENY}), rather than because the client exceeded its limit.
      */

@@ -174,6 +174,25 @@ class RequestLimiterConfigTest {
         assertThat(config.rules()).containsExactly(Rule.builder(p).build());
     }
 
+    @Test
+    void aRuleMaySettleItsCostAfterTheResponse() {
+        RequestLimiterConfig config = RequestLimiterConfig.parse("""
+                policies: {p: {limits: [{capacity: 5, refill: 5/s}]}}
+                rules:
+                  - policy: p
+                    response-cost: {header: X-Tokens-Used, refund-statuses: [5xx, 429]}
+                  - policy: p
+                    response-cost:
+                      charge-statuses: [401, 403]
+                """, "t.yaml");
+
+        assertThat(config.rules())
+                .extracting(Rule::responseCost)
+                .containsExactly(
+                        ResponseCost.fromHeader("X-Tokens-Used").refunding("5xx", "429"),
+                        ResponseCost.onlyForStatuses("401", "403"));
+    }
+
     @ParameterizedTest
     @CsvSource(
             delimiter = '|',
@@ -189,6 +208,19 @@ class RequestLimiterConfigTest {
                 "rules: [{policy: p, dry-run: yes}] | t.yaml:2: rules[0].dry-run: must be true or false, was 'yes'",
                 "rules: [{policy: p, methds: [GET]}] | t.yaml:2: rules[0]: unknown setting 'methds'; known: allow, cost,",
                 "rule: [] | t.yaml:2: configuration: unknown setting 'rule'",
+                "rules: [{policy: p, response-cost: {}}] | t.yaml:2: rules[0].response-cost: needs header, charge-statuses",
+                "rules: [{policy: p, response-cost: {header: 'X Used'}}] | t.yaml:2: rules[0].response-cost.header: a"
+                        + " response cost header must be a header name, was 'X Used'",
+                "rules: [{policy: p, response-cost: {charge-statuses: [401, 6xx]}}] | t.yaml:2:"
+                        + " rules[0].response-cost.charge-statuses: charge-statuses: a status is a code from 100 to 599"
+                        + " or a class such as 5xx, was '6xx'",
+                "rules: [{policy: p, response-cost: {charge-statuses: [], header: X-Used}}] | t.yaml:2:"
+                        + " rules[0].response-cost.charge-statuses: give at least one status",
+                "rules: [{policy: p, response-cost: {charge-statuses: [401], refund-statuses: [5xx]}}] | t.yaml:2:"
+                        + " rules[0].response-cost.refund-statuses: give charge-statuses (only they cost) or"
+                        + " refund-statuses (they cost nothing), not both",
+                "rules: [{policy: p, response-cost: {headers: X-Used}}] | t.yaml:2: rules[0].response-cost: unknown"
+                        + " setting 'headers'; known: charge-statuses, header, refund-statuses",
                 "client-ip: {trusted-proxies: [10.0.0.0/33]} | t.yaml:2: client-ip.trusted-proxies: invalid trusted",
                 "client-ip: {forwarding-header: x-real-ip} | t.yaml:2: client-ip.forwarding-header: must be",
                 "responses: {refusal-status: 200} | t.yaml:2: responses.refusal-status: must be a 4xx or 5xx",

@@ -60,12 +60,48 @@ final class LimitingProxy extends ProxyHandler.Reverse {
             } else if (decision.allowed()) {
                 decision.headers()
                         .forEach((name, value) -> response.getHeaders().put(name, value));
-                forward(request, response, callback);
+                forward(
+                        request,
+                        response,
+                        decision.settlesAfterResponse() ? settling(decision, response, callback) : callback);
             } else {
                 Responses.write(response, callback, decision);
+                if (decision.settlesAfterResponse()) {
+                    limits.get().requests().settle(decision, decision.status(), decision.headers()::get);
+                }
             }
         });
         return true;
+    }
+
+    /**
+     * Returns {@code callback}, settling the cost of rules that take it after the response once the answer
+     * has gone to the client, with the status and header fields the client got (the upstream's, or this
+     * proxy's 502 or 504). An answer cut off midway is settled as the upstream began it.
+     */
+    private Callback settling(RequestDecision decision, Response response, Callback callback) {
+        return new Callback() {
+            @Override
+            public void succeeded() {
+                settle();
+                callback.succeeded();
+            }
+
+            @Override
+            public void failed(Throwable failure) {
+                settle();
+                callback.failed(failure);
+            }
+
+            @Override
+            public InvocationType getInvocationType() {
+                return callback.getInvocationType();
+            }
+
+            private void settle() {
+                limits.get().requests().settle(decision, response.getStatus(), response.getHeaders()::get);
+            }
+        };
     }
 
     private void forward(Request request, Response response, Callback callback) {

@@ -283,6 +283,50 @@ class ProxyTest {
     }
 
     @Test
+    void theUpstreamsCostHeaderChargesTheRestAndItsServerErrorsAreRefunded() throws Exception {
+        server = RunningServer.start("""
+                policies:
+                  llm:
+                    limits:
+                      - capacity: 10
+                        refill: 1/s
+                rules:
+                  - policy: llm
+                    response-cost:
+                      header: X-Tokens-Used
+                      refund-statuses: [5xx]
+                server:
+                  upstream: %s
+                  management-port: 0
+                """.formatted(upstream.uri()), time);
+
+        HttpResponse<String> costly = server.get("/v1/completions?used=25");
+        String debt = awaitBucket("llm", "ip:127.0.0.1", "\"reset_after_ms\":25000");
+        HttpResponse<String> next = server.get("/v1/completions?used=1");
+        time.advance(Duration.ofSeconds(25));
+        server.get("/status/502");
+        String afterServerError = awaitBucket("llm", "ip:127.0.0.1", "\"reset_after_ms\":0");
+
+        assertThat(costly.statusCode()).isEqualTo(200);
+        assertThat(costly.headers().firstValue("X-Tokens-Used")).hasValue("25");
+        assertThat(debt).contains("\"reset_after_ms\":25000");
+        assertThat(next.statusCode()).isEqualTo(429);
+        assertThat(next.headers().firstValue("Retry-After")).hasValue("16");
+        assertThat(afterServerError).contains("\"reset_after_ms\":0");
+    }
+
+    /** Reads a bucket on the admin API until it says {@code expected}: a settlement trails the answer a little. */
+    private String awaitBucket(String policy, String key, String expected) throws InterruptedException {
+        String bucket = "";
+        for (int i = 0; i < 100 && !bucket.contains(expected); i++) {
+            bucket = server.management("GET", "/admin/buckets/" + policy + "/" + key)
+                    .body();
+            Thread.sleep(i == 0 ? 0 : 50);
+        }
+        return bucket;
+    }
+
+    @Test
     void theUpstreamsAnswersAreCountedByStatus() throws Exception {
         start("");
 

@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  *       {@code X-Body-Sha256} of the body it read, and the request's headers recorded for the test;
  *   <li>{@code /slow}: answers only after {@link #release()} (or 30 s);
  *   <li>{@code /bytes/N}: a body of N bytes, streamed;
- *   <li>{@code /status/N}: status N.
+ *   <li>{@code /status/N}: status N;
+ *   <li>a query {@code used=N}: {@code X-Tokens-Used: N} on the answer, whatever the path.
  * </ul>
  */
 final class Upstream implements AutoCloseable {
@@ -106,6 +107,10 @@ final class Upstream implements AutoCloseable {
             answer.set("X-Body-Bytes", Long.toString(bytes));
             answer.set("X-Body-Sha256", HexFormat.of().formatHex(sha256.digest()));
             answer.set("Keep-Alive", "timeout=60"); // hop-by-hop: must not reach the client
+            String query = exchange.getRequestURI().getQuery();
+            if (query != null && query.startsWith("used=")) {
+                answer.set("X-Tokens-Used", query.substring("used=".length()));
+            }
             if (path.equals("/slow")) {
                 slow.await(30, TimeUnit.SECONDS);
             }

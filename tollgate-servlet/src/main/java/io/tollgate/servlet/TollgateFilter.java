@@ -59,6 +59,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * asynchronous dispatch, charges nothing. If the limiter itself fails (a bug, not a Redis outage, which its
  * failure policy answers), the request gets a 500 problem response and the failure is logged.
  *
+ * <p><b>Costs known after the response.</b> A rule with a {@link io.tollgate.http.ResponseCost} is settled
+ * with the response's status and header fields once the response is final: when the chain returns, or, for
+ * a request the application made asynchronous, when it completes.
+ *
  * <p>Thread-safe.
  */
 public final class TollgateFilter implements Filter {
@@ -70,6 +74,7 @@ public final class TollgateFilter implements Filter {
     private volatile RequestLimiter requests;
     private volatile boolean async = true;
     private volatile String decidedAttribute = TollgateFilter.class.getName();
+    private volatile String resumedAttribute = TollgateFilter.class.getName() + ".resumed";
 
     /** Creates a filter that reads its rules from the {@code config} init parameter, for {@code web.xml}. */
     public TollgateFilter() {}
@@ -100,6 +105,7 @@ public final class TollgateFilter implements Filter {
     @Override
     public void init(FilterConfig filterConfig) throws ServletException {
         decidedAttribute = TollgateFilter.class.getName() + "." + filterConfig.getFilterName();
+        resumedAttribute = decidedAttribute + ".resumed";
         String asyncParameter = filterConfig.getInitParameter("async");
         if (asyncParameter != null) {
             if (!asyncParameter.strip().equals("true")
@@ -132,6 +138,13 @@ public final class TollgateFilter implements Filter {
         if (!(servletRequest instanceof HttpServletRequest request)
                 || !(servletResponse instanceof HttpServletResponse response)
                 || servletRequest.getAttribute(decidedAttribute) != null) {
+            if (servletRequest.getAttribute(resumedAttribute) instanceof RequestDecision resumed
+                    && servletRequest instanceof HttpServletRequest request
+                    && servletResponse instanceof HttpServletResponse response) {
+                request.removeAttribute(resumedAttribute);
+                serve(requests, resumed, request, response, chain);
+                return;
+            }
             chain.doFilter(servletRequest, servletResponse);
             return;
         }
@@ -154,16 +167,19 @@ public final class TollgateFilter implements Filter {
                 failed(response, e.getCause());
                 return;
             }
-            if (apply(request, response, decision)) {
-                chain.doFilter(request, response);
+            if (apply(limiter, request, response, decision)) {
+                serve(limiter, decision, request, response, chain);
             }
             return;
         }
-        decideAsynchronously(request, response, pending);
+        decideAsynchronously(limiter, request, response, pending);
     }
 
     private void decideAsynchronously(
-            HttpServletRequest request, HttpServletResponse response, CompletableFuture<RequestDecision> pending) {
+            RequestLimiter limiter,
+            HttpServletRequest request,
+            HttpServletResponse response,
+            CompletableFuture<RequestDecision> pending) {
         AsyncContext context = request.startAsync(request, response);
         // The decision, the container's timeout and a broken connection race to end the request; the first wins.
         AtomicBoolean settled = new AtomicBoolean();
@@ -196,6 +212,9 @@ public final class TollgateFilter implements Filter {
             if (failure == null && decision.allowed()) {
                 try {
                     record(request, response, decision);
+                    if (decision.settlesAfterResponse()) {
+                        request.setAttribute(resumedAttribute, decision);
+                    }
                     context.dispatch();
                 } catch (RuntimeException e) {
                     LOG.log(Level.DEBUG, "could not resume an allowed request", e);
@@ -208,6 +227,7 @@ public final class TollgateFilter implements Filter {
                     if (failure == null) {
                         record(request, response, decision);
                         write(response, decision);
+                        settleRefusal(limiter, decision);
                     } else {
                         failed(response, failure instanceof CompletionException ? failure.getCause() : failure);
                     }
@@ -221,14 +241,90 @@ public final class TollgateFilter implements Filter {
     }
 
     /** Records the decision and sets its headers; for a refusal, writes it. Returns whether the request goes on. */
-    private boolean apply(HttpServletRequest request, HttpServletResponse response, RequestDecision decision)
+    private boolean apply(
+            RequestLimiter limiter, HttpServletRequest request, HttpServletResponse response, RequestDecision decision)
             throws IOException {
         record(request, response, decision);
         if (decision.allowed()) {
             return true;
         }
         write(response, decision);
+        settleRefusal(limiter, decision);
         return false;
+    }
+
+    /**
+     * Passes an allowed request down the chain and, if a rule settles its cost after the response, settles it
+     * with the response's status and header fields once the response is final: when the chain returns, or
+     * when an asynchronous request the application started completes. A chain that throws is settled as the
+     * 500 the container answers.
+     */
+    private static void serve(
+            RequestLimiter limiter,
+            RequestDecision decision,
+            HttpServletRequest request,
+            HttpServletResponse response,
+            FilterChain chain)
+            throws IOException, ServletException {
+        if (!decision.settlesAfterResponse()) {
+            chain.doFilter(request, response);
+            return;
+        }
+        boolean served = false;
+        try {
+            chain.doFilter(request, response);
+            served = true;
+        } finally {
+            if (!served) {
+                limiter.settle(decision, 500, response::getHeader);
+            } else if (request.isAsyncStarted()) {
+                request.getAsyncContext().addListener(new SettleOnCompletion(limiter, decision, response));
+            } else {
+                limiter.settle(decision, response.getStatus(), response::getHeader);
+            }
+        }
+    }
+
+    private static void settleRefusal(RequestLimiter limiter, RequestDecision refusal) {
+        if (refusal.settlesAfterResponse()) {
+            limiter.settle(refusal, refusal.status(), refusal.headers()::get);
+        }
+    }
+
+    /**
+     * Settles a request that the application made asynchronous once it completes (after an error too), and
+     * follows it into any asynchronous cycle it starts again.
+     */
+    private static final class SettleOnCompletion implements AsyncListener {
+
+        private final RequestLimiter limiter;
+        private final RequestDecision decision;
+        private final HttpServletResponse response;
+        private final AtomicBoolean settled = new AtomicBoolean();
+
+        SettleOnCompletion(RequestLimiter limiter, RequestDecision decision, HttpServletResponse response) {
+            this.limiter = limiter;
+            this.decision = decision;
+            this.response = response;
+        }
+
+        @Override
+        public void onComplete(AsyncEvent event) {
+            if (settled.compareAndSet(false, true)) {
+                limiter.settle(decision, response.getStatus(), response::getHeader);
+            }
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+            event.getAsyncContext().addListener(this);
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {}
+
+        @Override
+        public void onError(AsyncEvent event) {}
     }
 
     /** Marks the request decided, so it is not charged again, and sets the rate-limit header fields. */

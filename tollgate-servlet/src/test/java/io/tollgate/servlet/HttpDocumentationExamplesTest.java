@@ -17,6 +17,7 @@ import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.MissingKey;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.RedisExtension;
@@ -220,10 +221,55 @@ class HttpDocumentationExamplesTest {
     }
 
     @Test
+    void chargingAfterTheResponse(@TempDir Path dir) throws Exception {
+        InMemoryRateLimiter limiter =
+                InMemoryRateLimiter.builder().timeSource(new ManualTimeSource()).build();
+
+        // --- http: charging after the response
+        Policy tokensPerMinute = Policy.of("llm-tokens", Limit.of(10_000, Rate.perMinute(10_000)));
+        Policy failedLogins = Policy.of("failed-logins", Limit.of(5, Rate.perMinute(1)));
+
+        Rule completions = Rule.builder(tokensPerMinute)
+                .path("/v1/completions")
+                .key(ClientKey.header("X-API-Key"))
+                .responseCost(ResponseCost.fromHeader("X-Tokens-Used").refunding("5xx"))
+                .build();
+        Rule logins = Rule.builder(failedLogins)
+                .path("/login")
+                .methods("POST")
+                .responseCost(ResponseCost.onlyForStatuses("401", "403"))
+                .build();
+        // ---
+
+        String file = DocumentationExamples.blocks(PAGE, "yaml").get(1);
+        RequestLimiterConfig fromFile = RequestLimiterConfig.load(Files.writeString(dir.resolve("llm.yaml"), file));
+        assertThat(fromFile.rules()).containsExactly(completions, logins);
+        try (JettyApp app = JettyApp.start(new TollgateFilter(fromFile.newRequestLimiter(limiter)))) {
+            HttpResponse<String> used9000 = app.get("/v1/completions?used=9000", "X-API-Key", "k-1");
+            HttpResponse<String> next = app.get("/v1/completions?used=1", "X-API-Key", "k-1");
+            HttpResponse<String> failed = app.get("/v1/completions?used=500&status=503", "X-API-Key", "k-1");
+            HttpResponse<String> afterFailure = app.get("/v1/completions?used=1", "X-API-Key", "k-1");
+            List<Integer> loginStatuses = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                loginStatuses.add(app.send("POST", "/login").statusCode());
+            }
+            for (int i = 0; i < 6; i++) {
+                loginStatuses.add(app.send("POST", "/login?status=401").statusCode());
+            }
+
+            assertThat(used9000.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=9999;t=1");
+            assertThat(next.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=999;t=55");
+            assertThat(failed.statusCode()).isEqualTo(503);
+            assertThat(afterFailure.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=998;t=55");
+            assertThat(loginStatuses).containsExactly(200, 200, 200, 401, 401, 401, 401, 401, 429);
+        }
+    }
+
+    @Test
     void rulesFromAFile(@TempDir Path dir) throws Exception {
         List<String> files = DocumentationExamples.blocks(PAGE, "yaml");
-        assertThat(files).hasSize(2);
-        Path configFile = Files.writeString(dir.resolve("tollgate.yaml"), files.get(1));
+        assertThat(files).hasSize(3);
+        Path configFile = Files.writeString(dir.resolve("tollgate.yaml"), files.get(2));
         RateLimiter limiter = InMemoryRateLimiter.create();
 
         // --- http: config file
@@ -292,7 +338,7 @@ class HttpDocumentationExamplesTest {
         int examples = DocumentationExamples.assertRunBy(
                 "tollgate-servlet/src/test/java/io/tollgate/servlet/HttpDocumentationExamplesTest.java", PAGE);
 
-        assertThat(examples).isEqualTo(7);
+        assertThat(examples).isEqualTo(8);
     }
 
     /** Asserts that the response has the status line's status, each header line, and the body if shown. */

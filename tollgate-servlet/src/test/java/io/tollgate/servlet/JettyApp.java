@@ -1,5 +1,6 @@
 package io.tollgate.servlet;
 
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
@@ -8,6 +9,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,7 +32,9 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 /**
  * A real Jetty 12 application on a loopback port, protected by a {@link TollgateFilter}: every path answers
  * 200 with the dispatcher type it was served under in {@code X-Dispatch}; {@code /forward/**} forwards to the
- * same path under {@code /api}. Requests are sent with a real HTTP client, or as raw bytes for requests that
+ * same path under {@code /api}. Query parameters change the answer: {@code status=N} answers N, {@code
+ * used=N} sets {@code X-Tokens-Used: N}, {@code async} answers from another thread after going asynchronous,
+ * {@code fail=WHY} throws. Requests are sent with a real HTTP client, or as raw bytes for requests that
  * a client library would refuse to send.
  */
 final class JettyApp implements AutoCloseable {
@@ -78,7 +82,29 @@ final class JettyApp implements AutoCloseable {
                 }
                 served.incrementAndGet();
                 response.setHeader("X-Dispatch", request.getDispatcherType().name());
+                if (request.getParameter("fail") != null) {
+                    throw new IllegalStateException("the application failed: " + request.getParameter("fail"));
+                }
+                if (request.getParameter("status") != null) {
+                    response.setStatus(Integer.parseInt(request.getParameter("status")));
+                }
+                if (request.getParameter("used") != null) {
+                    response.setHeader("X-Tokens-Used", request.getParameter("used"));
+                }
                 response.setContentType("text/plain");
+                if (request.getParameter("async") != null) {
+                    AsyncContext async = request.startAsync();
+                    async.start(() -> {
+                        try {
+                            async.getResponse().getWriter().write("later " + path);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        } finally {
+                            async.complete();
+                        }
+                    });
+                    return;
+                }
                 response.getWriter().write("hello " + path);
             }
         });

@@ -68,6 +68,18 @@ final class PropertiesReader {
             if (!rule.getDeny().isEmpty()) {
                 settings.put("deny", rule.getDeny());
             }
+            TollgateProperties.ResponseCost responseCost = rule.getResponseCost();
+            Map<String, Object> settled = new LinkedHashMap<>();
+            put(settled, "header", responseCost.getHeader());
+            if (!responseCost.getChargeStatuses().isEmpty()) {
+                settled.put("charge-statuses", responseCost.getChargeStatuses());
+            }
+            if (!responseCost.getRefundStatuses().isEmpty()) {
+                settled.put("refund-statuses", responseCost.getRefundStatuses());
+            }
+            if (!settled.isEmpty()) {
+                settings.put("response-cost", settled);
+            }
             rules.add(settings);
         }
         tree.put("rules", rules);

@@ -222,6 +222,9 @@ public class TollgateProperties {
         /** Clients always refused with 403 and a problem body: client key values, IP addresses or CIDR blocks. */
         private List<String> deny = new ArrayList<>();
 
+        /** How the cost is settled once the response is known: a header that gives it, or by status. */
+        private ResponseCost responseCost = new ResponseCost();
+
         public String getPath() {
             return path;
         }
@@ -324,6 +327,51 @@ public class TollgateProperties {
 
         public void setDeny(List<String> deny) {
             this.deny = deny;
+        }
+
+        public ResponseCost getResponseCost() {
+            return responseCost;
+        }
+
+        public void setResponseCost(ResponseCost responseCost) {
+            this.responseCost = responseCost;
+        }
+    }
+
+    /** How a rule settles a request's cost once its response is known; set none to keep the cost taken. */
+    public static class ResponseCost {
+
+        /** A response header that gives the request's whole cost, such as X-Tokens-Used. */
+        private String header;
+
+        /** Only responses of these statuses cost anything, such as 401, 403; codes or classes such as 4xx. */
+        private List<String> chargeStatuses = new ArrayList<>();
+
+        /** Responses of these statuses cost nothing, such as 5xx; codes or classes. */
+        private List<String> refundStatuses = new ArrayList<>();
+
+        public String getHeader() {
+            return header;
+        }
+
+        public void setHeader(String header) {
+            this.header = header;
+        }
+
+        public List<String> getChargeStatuses() {
+            return chargeStatuses;
+        }
+
+        public void setChargeStatuses(List<String> chargeStatuses) {
+            this.chargeStatuses = chargeStatuses;
+        }
+
+        public List<String> getRefundStatuses() {
+            return refundStatuses;
+        }
+
+        public void setRefundStatuses(List<String> refundStatuses) {
+            this.refundStatuses = refundStatuses;
         }
     }
 

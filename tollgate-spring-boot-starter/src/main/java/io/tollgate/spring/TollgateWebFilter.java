@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import org.springframework.core.Ordered;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
@@ -26,6 +28,9 @@ import reactor.core.publisher.Mono;
  * the exchange's ({@code ServerWebExchange.getPrincipal()}), so run the filter after Spring Security's
  * (order -100), as the default order, -90, does. If the limiter itself fails (a bug, not a Redis outage,
  * which its failure policy answers), the request gets a 500 problem response and the failure is logged.
+ *
+ * <p>A rule with a {@link io.tollgate.http.ResponseCost} is settled with the response's status and header
+ * fields when the response is committed.
  *
  * <p>The Spring Boot starter registers it in a reactive web application; to use it without Boot, declare it
  * as a {@code WebFilter} bean. Thread-safe.
@@ -87,12 +92,28 @@ public final class TollgateWebFilter implements WebFilter, Ordered {
                     return Mono.just(RequestDecision.limiterFailed());
                 })
                 .flatMap(decision -> {
+                    if (decision.settlesAfterResponse()) {
+                        settleOnCommit(limiter, decision, exchange.getResponse());
+                    }
                     if (!decision.allowed()) {
                         return ReactiveResponses.write(exchange.getResponse(), decision);
                     }
                     ReactiveResponses.addHeaders(exchange.getResponse().getHeaders(), decision);
                     return chain.filter(exchange);
                 });
+    }
+
+    /**
+     * Settles the cost of rules that take it after the response when the response is committed: its status
+     * and header fields are final then, whoever writes it (the handler, an error handler, this filter's
+     * refusal). A response never committed, because its client went away, keeps the cost taken.
+     */
+    private static void settleOnCommit(RequestLimiter limiter, RequestDecision decision, ServerHttpResponse response) {
+        response.beforeCommit(() -> {
+            HttpStatusCode status = response.getStatusCode();
+            limiter.settle(decision, status == null ? 200 : status.value(), response.getHeaders()::getFirst);
+            return Mono.empty();
+        });
     }
 
     private static Mono<RequestDecision> decide(RequestLimiter limiter, ServerWebExchange exchange, String principal) {

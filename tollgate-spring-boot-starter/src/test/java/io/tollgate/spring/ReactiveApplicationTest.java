@@ -62,6 +62,21 @@ class ReactiveApplicationTest {
     }
 
     @Test
+    void aRulesResponseCostIsSettledWhenTheAnswerIsCommitted() throws Exception {
+        HttpResponse<String> costly = get("/v1/completions?used=25", "X-Forwarded-For", "203.0.113.50");
+        HttpResponse<String> next = get("/v1/completions?used=1", "X-Forwarded-For", "203.0.113.50");
+        HttpResponse<String> failed = get("/v1/completions?used=9&status=503", "X-Forwarded-For", "203.0.113.51");
+        HttpResponse<String> afterTheFailure = get("/v1/completions?used=1", "X-Forwarded-For", "203.0.113.51");
+
+        assertThat(costly.statusCode()).isEqualTo(200);
+        assertThat(costly.headers().firstValue("RateLimit")).hasValue("\"llm\";r=9;t=360");
+        assertThat(next.statusCode()).isEqualTo(429);
+        assertThat(next.headers().firstValue("Retry-After")).hasValue("5760"); // 16 tokens at one per 360 s
+        assertThat(failed.statusCode()).isEqualTo(503);
+        assertThat(afterTheFailure.headers().firstValue("RateLimit")).hasValue("\"llm\";r=9;t=360");
+    }
+
+    @Test
     void eachClientBehindTheTrustedProxyHasItsOwnBucket() throws Exception {
         for (int i = 0; i < 3; i++) {
             get("/api/hello", "X-Forwarded-For", "198.51.100.7");

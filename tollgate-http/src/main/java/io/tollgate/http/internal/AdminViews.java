@@ -5,6 +5,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.http.PolicyChoice;
 import io.tollgate.http.PolicySource;
+import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -83,6 +84,20 @@ public final class AdminViews {
         }
         if (!choice.deny().isEmpty()) {
             view.put("deny", choice.deny());
+        }
+        ResponseCost responseCost = rule.responseCost();
+        if (responseCost.settles()) {
+            Map<String, Object> settled = new LinkedHashMap<>();
+            if (responseCost.header() != null) {
+                settled.put("header", responseCost.header());
+            }
+            if (!responseCost.chargeStatuses().isEmpty()) {
+                settled.put("charge-statuses", responseCost.chargeStatuses());
+            }
+            if (!responseCost.refundStatuses().isEmpty()) {
+                settled.put("refund-statuses", responseCost.refundStatuses());
+            }
+            view.put("response-cost", settled);
         }
         return view;
     }

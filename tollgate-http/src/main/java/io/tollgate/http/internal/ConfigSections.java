@@ -10,6 +10,7 @@ import io.tollgate.http.ClientKey;
 import io.tollgate.http.MissingKey;
 import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
+import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;
 import io.tollgate.internal.RedisSettings;
 import java.nio.file.Path;
@@ -45,7 +46,9 @@ public final class ConfigSections {
             "policy-from",
             "overrides",
             "allow",
-            "deny");
+            "deny",
+            "response-cost");
+    private static final Set<String> RESPONSE_COST = Set.of("header", "charge-statuses", "refund-statuses");
     private static final Set<String> POLICY_FROM = Set.of("header", "jwt-claim", "api-keys", "api-keys-file");
     private static final Set<String> CLIENT_IP = Set.of("trusted-proxies", "forwarding-header", "group-ipv6-by-64");
     private static final Set<String> RESPONSES =
@@ -185,9 +188,40 @@ public final class ConfigSections {
             rule.allow(current.strings());
             current = node.child("deny");
             rule.deny(current.strings());
+            current = node.child("response-cost");
+            if (current.isPresent()) {
+                rule.responseCost(responseCost(current));
+            }
             current = node.child("cost");
             rule.cost(current.longValue(1));
             return rule.build();
+        } catch (IllegalArgumentException e) {
+            throw current.error(e);
+        }
+    }
+
+    /** Reads a rule's {@code response-cost}: {@code header}, and {@code charge-statuses} or {@code refund-statuses}. */
+    private static ResponseCost responseCost(ConfigNode node) {
+        node.checkKeys(RESPONSE_COST);
+        ConfigNode header = node.child("header");
+        ConfigNode charged = node.child("charge-statuses");
+        ConfigNode refunded = node.child("refund-statuses");
+        if (!header.isPresent() && !charged.isPresent() && !refunded.isPresent()) {
+            throw node.error("needs header, charge-statuses or refund-statuses");
+        }
+        ConfigNode current = header;
+        try {
+            ResponseCost cost =
+                    header.isPresent() ? ResponseCost.fromHeader(header.requiredString()) : ResponseCost.none();
+            current = charged;
+            if (charged.isPresent()) {
+                cost = cost.chargingOnly(charged.strings().toArray(String[]::new));
+            }
+            current = refunded;
+            if (refunded.isPresent()) {
+                cost = cost.refunding(refunded.strings().toArray(String[]::new));
+            }
+            return cost;
         } catch (IllegalArgumentException e) {
             throw current.error(e);
         }

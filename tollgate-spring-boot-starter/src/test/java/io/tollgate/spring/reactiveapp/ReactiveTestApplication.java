@@ -11,8 +11,10 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -46,6 +48,18 @@ public class ReactiveTestApplication {
                 HANDLER_THREADS.add(Thread.currentThread().getName());
                 return Map.of("hello", "world");
             });
+        }
+
+        /**
+         * Limited by the YAML rule on /v1/**, whose cost is the {@code X-Tokens-Used} the answer carries;
+         * answers {@code status}, 5xx ones refunded.
+         */
+        @GetMapping("/v1/completions")
+        Mono<ResponseEntity<String>> completions(
+                @RequestParam("used") long used, @RequestParam(name = "status", defaultValue = "200") int status) {
+            return Mono.fromSupplier(() -> ResponseEntity.status(status)
+                    .header("X-Tokens-Used", Long.toString(used))
+                    .body("completed"));
         }
 
         /** Limited per user by the annotation. */
