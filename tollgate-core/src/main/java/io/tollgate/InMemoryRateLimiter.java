@@ -3,6 +3,7 @@ package io.tollgate;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.tollgate.internal.Arguments;
+import io.tollgate.internal.InFlightSlots;
 import io.tollgate.internal.TokenBucket;
 import java.time.Duration;
 import java.util.Objects;
@@ -42,6 +43,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
     private static final int ACCESS_SAMPLE = 32;
 
     private final TimeSource timeSource;
+    private final InFlightSlots slots = new InFlightSlots();
     private final Cache<BucketKey, Bucket> buckets;
     private final com.github.benmanes.caffeine.cache.Policy<BucketKey, Bucket> cachePolicy;
     private final IdleBucketSweeper<BucketKey> sweeper;
@@ -178,6 +180,43 @@ public final class InMemoryRateLimiter implements RateLimiter {
             }
             replaceIfStale(bucketKey, bucket, policy, now);
         }
+    }
+
+    /**
+     * Takes a slot of {@code limit} for {@code key} if fewer than its maximum are open in this limiter; the
+     * stage is complete at once. Keys longer than {@value Arguments#MAX_KEY_LENGTH} characters are kept as
+     * their digest, as for buckets. Slots are counted only while a permit of the key is open.
+     *
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public CompletionStage<Permit> tryAcquirePermitAsync(String key, ConcurrencyLimit limit) {
+        return CompletableFuture.completedFuture(tryAcquirePermit(key, limit));
+    }
+
+    /**
+     * Takes a slot as {@link #tryAcquirePermitAsync} does.
+     *
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public Permit tryAcquirePermit(String key, ConcurrencyLimit limit) {
+        Arguments.checkPermit(key, limit);
+        return slots.tryAcquire(Arguments.boundedKey(key), limit, limit.maxInFlight(), null);
+    }
+
+    /**
+     * Returns how many permits of the key are open in this limiter.
+     *
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public int inFlight(String key, ConcurrencyLimit limit) {
+        Arguments.checkPermit(key, limit);
+        return slots.inFlight(Arguments.boundedKey(key), limit);
     }
 
     /**

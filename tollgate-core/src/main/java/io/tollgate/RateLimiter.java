@@ -159,6 +159,54 @@ public interface RateLimiter {
     }
 
     /**
+     * Takes one of the slots that {@code limit} allows {@code key} at once, without waiting: the permit is
+     * {@linkplain Permit#acquired() acquired} if fewer than {@link ConcurrencyLimit#maxInFlight()} permits of
+     * the key are open, and refused otherwise. Close an acquired permit when the work it guards ends; until
+     * then it counts against the key on every instance that shares the store. The stage completes at once in
+     * memory, and within the time budget on a store, where the failure policy decides when the store cannot
+     * (the permit is then {@linkplain Permit#degraded() degraded}); never exceptionally for a store fault.
+     *
+     * @throws UnsupportedOperationException if this limiter cannot limit requests in flight (the default)
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    default CompletionStage<Permit> tryAcquirePermitAsync(String key, ConcurrencyLimit limit) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot limit requests in flight");
+    }
+
+    /**
+     * Takes a slot as {@link #tryAcquirePermitAsync} does, and waits for the answer: at once in memory, for at
+     * most the time budget on a store.
+     *
+     * @throws UnsupportedOperationException if this limiter cannot limit requests in flight
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    default Permit tryAcquirePermit(String key, ConcurrencyLimit limit) {
+        try {
+            return tryAcquirePermitAsync(key, limit).toCompletableFuture().join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            throw new IllegalStateException("acquiring a permit failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    /**
+     * Returns how many permits of {@code key} under {@code limit} are open now, on every instance that shares
+     * the store: for operators and tests, not for deciding.
+     *
+     * @throws UnsupportedOperationException if this limiter cannot limit requests in flight (the default)
+     * @throws IllegalStateException if the store cannot answer within the time budget, saying why
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    default int inFlight(String key, ConcurrencyLimit limit) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot limit requests in flight");
+    }
+
+    /**
      * Prepares this limiter for traffic, so that the first real requests do not pay for loading classes and
      * compiling code (and, for a store, for connecting): runs a few thousand decisions, synchronous and
      * asynchronous, allowed and refused, of policies of its own ({@code tollgate.warm-up} and {@code

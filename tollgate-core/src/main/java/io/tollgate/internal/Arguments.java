@@ -1,5 +1,6 @@
 package io.tollgate.internal;
 
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
@@ -36,6 +37,20 @@ public final class Arguments {
     private static void checkKey(String key, Policy policy) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(policy, "policy");
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException("key must not be empty");
+        }
+    }
+
+    /**
+     * Checks a permit's key and limit: a non-empty key and a limit.
+     *
+     * @throws NullPointerException if key or limit is null
+     * @throws IllegalArgumentException if the key is empty
+     */
+    public static void checkPermit(String key, ConcurrencyLimit limit) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(limit, "limit");
         if (key.isEmpty()) {
             throw new IllegalArgumentException("key must not be empty");
         }

@@ -29,11 +29,13 @@ class ApiBoundaryTest {
 
     private static final List<String> API = List.of(
             "io.tollgate.BucketState",
+            "io.tollgate.ConcurrencyLimit",
             "io.tollgate.Decision",
             "io.tollgate.Degradation",
             "io.tollgate.FailurePolicy",
             "io.tollgate.InMemoryRateLimiter",
             "io.tollgate.Limit",
+            "io.tollgate.Permit",
             "io.tollgate.Policy",
             "io.tollgate.Rate",
             "io.tollgate.RateLimiter",
@@ -50,6 +52,7 @@ class ApiBoundaryTest {
             "io.tollgate.http.RequestDecision",
             "io.tollgate.http.RequestLimiter",
             "io.tollgate.http.RequestLimiterConfig",
+            "io.tollgate.http.ResponseCost",
             "io.tollgate.http.Rule",
             "io.tollgate.http.RuleOutcome",
             "io.tollgate.redis.MicrometerMetrics",

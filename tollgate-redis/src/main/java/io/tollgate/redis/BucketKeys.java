@@ -25,7 +25,7 @@ final class BucketKeys {
     }
 
     byte[] key(String policy, String clientKey) {
-        byte[] policyBytes = policy.getBytes(StandardCharsets.US_ASCII); // policy names are ASCII
+        byte[] policyBytes = policy.getBytes(StandardCharsets.US_ASCII); // policy and limit names are ASCII
         byte[] client = encode(clientKey);
         byte[] key = new byte[prefix.length + policyBytes.length + 1 + client.length];
         System.arraycopy(prefix, 0, key, 0, prefix.length);
@@ -33,6 +33,14 @@ final class BucketKeys {
         key[prefix.length + policyBytes.length] = ':';
         System.arraycopy(client, 0, key, prefix.length + policyBytes.length + 1, client.length);
         return key;
+    }
+
+    /**
+     * Returns the key of a concurrency limit's slots: {@code PREFIX + "in-flight/" + limit + ":" + client
+     * key}. A policy's name cannot hold {@code '/'}, so no bucket's key is ever the same.
+     */
+    byte[] inFlightKey(String limit, String clientKey) {
+        return key("in-flight/" + limit, clientKey);
     }
 
     static byte[] encode(String clientKey) {

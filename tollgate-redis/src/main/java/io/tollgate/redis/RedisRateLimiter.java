@@ -5,9 +5,11 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.tollgate.BucketState;
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
@@ -81,6 +83,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final RedisConnector connector;
     private final RedisBucketStore store;
     private final GuardedRateLimiter<byte[]> guard;
+    private final RedisPermits permits;
     private final FailurePolicy failurePolicy;
 
     private RedisRateLimiter(Builder builder, RedisConnector connector) {
@@ -92,6 +95,15 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 new ScriptArguments(builder.clientClock),
                 builder.batching,
                 builder.timeout);
+        Map<String, FailurePolicy> failurePolicies = Map.copyOf(builder.failurePolicies);
+        FailurePolicy fallback = builder.failurePolicy;
+        this.permits = new RedisPermits(
+                connector,
+                new BucketKeys(builder.keyPrefix),
+                builder.clientClock,
+                builder.timeout,
+                name -> failurePolicies.getOrDefault(name, fallback),
+                builder.expectedInstances);
         this.guard = new GuardedRateLimiter<>(
                 store,
                 new GuardSettings(
@@ -224,6 +236,36 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     }
 
     /**
+     * Takes a slot of {@code limit} for {@code key} in Redis, one script call within the time budget: a lease
+     * that this limiter renews while the permit is open, and that runs out within {@link
+     * ConcurrencyLimit#lease()} if this instance dies. If Redis cannot decide in time, the failure policy of the
+     * limit's name does ({@link Builder#failurePolicy(String, FailurePolicy)}): {@code ALLOW} grants a permit
+     * holding no slot, {@code DENY} refuses, {@code LOCAL} counts against this instance's share of the limit
+     * (its maximum divided by the expected instances, at least 1). Never completes exceptionally for a Redis
+     * fault; it may complete on Lettuce's I/O thread.
+     *
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public CompletionStage<Permit> tryAcquirePermitAsync(String key, ConcurrencyLimit limit) {
+        return permits.tryAcquire(key, limit);
+    }
+
+    /**
+     * Returns how many permits of the key are open in Redis, on every instance, leases that ran out not
+     * counted. Within the time budget.
+     *
+     * @throws IllegalStateException if Redis cannot answer within the budget, saying why
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public int inFlight(String key, ConcurrencyLimit limit) {
+        return permits.inFlight(key, limit);
+    }
+
+    /**
      * Deletes the key's buckets in Redis, and forgets what this instance knew of them (its deny cache and the
      * fallback's copy): the next request on any instance finds new buckets. Within the time budget.
      *
@@ -247,9 +289,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return store.ping();
     }
 
-    /** Closes the connections and clients this limiter created; those given to it stay open. */
+    /**
+     * Gives back the permits still open (waiting at most the time budget; leases not given back run out on
+     * their own), stops renewing them, and closes the connections and clients this limiter created; those
+     * given to it stay open.
+     */
     @Override
     public void close() {
+        permits.close();
         connector.close();
         guard.close();
     }

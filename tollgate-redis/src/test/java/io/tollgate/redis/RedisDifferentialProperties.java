@@ -5,15 +5,19 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.tollgate.BucketGenerators;
 import io.tollgate.BucketGenerators.Step;
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.ManualTimeSource;
+import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.Seeds;
 import io.tollgate.SteppingTimeSource;
 import io.tollgate.testing.RedisServer;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.LongStream;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -145,6 +149,40 @@ abstract class RedisDifferentialProperties {
                     default ->
                         assertThat(redis.tryAcquire(key, policy, cost)).isEqualTo(memory.tryAcquire(key, policy, cost));
                 }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("oneHundredCases")
+    void theyAgreeOnPermitsInFlight(long seed) {
+        Random random = new Random(seed);
+        ConcurrencyLimit limit = ConcurrencyLimit.of("in-flight-" + seed, 1 + random.nextInt(5));
+        InMemoryRateLimiter memory = InMemoryRateLimiter.create();
+        List<String> keys = List.of("a-" + KEYS.incrementAndGet(), "b-" + KEYS.incrementAndGet());
+        List<Permit> heldInRedis = new ArrayList<>();
+        List<Permit> heldInMemory = new ArrayList<>();
+
+        try (RedisRateLimiter redis = redisLimiter(new ManualTimeSource(1_700_000_000_000_000L))) {
+            for (int step = 0; step < 60; step++) {
+                if (random.nextInt(3) > 0 || heldInRedis.isEmpty()) {
+                    String key = keys.get(random.nextInt(keys.size()));
+                    Permit inRedis = redis.tryAcquirePermit(key, limit);
+                    Permit inMemory = memory.tryAcquirePermit(key, limit);
+
+                    assertThat(List.of(inRedis.acquired(), inRedis.inFlight()))
+                            .as("step %d, key %s", step, key)
+                            .isEqualTo(List.of(inMemory.acquired(), inMemory.inFlight()));
+                    heldInRedis.add(inRedis);
+                    heldInMemory.add(inMemory);
+                } else {
+                    int which = random.nextInt(heldInRedis.size());
+                    heldInRedis.remove(which).close();
+                    heldInMemory.remove(which).close();
+                }
+            }
+            for (String key : keys) {
+                assertThat(redis.inFlight(key, limit)).isEqualTo(memory.inFlight(key, limit));
             }
         }
     }

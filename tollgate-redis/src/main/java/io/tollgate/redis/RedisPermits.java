@@ -1,0 +1,337 @@
+package io.tollgate.redis;
+
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.tollgate.ConcurrencyLimit;
+import io.tollgate.Degradation;
+import io.tollgate.FailurePolicy;
+import io.tollgate.Permit;
+import io.tollgate.TimeSource;
+import io.tollgate.internal.Arguments;
+import io.tollgate.internal.InFlightSlots;
+import io.tollgate.internal.guard.StoreFailure;
+import io.tollgate.redis.internal.TokenBucketScript;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+
+/**
+ * Concurrency limits' permits in Redis: a sorted set of leases per limit and key ({@code in_flight.lua}),
+ * each acquisition one script call within the time budget, and a lease kept alive by renewing it while its
+ * permit is open, so that the slots of an instance that dies come back within the lease.
+ *
+ * <p>When Redis cannot decide within the budget, the failure policy does: {@code ALLOW} grants a permit that
+ * holds no slot, {@code DENY} refuses, {@code LOCAL} counts this instance's permits against its share of the
+ * limit ({@code maxInFlight / expectedInstances}, at least 1). An acquisition whose answer comes after the
+ * budget and took a slot gives it back at once.
+ *
+ * <p>Thread-safe.
+ */
+final class RedisPermits implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(RedisRateLimiter.class.getName());
+
+    /** How often open permits are looked at for renewal; each is renewed when a third of its lease is gone. */
+    private static final long RENEWAL_TICK_MILLIS = 250;
+
+    private static final byte[] ACQUIRE = ascii("acquire");
+    private static final byte[] RELEASE = ascii("release");
+    private static final byte[] RENEW = ascii("renew");
+    private static final byte[] COUNT = ascii("count");
+    private static final byte[] NONE = ascii("0");
+
+    private final RedisConnector connector;
+    private final BucketKeys keys;
+    private final TimeSource clientClock;
+    private final Duration timeout;
+    private final Function<String, FailurePolicy> failurePolicy;
+    private final int expectedInstances;
+    private final TokenBucketScript script = new TokenBucketScript(TokenBucketScript.IN_FLIGHT_RESOURCE);
+    private final InFlightSlots local = new InFlightSlots();
+    private final Set<LeasedPermit> open = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean renewing = new AtomicBoolean();
+    private final ScheduledExecutorService renewal = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "tollgate-lease-renewal");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    /**
+     * @param clientClock the caller's clock for tests, or null for Redis's own time
+     * @param failurePolicy the failure policy of a limit, by name
+     */
+    RedisPermits(
+            RedisConnector connector,
+            BucketKeys keys,
+            TimeSource clientClock,
+            Duration timeout,
+            Function<String, FailurePolicy> failurePolicy,
+            int expectedInstances) {
+        this.connector = connector;
+        this.keys = keys;
+        this.clientClock = clientClock;
+        this.timeout = timeout;
+        this.failurePolicy = failurePolicy;
+        this.expectedInstances = Math.max(1, expectedInstances);
+    }
+
+    CompletionStage<Permit> tryAcquire(String key, ConcurrencyLimit limit) {
+        Arguments.checkPermit(key, limit);
+        byte[] address = keys.inFlightKey(limit.name(), key);
+        byte[] id = newId();
+        CompletableFuture<List<Object>> reply = call(address, ACQUIRE, limit, List.of(id));
+        return reply.thenApply(answer -> answer)
+                .completeOnTimeout(null, timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .exceptionally(failure -> null)
+                .thenApply(answer -> {
+                    if (answer != null) {
+                        int inFlight = Math.toIntExact((Long) answer.get(1));
+                        return (Long) answer.get(0) == 1
+                                ? lease(address, id, limit, inFlight)
+                                : InFlightSlots.refused(limit, inFlight, null);
+                    }
+                    // Too late or failed: if Redis took the slot after all, give it back once the answer comes.
+                    reply.thenAccept(late -> {
+                        if ((Long) late.get(0) == 1) {
+                            call(address, RELEASE, limit, List.of(id));
+                        }
+                    });
+                    return fallback(
+                            key,
+                            limit,
+                            reply.isCompletedExceptionally()
+                                    ? reply.handle((a, f) -> f).join()
+                                    : null);
+                });
+    }
+
+    /** Decides as the failure policy says, for a store that could not: {@code failure} null for a timeout. */
+    private Permit fallback(String key, ConcurrencyLimit limit, Throwable failure) {
+        StoreFailure why = failure == null
+                ? new StoreFailure(
+                        Degradation.Cause.TIMEOUT, "Redis did not answer within " + timeout.toMillis() + " ms", true)
+                : RedisFailures.classify(failure, timeout, " (a permit of '" + limit.name() + "')");
+        FailurePolicy policy = failurePolicy.apply(limit.name());
+        Degradation degradation = new Degradation(why.cause(), policy, why.detail());
+        return switch (policy) {
+            case ALLOW -> InFlightSlots.grantedWithoutSlot(limit, degradation);
+            case DENY -> InFlightSlots.refused(limit, 0, degradation);
+            case LOCAL ->
+                local.tryAcquire(
+                        Arguments.boundedKey(key),
+                        limit,
+                        Math.max(1, limit.maxInFlight() / expectedInstances),
+                        degradation);
+        };
+    }
+
+    /**
+     * Returns how many leases of the key are open in Redis.
+     *
+     * @throws IllegalStateException if Redis cannot answer within the time budget, saying why
+     */
+    int inFlight(String key, ConcurrencyLimit limit) {
+        Arguments.checkPermit(key, limit);
+        try {
+            List<Object> answer = call(keys.inFlightKey(limit.name(), key), COUNT, limit, List.of())
+                    .get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return Math.toIntExact((Long) answer.get(1));
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException(
+                    "cannot count the permits in flight: "
+                            + RedisFailures.classify(e, timeout, "").detail(),
+                    e);
+        }
+    }
+
+    private CompletableFuture<List<Object>> call(
+            byte[] address, byte[] operation, ConcurrencyLimit limit, List<byte[]> ids) {
+        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
+        if (redis == null) {
+            return CompletableFuture.failedFuture(new RedisConnectionException(connector.notConnected()));
+        }
+        byte[][] args = new byte[4 + ids.size()][];
+        args[0] = TokenBucketScript.nowArgument(clientClock);
+        args[1] = operation;
+        args[2] = operation == ACQUIRE ? TokenBucketScript.ascii(limit.maxInFlight()) : NONE;
+        args[3] = TokenBucketScript.ascii(limit.lease().toNanos() / 1_000);
+        for (int i = 0; i < ids.size(); i++) {
+            args[4 + i] = ids.get(i);
+        }
+        try {
+            return script.run(redis, address, args);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private Permit lease(byte[] address, byte[] id, ConcurrencyLimit limit, int inFlight) {
+        LeasedPermit permit = new LeasedPermit(address, id, limit, inFlight);
+        open.add(permit);
+        if (renewing.compareAndSet(false, true)) {
+            renewal.scheduleWithFixedDelay(
+                    this::renewDue, RENEWAL_TICK_MILLIS, RENEWAL_TICK_MILLIS, TimeUnit.MILLISECONDS);
+        }
+        return permit;
+    }
+
+    /** Renews the leases a third of whose time has gone, one script call per limit and key. */
+    private void renewDue() {
+        try {
+            long now = System.nanoTime();
+            Map<List<Object>, List<LeasedPermit>> due = new LinkedHashMap<>();
+            for (LeasedPermit permit : open) {
+                if (now - permit.renewAtNanos >= 0) {
+                    due.computeIfAbsent(
+                                    List.of(new String(permit.address, StandardCharsets.ISO_8859_1), permit.limit),
+                                    k -> new ArrayList<>())
+                            .add(permit);
+                }
+            }
+            for (List<LeasedPermit> group : due.values()) {
+                LeasedPermit first = group.get(0);
+                List<byte[]> ids = group.stream().map(permit -> permit.id).toList();
+                for (LeasedPermit permit : group) {
+                    permit.renewAtNanos = now + permit.limit.lease().toNanos() / 3;
+                }
+                call(first.address, RENEW, first.limit, ids).whenComplete((answer, failure) -> {
+                    if (failure != null) {
+                        LOG.log(
+                                Level.DEBUG,
+                                () -> "Tollgate: renewing " + ids.size() + " lease(s) of '" + first.limit.name()
+                                        + "' failed; they run out unless a later renewal lands",
+                                failure);
+                    }
+                });
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Tollgate: renewing leases failed", e);
+        }
+    }
+
+    /** Stops renewing, and gives back every permit still open (waiting at most the time budget). */
+    @Override
+    public void close() {
+        renewal.shutdownNow();
+        List<CompletableFuture<Void>> releases = new ArrayList<>();
+        for (LeasedPermit permit : List.copyOf(open)) {
+            releases.add(permit.releaseAsync().toCompletableFuture());
+        }
+        try {
+            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
+                    .get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            // What was not given back now comes back when its lease runs out.
+        }
+    }
+
+    private static byte[] newId() {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        byte[] bytes = new byte[16];
+        random.nextBytes(bytes);
+        return ascii(HexFormat.of().formatHex(bytes));
+    }
+
+    private static byte[] ascii(String text) {
+        return text.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** A permit that holds a lease in Redis, renewed until it is closed. */
+    private final class LeasedPermit implements Permit {
+
+        private final byte[] address;
+        private final byte[] id;
+        private final ConcurrencyLimit limit;
+        private final int inFlight;
+        private final AtomicBoolean released = new AtomicBoolean();
+        private volatile CompletableFuture<Void> release;
+        private volatile long renewAtNanos;
+
+        LeasedPermit(byte[] address, byte[] id, ConcurrencyLimit limit, int inFlight) {
+            this.address = address;
+            this.id = id;
+            this.limit = limit;
+            this.inFlight = inFlight;
+            this.renewAtNanos = System.nanoTime() + limit.lease().toNanos() / 3;
+        }
+
+        @Override
+        public boolean acquired() {
+            return true;
+        }
+
+        @Override
+        public ConcurrencyLimit limit() {
+            return limit;
+        }
+
+        @Override
+        public int inFlight() {
+            return inFlight;
+        }
+
+        @Override
+        public Degradation degradation() {
+            return null;
+        }
+
+        @Override
+        public CompletionStage<Void> releaseAsync() {
+            if (released.compareAndSet(false, true)) {
+                open.remove(this);
+                release = call(address, RELEASE, limit, List.of(id)).handle((answer, failure) -> {
+                    if (failure != null) {
+                        LOG.log(
+                                Level.DEBUG,
+                                () -> "Tollgate: giving back a permit of '" + limit.name()
+                                        + "' failed; its lease runs out within " + limit.lease(),
+                                failure);
+                    }
+                    return null;
+                });
+            }
+            while (release == null) {
+                Thread.onSpinWait(); // another thread is between the flag and the call
+            }
+            return release;
+        }
+
+        @Override
+        public void close() {
+            try {
+                releaseAsync().toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (Exception e) {
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+                // The lease runs out on its own: nothing is renewing it any more.
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "Permit[" + limit.name() + ", acquired, in flight " + inFlight + "]";
+        }
+    }
+}
