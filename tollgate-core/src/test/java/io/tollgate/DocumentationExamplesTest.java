@@ -181,6 +181,49 @@ class DocumentationExamplesTest {
         assertThat(limiter.tryAcquire("team-7", llmTokens).allowed()).isTrue();
     }
 
+    @Test
+    void conceptsPermits() {
+        RateLimiter limiter = InMemoryRateLimiter.create();
+        ConcurrencyLimit five = ConcurrencyLimit.of("exports", 5);
+        List<Permit> running = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            running.add(limiter.tryAcquirePermit("customer-42", five));
+        }
+        Exports exports = new Exports(limiter);
+
+        String whileFiveRun = exports.export();
+        running.get(0).close();
+        String afterOneEnded = exports.export();
+
+        assertThat(whileFiveRun).isEqualTo("429");
+        assertThat(afterOneEnded).isEqualTo("200");
+        assertThat(limiter.inFlight("customer-42", five)).isEqualTo(4);
+    }
+
+    /** The concepts page's export endpoint. */
+    private record Exports(RateLimiter limiter) {
+
+        String export() {
+            // --- concepts: permits
+            ConcurrencyLimit exports = ConcurrencyLimit.of("exports", 5); // at most 5 exports of one customer at once
+            try (Permit permit = limiter.tryAcquirePermit("customer-42", exports)) {
+                if (!permit.acquired()) {
+                    return tooManyExports(); // 5 are running: nothing was taken, closing gives nothing back
+                }
+                return runExport(); // the slot is given back when the block ends, whatever happens in it
+            }
+            // ---
+        }
+
+        private String tooManyExports() {
+            return "429";
+        }
+
+        private String runExport() {
+            return "200";
+        }
+    }
+
     /** A language model's answer, as the concepts page's example has one. */
     private interface Completion {
         long tokensUsed();

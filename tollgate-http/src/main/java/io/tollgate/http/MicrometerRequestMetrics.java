@@ -2,6 +2,7 @@ package io.tollgate.http;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.tollgate.Permit;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,7 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       rule's own) and {@code list} = {@code allow} (not limited) or {@code deny} (refused with 403);
  *   <li>{@code tollgate.http.settled_tokens} (counter): tokens settled after responses ({@link ResponseCost}),
  *       tags {@code policy} and {@code action} = {@code charged} (the response cost more than was taken),
- *       {@code refunded} (less), or {@code lost} (the store could not be asked, so the cost taken stays).
+ *       {@code refunded} (less), or {@code lost} (the store could not be asked, so the cost taken stays);
+ *   <li>{@code tollgate.http.permits} (counter): slots of concurrency limits asked for, tags {@code limit},
+ *       {@code outcome} = {@code acquired} or {@code refused}, {@code dry_run} and {@code degraded}.
  * </ul>
  *
  * <p>Micrometer is an optional dependency of tollgate-http: applications that use this class add {@code
@@ -80,7 +83,7 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
         String action = onMissing instanceof MissingKey.Reject
                 ? "reject"
                 : onMissing instanceof MissingKey.Fallback ? "fallback" : "skip";
-        registry.counter("tollgate.http.missing_key", "policy", rule.policy().name(), "action", action)
+        registry.counter("tollgate.http.missing_key", "policy", rule.name(), "action", action)
                 .increment();
     }
 
@@ -97,11 +100,26 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
     }
 
     @Override
+    public void permit(Rule rule, Permit permit) {
+        registry.counter(
+                        "tollgate.http.permits",
+                        "limit",
+                        permit.limit().name(),
+                        "outcome",
+                        permit.acquired() ? "acquired" : "refused",
+                        "dry_run",
+                        Boolean.toString(rule.dryRun()),
+                        "degraded",
+                        Boolean.toString(permit.degraded()))
+                .increment();
+    }
+
+    @Override
     public void listed(Rule rule, PolicyChoice.Listing listing) {
         registry.counter(
                         "tollgate.http.listed",
                         "policy",
-                        rule.policy().name(),
+                        rule.name(),
                         "list",
                         listing == PolicyChoice.Listing.ALLOWED ? "allow" : "deny")
                 .increment();

@@ -1,5 +1,6 @@
 package io.tollgate.http;
 
+import io.tollgate.Permit;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -15,16 +16,30 @@ import java.util.Map;
  * @param headers header fields to set on the response, allowed or not, in order
  * @param body for a refused request, the {@code application/problem+json} body; empty otherwise
  * @param outcomes what each rule that applied decided, for metrics and logs
+ * @param permits the slots of concurrency limits that an allowed request holds until its response ends
+ *     (given back by {@link RequestLimiter#settle} or {@link RequestLimiter#release}); none for a refusal
  */
 public record RequestDecision(
-        boolean allowed, int status, Map<String, String> headers, byte[] body, List<RuleOutcome> outcomes) {
+        boolean allowed,
+        int status,
+        Map<String, String> headers,
+        byte[] body,
+        List<RuleOutcome> outcomes,
+        List<Permit> permits) {
 
     private static final RequestDecision UNLIMITED = new RequestDecision(true, 200, Map.of(), new byte[0], List.of());
 
-    /** Copies the headers and outcomes. */
+    /** Copies the headers, outcomes and permits. */
     public RequestDecision {
         headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
         outcomes = List.copyOf(outcomes);
+        permits = List.copyOf(permits);
+    }
+
+    /** Returns a decision that holds no permits. */
+    public RequestDecision(
+            boolean allowed, int status, Map<String, String> headers, byte[] body, List<RuleOutcome> outcomes) {
+        this(allowed, status, headers, body, outcomes, List.of());
     }
 
     /**
@@ -64,11 +79,16 @@ public record RequestDecision(
     }
 
     /**
-     * Returns whether a rule that took tokens for this request settles its cost once the response is known
-     * (see {@link ResponseCost}): then the surface that answers the request hands the response's status and
-     * header fields to {@link RequestLimiter#settle}.
+     * Returns whether something is left to do once the response is known: a rule that took tokens for this
+     * request settles its cost ({@link ResponseCost}), or the request holds permits of concurrency limits. Then
+     * the surface that answers the request hands the response's status and header fields to {@link
+     * RequestLimiter#settle} once they are final, and calls {@link RequestLimiter#release} when the response has
+     * ended.
      */
     public boolean settlesAfterResponse() {
+        if (!permits.isEmpty()) {
+            return true;
+        }
         for (RuleOutcome outcome : outcomes) {
             if (outcome.settlesAfterResponse()) {
                 return true;

@@ -2,7 +2,9 @@ package io.tollgate.http;
 
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
+import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
+import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
@@ -191,7 +193,9 @@ public final class RequestLimiter {
                     }
                     continue; // an allowed client is not limited; a dry run's denied one is only counted
                 }
-                policy = choice.choose(policy, request, value);
+                if (policy != null) {
+                    policy = choice.choose(policy, request, value);
+                }
             }
             applied.add(rule);
             policies.add(policy);
@@ -200,32 +204,138 @@ public final class RequestLimiter {
         if (applied.isEmpty()) {
             return CompletableFuture.completedFuture(RequestDecision.unlimited());
         }
-        return checkFrom(applied, policies, keys, 0, new ArrayList<>(applied.size()));
+        Checks checks = new Checks(applied, policies, keys);
+        CompletionStage<RequestDecision> decided = checkFrom(checks, 0);
+        return decided.whenComplete((decision, failure) -> {
+            if (failure != null) {
+                checks.releasePermits(); // the limiter failed midway: nothing may keep a slot for this request
+            }
+        });
+    }
+
+    /** The checks of one request: the rules that apply, with their policies and keys, and what they decided. */
+    private static final class Checks {
+
+        final List<Rule> rules;
+        final List<Policy> policies;
+        final List<String> keys;
+        final List<RuleOutcome> outcomes;
+        final List<Permit> permits = new ArrayList<>(1);
+
+        Checks(List<Rule> rules, List<Policy> policies, List<String> keys) {
+            this.rules = rules;
+            this.policies = policies;
+            this.keys = keys;
+            this.outcomes = new ArrayList<>(rules.size());
+        }
+
+        void releasePermits() {
+            for (Permit permit : permits) {
+                permit.releaseAsync();
+            }
+            permits.clear();
+        }
     }
 
     /**
-     * Checks the rules from {@code next} on, in order, until one refuses. Decisions that are ready at once
-     * are taken in this loop, so the in-memory limiter costs no future per rule.
+     * Checks the rules from step {@code next} on, in order, until one refuses: each rule's step {@code 2i}
+     * takes a slot of its concurrency limit, if it has one, and step {@code 2i+1} charges its policy, if it has
+     * one (a request refused for its rate holds no slot; one refused for its slots takes no tokens). Decisions
+     * that are ready at once are taken in this loop, so the in-memory limiter costs no future per rule.
      */
-    private CompletionStage<RequestDecision> checkFrom(
-            List<Rule> applied, List<Policy> policies, List<String> keys, int next, List<RuleOutcome> outcomes) {
-        for (int i = next; i < applied.size(); i++) {
-            Rule rule = applied.get(i);
-            Policy policy = policies.get(i);
-            String key = keys.get(i);
+    private CompletionStage<RequestDecision> checkFrom(Checks checks, int next) {
+        for (int step = next; step < 2 * checks.rules.size(); step++) {
+            int index = step / 2;
+            Rule rule = checks.rules.get(index);
+            String key = checks.keys.get(index);
+            int following = step + 1;
+            if (step % 2 == 0) {
+                if (rule.inFlight() == null) {
+                    continue;
+                }
+                CompletableFuture<Permit> pending =
+                        limiter.tryAcquirePermitAsync(key, rule.inFlight()).toCompletableFuture();
+                if (!pending.isDone() || pending.isCompletedExceptionally()) {
+                    return pending.thenCompose(permit -> holds(checks, rule, permit)
+                            ? checkFrom(checks, following)
+                            : CompletableFuture.completedFuture(tooManyInFlight(checks, permit)));
+                }
+                if (!holds(checks, rule, pending.join())) {
+                    return CompletableFuture.completedFuture(tooManyInFlight(checks, pending.join()));
+                }
+                continue;
+            }
+            Policy policy = checks.policies.get(index);
+            if (policy == null) {
+                continue;
+            }
             CompletableFuture<Decision> pending =
                     limiter.tryAcquireAsync(key, policy, rule.cost()).toCompletableFuture();
             if (!pending.isDone() || pending.isCompletedExceptionally()) {
-                int following = i + 1;
-                return pending.thenCompose(decision -> record(outcomes, new RuleOutcome(rule, policy, key, decision))
-                        ? CompletableFuture.completedFuture(respond(outcomes))
-                        : checkFrom(applied, policies, keys, following, outcomes));
+                return pending.thenCompose(
+                        decision -> record(checks.outcomes, new RuleOutcome(rule, policy, key, decision))
+                                ? CompletableFuture.completedFuture(refused(checks))
+                                : checkFrom(checks, following));
             }
-            if (record(outcomes, new RuleOutcome(rule, policy, key, pending.join()))) {
-                break;
+            if (record(checks.outcomes, new RuleOutcome(rule, policy, key, pending.join()))) {
+                return CompletableFuture.completedFuture(refused(checks));
             }
         }
-        return CompletableFuture.completedFuture(respond(outcomes));
+        if (checks.outcomes.isEmpty()) {
+            return CompletableFuture.completedFuture(
+                    new RequestDecision(true, 200, Map.of(), new byte[0], List.of(), checks.permits));
+        }
+        RequestDecision allowed = respond(checks.outcomes);
+        return CompletableFuture.completedFuture(
+                checks.permits.isEmpty()
+                        ? allowed
+                        : new RequestDecision(
+                                true,
+                                allowed.status(),
+                                allowed.headers(),
+                                new byte[0],
+                                allowed.outcomes(),
+                                checks.permits));
+    }
+
+    /** Records a permit; returns whether the request may go on: the slot was taken, or the rule only reports. */
+    private boolean holds(Checks checks, Rule rule, Permit permit) {
+        metrics.permit(rule, permit);
+        if (permit.acquired()) {
+            checks.permits.add(permit);
+            return true;
+        }
+        return rule.dryRun();
+    }
+
+    /** Returns the answer to a request that a rule refused for its rate, giving back the slots it took. */
+    private RequestDecision refused(Checks checks) {
+        checks.releasePermits();
+        return respond(checks.outcomes);
+    }
+
+    /**
+     * Returns the answer to a request refused because its client has as many requests in flight as a rule's
+     * concurrency limit allows, giving back the slots it took: 429 (or the configured status), or the
+     * unavailable status when the limiter could not decide and fails closed, {@code Retry-After: 1} (a slot
+     * comes back when a request ends, which nobody can foretell), and the rate-limit fields of the rules
+     * decided before it.
+     */
+    private RequestDecision tooManyInFlight(Checks checks, Permit refused) {
+        checks.releasePermits();
+        boolean unavailable = refused.degraded() && refused.degradation().fallback() == FailurePolicy.DENY;
+        int status = unavailable ? unavailableStatus : refusalStatus;
+        Map<String, String> headers = new LinkedHashMap<>();
+        if (!checks.outcomes.isEmpty()) {
+            headers.putAll(respond(checks.outcomes).headers());
+        }
+        headers.put("Retry-After", "1");
+        headers.put("Cache-Control", "no-store");
+        headers.put("Content-Type", refusalContentType);
+        byte[] body = refusalBody
+                .apply(new Refusal(status, 1, List.of(refused.limit().name()), checks.outcomes, unavailable, true))
+                .getBytes(StandardCharsets.UTF_8);
+        return new RequestDecision(false, status, headers, body, checks.outcomes);
     }
 
     /** Adds an outcome; returns whether it refuses the request, which ends the check. */
@@ -241,11 +351,11 @@ public final class RequestLimiter {
      * #MAX_KEY_LENGTH} characters becomes {@code sha256:} and its digest. With {@link #respond}, this lets other enforcement points, such as an annotation on
      * a controller method, answer exactly as the rules do.
      *
-     * @throws IllegalArgumentException if the key is empty
+     * @throws IllegalArgumentException if the key is empty, or the rule has no policy (only a concurrency limit)
      * @throws NullPointerException if an argument is null
      */
     public RuleOutcome check(Rule rule, String key) {
-        Objects.requireNonNull(rule, "rule");
+        checkHasPolicy(rule);
         String bounded = Arguments.boundedKey(Objects.requireNonNull(key, "key"));
         RuleOutcome outcome = new RuleOutcome(rule, bounded, limiter.tryAcquire(bounded, rule.policy(), rule.cost()));
         metrics.decided(outcome);
@@ -258,11 +368,11 @@ public final class RequestLimiter {
      * {@link #decide} says: at once in memory, within the time budget on Redis, exceptionally only if the
      * limiter itself fails.
      *
-     * @throws IllegalArgumentException if the key is empty
+     * @throws IllegalArgumentException if the key is empty, or the rule has no policy (only a concurrency limit)
      * @throws NullPointerException if an argument is null
      */
     public CompletionStage<RuleOutcome> checkAsync(Rule rule, String key) {
-        Objects.requireNonNull(rule, "rule");
+        checkHasPolicy(rule);
         String bounded = Arguments.boundedKey(Objects.requireNonNull(key, "key"));
         return limiter.tryAcquireAsync(bounded, rule.policy(), rule.cost()).thenApply(decision -> {
             RuleOutcome outcome = new RuleOutcome(rule, bounded, decision);
@@ -272,11 +382,11 @@ public final class RequestLimiter {
     }
 
     /**
-     * Settles the cost of a request whose rules take part of it after the response ({@link ResponseCost}),
-     * once the response is known: for each rule that took tokens for it, charges what the request cost
-     * beyond them, or gives back what it cost less. Call it once per request, when the response's status and
-     * header fields are final; a decision that {@link RequestDecision#settlesAfterResponse() settles nothing}
-     * costs nothing here.
+     * Settles the cost of a request once its response is known: for each rule that settles its cost after the
+     * response ({@link ResponseCost}) and took tokens for it, charges what the request cost beyond them, or
+     * gives back what it cost less. Call it once per request, when the response's status and header fields are
+     * final; a decision that {@link RequestDecision#settlesAfterResponse() settles nothing} costs nothing here.
+     * The slots of concurrency limits are given back by {@link #release}, when the response has ended.
      *
      * <p>The stage completes when the store has taken every charge and refund, never exceptionally: a store
      * that cannot be asked loses them (the cost taken when deciding stays), which is logged, as is a limiter
@@ -325,6 +435,25 @@ public final class RequestLimiter {
         return pending.isEmpty()
                 ? CompletableFuture.completedFuture(null)
                 : CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
+    }
+
+    /**
+     * Gives back the slots of concurrency limits that a request holds, once its response has ended: written,
+     * failed, or abandoned by its client. Idempotent; never fails. Costs are not touched ({@link #settle}).
+     *
+     * @throws NullPointerException if decision is null
+     */
+    public void release(RequestDecision decision) {
+        for (Permit permit : decision.permits()) {
+            permit.releaseAsync();
+        }
+    }
+
+    private static void checkHasPolicy(Rule rule) {
+        if (Objects.requireNonNull(rule, "rule").policy() == null) {
+            throw new IllegalArgumentException(
+                    "rule '" + rule.name() + "' limits only requests in flight: decide it with decide(request)");
+        }
     }
 
     /**
@@ -423,7 +552,8 @@ public final class RequestLimiter {
                 : ProblemJson.write(
                         type,
                         refusal.status(),
-                        "Rate limit exceeded for " + String.join(", ", refusal.policies()) + "; retry in "
+                        (refusal.tooManyInFlight() ? "Too many requests in flight for " : "Rate limit exceeded for ")
+                                + String.join(", ", refusal.policies()) + "; retry in "
                                 + refusal.retryAfterSeconds() + " s.",
                         refusal.policies(),
                         refusal.retryAfterSeconds());

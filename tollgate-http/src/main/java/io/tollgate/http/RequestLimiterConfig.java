@@ -1,5 +1,6 @@
 package io.tollgate.http;
 
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.ConfigException;
@@ -61,7 +62,7 @@ import java.util.function.UnaryOperator;
  */
 public final class RequestLimiterConfig {
 
-    private static final Set<String> TOP = Set.of("policies", "rules", "client-ip", "responses");
+    private static final Set<String> TOP = Set.of("policies", "concurrency-limits", "rules", "client-ip", "responses");
 
     private final List<Policy> policies;
     private final List<Rule> rules;
@@ -133,9 +134,11 @@ public final class RequestLimiterConfig {
     private static RequestLimiterConfig read(ConfigNode root) {
         root.checkKeys(TOP);
         Map<String, Policy> policies = ConfigSections.policies(root.child("policies"));
+        Map<String, ConcurrencyLimit> concurrencyLimits =
+                ConfigSections.concurrencyLimits(root.child("concurrency-limits"));
         List<Rule> rules = new ArrayList<>();
         for (ConfigNode rule : root.child("rules").elements()) {
-            rules.add(ConfigSections.rule(rule, policies));
+            rules.add(ConfigSections.rule(rule, policies, concurrencyLimits));
         }
         ClientIpResolver clientIps = ConfigSections.clientIps(root.child("client-ip"));
         return new RequestLimiterConfig(

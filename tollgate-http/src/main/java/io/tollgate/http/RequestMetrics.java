@@ -24,4 +24,7 @@ interface RequestMetrics {
      * take them.
      */
     default void settled(RuleOutcome outcome, long difference, boolean landed) {}
+
+    /** Called for every slot of a concurrency limit asked for a request, taken or refused. */
+    default void permit(Rule rule, io.tollgate.Permit permit) {}
 }

@@ -1,5 +1,6 @@
 package io.tollgate.http;
 
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Policy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -13,7 +14,9 @@ import java.util.TreeSet;
 /**
  * Which requests a policy applies to, and how a client is told from another: a rule matches requests by
  * path pattern, methods, host and the presence of a header, and charges {@code cost} tokens of {@code
- * policy} to the bucket of the client {@code key}.
+ * policy} to the bucket of the client {@code key}. A rule may also, or instead, hold the client to a {@link
+ * ConcurrencyLimit}: a request takes one of the key's slots for as long as it is served, and is refused
+ * while every slot is taken.
  *
  * <p>Several rules may match one request (per IP, per API key, a global limit): all apply, and the request
  * is refused if any refuses. A {@code dryRun} rule decides and reports in headers and metrics, but never
@@ -23,13 +26,15 @@ import java.util.TreeSet;
  * @param methods the methods matched, upper-case; empty matches every method
  * @param host the host matched, lower-case, or null for any host
  * @param requiredHeader a header that must be present for the rule to match, or null
- * @param policy the policy charged, unless {@code choice} gives another
+ * @param policy the policy charged, unless {@code choice} gives another; null for a rule that only limits
+ *     requests in flight
  * @param key the client key
  * @param cost the tokens a request costs, 1 to the policy's smallest capacity
  * @param onMissingKey what to do with a request that lacks its key's source
  * @param dryRun whether the rule only reports, never refuses
  * @param choice how the policy of a request is chosen, and which clients are listed
  * @param responseCost how the cost is settled once the response is known; {@link ResponseCost#none()} keeps it
+ * @param inFlight the limit on the client's requests in flight, or null
  */
 public record Rule(
         PathPattern path,
@@ -42,21 +47,30 @@ public record Rule(
         MissingKey onMissingKey,
         boolean dryRun,
         PolicyChoice choice,
-        ResponseCost responseCost) {
+        ResponseCost responseCost,
+        ConcurrencyLimit inFlight) {
 
     /**
      * Validates the rule.
      *
      * @throws IllegalArgumentException if the cost is out of range for the policy or a policy the choice may
-     *     give
-     * @throws NullPointerException if the path, methods, policy, key, onMissingKey, choice or responseCost is
-     *     null
+     *     give; or if there is neither a policy nor an in-flight limit, or a rule without a policy chooses one
+     *     per request or settles a cost after the response
+     * @throws NullPointerException if the path, methods, key, onMissingKey, choice or responseCost is null
      */
     public Rule {
         Objects.requireNonNull(choice, "choice");
         Objects.requireNonNull(responseCost, "responseCost");
         Objects.requireNonNull(path, "path");
-        Objects.requireNonNull(policy, "policy");
+        if (policy == null && inFlight == null) {
+            throw new IllegalArgumentException("a rule needs a policy, a concurrency limit, or both");
+        }
+        if (policy == null && (choice.choosable().iterator().hasNext() || choice.source() != null)) {
+            throw new IllegalArgumentException("a rule without a policy cannot choose one per request");
+        }
+        if (policy == null && responseCost.settles()) {
+            throw new IllegalArgumentException("a rule without a policy has no cost to settle after the response");
+        }
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(onMissingKey, "onMissingKey");
         Set<String> upper = new TreeSet<>();
@@ -65,7 +79,12 @@ public record Rule(
         }
         methods = Set.copyOf(upper);
         host = host == null ? null : host.toLowerCase(Locale.ROOT);
-        policy.checkCost(cost);
+        if (policy != null) {
+            policy.checkCost(cost);
+        } else if (cost != 1) {
+            throw new IllegalArgumentException(
+                    "a rule without a policy takes no tokens; its cost must be 1, was " + cost);
+        }
         for (Policy choosable : choice.choosable()) {
             choosable.checkCost(cost);
         }
@@ -90,12 +109,40 @@ public record Rule(
             MissingKey onMissingKey,
             boolean dryRun,
             PolicyChoice choice) {
-        this(path, methods, host, requiredHeader, policy, key, cost, onMissingKey, dryRun, choice, ResponseCost.none());
+        this(
+                path,
+                methods,
+                host,
+                requiredHeader,
+                Objects.requireNonNull(policy, "policy"),
+                key,
+                cost,
+                onMissingKey,
+                dryRun,
+                choice,
+                ResponseCost.none(),
+                null);
     }
 
     /** Returns a builder for a rule charging {@code policy}; it matches every request until narrowed. */
     public static Builder builder(Policy policy) {
-        return new Builder(policy);
+        return new Builder(Objects.requireNonNull(policy, "policy"), null);
+    }
+
+    /**
+     * Returns a builder for a rule that only limits requests in flight, under {@code limit}; it matches every
+     * request until narrowed.
+     */
+    public static Builder builder(ConcurrencyLimit limit) {
+        return new Builder(null, Objects.requireNonNull(limit, "limit"));
+    }
+
+    /**
+     * Returns the name this rule is known by in metrics and refusals: its policy's, or its concurrency
+     * limit's when it has no policy.
+     */
+    public String name() {
+        return policy != null ? policy.name() : inFlight.name();
     }
 
     /** Returns whether this rule applies to {@code request}. */
@@ -116,6 +163,7 @@ public record Rule(
     public static final class Builder {
 
         private final Policy policy;
+        private ConcurrencyLimit inFlight;
         private PathPattern path = PathPattern.of("/**");
         private final List<String> methods = new ArrayList<>();
         private String host;
@@ -131,8 +179,15 @@ public record Rule(
         private final List<String> allow = new ArrayList<>();
         private final List<String> deny = new ArrayList<>();
 
-        private Builder(Policy policy) {
-            this.policy = Objects.requireNonNull(policy, "policy");
+        private Builder(Policy policy, ConcurrencyLimit inFlight) {
+            this.policy = policy;
+            this.inFlight = inFlight;
+        }
+
+        /** Also holds each client to {@code limit}: at most its maximum requests in flight at once. */
+        public Builder inFlight(ConcurrencyLimit limit) {
+            this.inFlight = Objects.requireNonNull(limit, "limit");
+            return this;
         }
 
         /** Matches paths by a pattern such as {@code /api/**} (default {@code /**}). */
@@ -253,7 +308,8 @@ public record Rule(
                     onMissingKey,
                     dryRun,
                     choice,
-                    responseCost);
+                    responseCost,
+                    inFlight);
         }
     }
 }

@@ -1,10 +1,13 @@
 package io.tollgate.http;
 
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
+import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
+import io.tollgate.internal.InFlightSlots;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -37,6 +40,15 @@ final class DegradedLimiter implements RateLimiter {
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
         return CompletableFuture.completedFuture(tryAcquire(key, policy, cost));
+    }
+
+    @Override
+    public CompletionStage<Permit> tryAcquirePermitAsync(String key, ConcurrencyLimit limit) {
+        Degradation degradation = new Degradation(Degradation.Cause.TIMEOUT, fallback, "no answer within 50 ms");
+        return CompletableFuture.completedFuture(
+                fallback == FailurePolicy.DENY
+                        ? InFlightSlots.refused(limit, 0, degradation)
+                        : InFlightSlots.grantedWithoutSlot(limit, degradation));
     }
 
     @Override

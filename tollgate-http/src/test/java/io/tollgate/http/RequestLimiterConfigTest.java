@@ -206,7 +206,7 @@ class RequestLimiterConfigTest {
                 "rules: [{policy: p, on-missing-key: ignore}] | t.yaml:2: rules[0].on-missing-key: invalid",
                 "rules: [{policy: p, dry-run: maybe}] | t.yaml:2: rules[0].dry-run: must be true or false",
                 "rules: [{policy: p, dry-run: yes}] | t.yaml:2: rules[0].dry-run: must be true or false, was 'yes'",
-                "rules: [{policy: p, methds: [GET]}] | t.yaml:2: rules[0]: unknown setting 'methds'; known: allow, cost,",
+                "rules: [{policy: p, methds: [GET]}] | t.yaml:2: rules[0]: unknown setting 'methds'; known: allow, concurrency-limit, cost,",
                 "rule: [] | t.yaml:2: configuration: unknown setting 'rule'",
                 "rules: [{policy: p, response-cost: {}}] | t.yaml:2: rules[0].response-cost: needs header, charge-statuses",
                 "rules: [{policy: p, response-cost: {header: 'X Used'}}] | t.yaml:2: rules[0].response-cost.header: a"

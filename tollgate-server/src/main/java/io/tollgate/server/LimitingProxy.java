@@ -1,6 +1,7 @@
 package io.tollgate.server;
 
 import io.tollgate.http.RequestDecision;
+import io.tollgate.http.RequestLimiter;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
@@ -77,7 +78,8 @@ final class LimitingProxy extends ProxyHandler.Reverse {
     /**
      * Returns {@code callback}, settling the cost of rules that take it after the response once the answer
      * has gone to the client, with the status and header fields the client got (the upstream's, or this
-     * proxy's 502 or 504). An answer cut off midway is settled as the upstream began it.
+     * proxy's 502 or 504), and giving back the slots of concurrency limits the request holds. An answer cut
+     * off midway is settled as the upstream began it.
      */
     private Callback settling(RequestDecision decision, Response response, Callback callback) {
         return new Callback() {
@@ -99,7 +101,9 @@ final class LimitingProxy extends ProxyHandler.Reverse {
             }
 
             private void settle() {
-                limits.get().requests().settle(decision, response.getStatus(), response.getHeaders()::get);
+                RequestLimiter requests = limits.get().requests();
+                requests.settle(decision, response.getStatus(), response.getHeaders()::get);
+                requests.release(decision);
             }
         };
     }

@@ -1,5 +1,6 @@
 package io.tollgate.server;
 
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Policy;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.RequestLimiter;
@@ -36,8 +37,8 @@ public final class ServerConfig {
     /** The port the server listens on when the file does not say. */
     public static final int DEFAULT_PORT = 8080;
 
-    private static final Set<String> TOP =
-            Set.of("server", "policies", "rules", "client-ip", "responses", "redis", "memory", "envoy");
+    private static final Set<String> TOP = Set.of(
+            "server", "policies", "concurrency-limits", "rules", "client-ip", "responses", "redis", "memory", "envoy");
     private static final Set<String> ENVOY = Set.of("port", "host", "config", "x-ratelimit-headers");
 
     /** The port Envoy's rate limit service listens on when the {@code envoy} section does not say. */
@@ -371,9 +372,11 @@ public final class ServerConfig {
 
         Store store = store(root.child("redis"), root.child("memory"));
         Map<String, Policy> policies = ConfigSections.policies(root.child("policies"));
+        Map<String, ConcurrencyLimit> concurrencyLimits =
+                ConfigSections.concurrencyLimits(root.child("concurrency-limits"));
         List<Rule> rules = new ArrayList<>();
         for (ConfigNode rule : root.child("rules").elements()) {
-            rules.add(ConfigSections.rule(rule, policies));
+            rules.add(ConfigSections.rule(rule, policies, concurrencyLimits));
         }
         ClientIpResolver clientIps = ConfigSections.clientIps(root.child("client-ip"));
         ConfigNode upstreamNode = server.child("upstream");

@@ -15,6 +15,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -313,6 +315,42 @@ class ProxyTest {
         assertThat(next.statusCode()).isEqualTo(429);
         assertThat(next.headers().firstValue("Retry-After")).hasValue("16");
         assertThat(afterServerError).contains("\"reset_after_ms\":0");
+    }
+
+    @Test
+    void aConcurrencyLimitHoldsTheSlotUntilTheUpstreamsAnswerHasGone() throws Exception {
+        try (Upstream own = Upstream.start()) {
+            server = RunningServer.start("""
+                    concurrency-limits:
+                      one-at-a-time:
+                        max-in-flight: 1
+                    rules:
+                      - concurrency-limit: one-at-a-time
+                    server:
+                      upstream: %s
+                    """.formatted(own.uri()), time);
+
+            CompletableFuture<HttpResponse<String>> slow = server.client()
+                    .sendAsync(
+                            HttpRequest.newBuilder(server.uri("/slow")).build(), HttpResponse.BodyHandlers.ofString());
+            for (int i = 0; i < 200 && own.received().isEmpty(); i++) {
+                Thread.sleep(25);
+            }
+            HttpResponse<String> whileSlow = server.get("/fast");
+            own.release();
+            int slowStatus = slow.get(10, TimeUnit.SECONDS).statusCode();
+            HttpResponse<String> after = server.get("/fast");
+            for (int i = 0; i < 100 && after.statusCode() == 429; i++) { // the slot may trail the answer a little
+                Thread.sleep(20);
+                after = server.get("/fast");
+            }
+
+            assertProblem(whileSlow, 429, "Too many requests in flight for one-at-a-time; retry in 1 s.");
+            assertThat(whileSlow.headers().firstValue("Retry-After")).hasValue("1");
+            assertThat(own.received()).extracting(Upstream.Received::path).containsExactly("/slow", "/fast");
+            assertThat(slowStatus).isEqualTo(200);
+            assertThat(after.statusCode()).isEqualTo(200);
+        }
     }
 
     /** Reads a bucket on the admin API until it says {@code expected}: a settlement trails the answer a little. */

@@ -141,7 +141,7 @@ class ServerConfigTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: client-ip, envoy, memory, policies, redis, responses, rules, server",
+                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: client-ip, concurrency-limits, envoy, memory, policies, redis, responses, rules, server",
                 "routes: [] | t.yaml:1: configuration: unknown setting 'routes' (it is rules now); known: client-ip,",
                 "store: {} | t.yaml:1: configuration: unknown setting 'store' (it is redis (with failure-policy, expected-instances) or memory now)",
                 "upstream: http://h:1 | t.yaml:1: configuration: unknown setting 'upstream' (it is server.upstream now)",

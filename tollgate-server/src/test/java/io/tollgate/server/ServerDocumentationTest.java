@@ -55,7 +55,8 @@ class ServerDocumentationTest {
 
         ServerConfig config = ServerConfig.parse(file, page);
 
-        assertThat(config.rules()).hasSize(1);
+        assertThat(config.rules()).hasSize(2);
+        assertThat(config.rules().get(1).inFlight().maxInFlight()).isEqualTo(5);
         assertThat(config.upstream()).hasToString("http://127.0.0.1:9000");
         assertThat(config.envoy().port()).isEqualTo(8081);
         assertThat(((ServerConfig.RedisStore) config.store()).settings().expectedInstances())

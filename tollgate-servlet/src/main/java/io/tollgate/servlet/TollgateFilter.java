@@ -59,9 +59,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * asynchronous dispatch, charges nothing. If the limiter itself fails (a bug, not a Redis outage, which its
  * failure policy answers), the request gets a 500 problem response and the failure is logged.
  *
- * <p><b>Costs known after the response.</b> A rule with a {@link io.tollgate.http.ResponseCost} is settled
- * with the response's status and header fields once the response is final: when the chain returns, or, for
- * a request the application made asynchronous, when it completes.
+ * <p><b>After the response.</b> A rule with a {@link io.tollgate.http.ResponseCost} is settled with the
+ * response's status and header fields once the response is final, and the slots of concurrency limits that
+ * the request holds are given back: when the chain returns, or, for a request the application made
+ * asynchronous, when it completes.
  *
  * <p>Thread-safe.
  */
@@ -207,6 +208,9 @@ public final class TollgateFilter implements Filter {
         });
         pending.whenComplete((decision, failure) -> {
             if (!settled.compareAndSet(false, true)) {
+                if (decision != null) {
+                    limiter.release(decision); // answered already: the request holds no slot
+                }
                 return;
             }
             if (failure == null && decision.allowed()) {
@@ -217,6 +221,7 @@ public final class TollgateFilter implements Filter {
                     }
                     context.dispatch();
                 } catch (RuntimeException e) {
+                    limiter.release(decision);
                     LOG.log(Level.DEBUG, "could not resume an allowed request", e);
                 }
                 return;
@@ -255,9 +260,9 @@ public final class TollgateFilter implements Filter {
 
     /**
      * Passes an allowed request down the chain and, if a rule settles its cost after the response, settles it
-     * with the response's status and header fields once the response is final: when the chain returns, or
-     * when an asynchronous request the application started completes. A chain that throws is settled as the
-     * 500 the container answers.
+     * with the response's status and header fields once the response is final, and gives back the slots the
+     * request holds: when the chain returns, or when an asynchronous request the application started
+     * completes. A chain that throws is settled as the 500 the container answers.
      */
     private static void serve(
             RequestLimiter limiter,
@@ -277,10 +282,12 @@ public final class TollgateFilter implements Filter {
         } finally {
             if (!served) {
                 limiter.settle(decision, 500, response::getHeader);
+                limiter.release(decision);
             } else if (request.isAsyncStarted()) {
                 request.getAsyncContext().addListener(new SettleOnCompletion(limiter, decision, response));
             } else {
                 limiter.settle(decision, response.getStatus(), response::getHeader);
+                limiter.release(decision);
             }
         }
     }
@@ -312,6 +319,7 @@ public final class TollgateFilter implements Filter {
         public void onComplete(AsyncEvent event) {
             if (settled.compareAndSet(false, true)) {
                 limiter.settle(decision, response.getStatus(), response::getHeader);
+                limiter.release(decision);
             }
         }
 

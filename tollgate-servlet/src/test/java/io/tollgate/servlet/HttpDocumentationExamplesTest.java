@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.DocumentationExamples;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
@@ -33,6 +34,8 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -266,10 +269,50 @@ class HttpDocumentationExamplesTest {
     }
 
     @Test
+    void requestsInFlight(@TempDir Path dir) throws Exception {
+        InMemoryRateLimiter limiter = InMemoryRateLimiter.create();
+
+        // --- http: requests in flight
+        Rule exports = Rule.builder(ConcurrencyLimit.of("exports", 5)) // at most 5 exports of one customer at once
+                .path("/reports/*/export")
+                .key(ClientKey.header("X-Customer"))
+                .build();
+        Rule searches = Rule.builder(perIp) // 100 a minute, and at most 2 at once
+                .path("/search")
+                .inFlight(ConcurrencyLimit.of("searches", 2))
+                .build();
+        // ---
+
+        String file = DocumentationExamples.blocks(PAGE, "yaml").get(2);
+        RequestLimiterConfig fromFile =
+                RequestLimiterConfig.load(Files.writeString(dir.resolve("in-flight.yaml"), file));
+        assertThat(fromFile.rules()).containsExactly(exports, searches);
+        try (JettyApp app = JettyApp.start(new TollgateFilter(fromFile.newRequestLimiter(limiter)))) {
+            List<CompletableFuture<HttpResponse<String>>> running = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                running.add(app.getAsync("/reports/" + i + "/export?hold=exports", "X-Customer", "acme"));
+            }
+            app.awaitHeld("exports", 5);
+            HttpResponse<String> sixth = app.get("/reports/6/export", "X-Customer", "acme");
+            int otherCustomer =
+                    app.get("/reports/7/export", "X-Customer", "globex").statusCode();
+            app.release("exports");
+            for (CompletableFuture<HttpResponse<String>> each : running) {
+                assertThat(each.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            }
+
+            assertThat(sixth.statusCode()).isEqualTo(429);
+            assertThat(sixth.headers().firstValue("Retry-After")).hasValue("1");
+            assertThat(sixth.body()).contains("\"detail\":\"Too many requests in flight for exports; retry in 1 s.\"");
+            assertThat(otherCustomer).isEqualTo(200);
+        }
+    }
+
+    @Test
     void rulesFromAFile(@TempDir Path dir) throws Exception {
         List<String> files = DocumentationExamples.blocks(PAGE, "yaml");
-        assertThat(files).hasSize(3);
-        Path configFile = Files.writeString(dir.resolve("tollgate.yaml"), files.get(2));
+        assertThat(files).hasSize(4);
+        Path configFile = Files.writeString(dir.resolve("tollgate.yaml"), files.get(3));
         RateLimiter limiter = InMemoryRateLimiter.create();
 
         // --- http: config file
@@ -338,7 +381,7 @@ class HttpDocumentationExamplesTest {
         int examples = DocumentationExamples.assertRunBy(
                 "tollgate-servlet/src/test/java/io/tollgate/servlet/HttpDocumentationExamplesTest.java", PAGE);
 
-        assertThat(examples).isEqualTo(8);
+        assertThat(examples).isEqualTo(9);
     }
 
     /** Asserts that the response has the status line's status, each header line, and the body if shown. */

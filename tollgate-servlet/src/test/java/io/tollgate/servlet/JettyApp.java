@@ -20,6 +20,10 @@ import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
@@ -34,7 +38,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * 200 with the dispatcher type it was served under in {@code X-Dispatch}; {@code /forward/**} forwards to the
  * same path under {@code /api}. Query parameters change the answer: {@code status=N} answers N, {@code
  * used=N} sets {@code X-Tokens-Used: N}, {@code async} answers from another thread after going asynchronous,
- * {@code fail=WHY} throws. Requests are sent with a real HTTP client, or as raw bytes for requests that
+ * {@code fail=WHY} throws, {@code hold=NAME} waits until the test releases NAME. Requests are sent with a real HTTP client, or as raw bytes for requests that
  * a client library would refuse to send.
  */
 final class JettyApp implements AutoCloseable {
@@ -46,6 +50,8 @@ final class JettyApp implements AutoCloseable {
             .version(HttpClient.Version.HTTP_1_1)
             .build();
     private final AtomicInteger served = new AtomicInteger();
+    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final Map<String, Semaphore> arrivals = new ConcurrentHashMap<>();
 
     private JettyApp(
             FilterHolder filter, boolean asyncServlet, Consumer<ServletContextHandler> customizer, int maxThreads)
@@ -82,20 +88,24 @@ final class JettyApp implements AutoCloseable {
                 }
                 served.incrementAndGet();
                 response.setHeader("X-Dispatch", request.getDispatcherType().name());
-                if (request.getParameter("fail") != null) {
-                    throw new IllegalStateException("the application failed: " + request.getParameter("fail"));
+                if (param(request, "async") == null) {
+                    holdIfAsked(request);
                 }
-                if (request.getParameter("status") != null) {
-                    response.setStatus(Integer.parseInt(request.getParameter("status")));
+                if (param(request, "fail") != null) {
+                    throw new IllegalStateException("the application failed: " + param(request, "fail"));
                 }
-                if (request.getParameter("used") != null) {
-                    response.setHeader("X-Tokens-Used", request.getParameter("used"));
+                if (param(request, "status") != null) {
+                    response.setStatus(Integer.parseInt(param(request, "status")));
+                }
+                if (param(request, "used") != null) {
+                    response.setHeader("X-Tokens-Used", param(request, "used"));
                 }
                 response.setContentType("text/plain");
-                if (request.getParameter("async") != null) {
+                if (param(request, "async") != null) {
                     AsyncContext async = request.startAsync();
                     async.start(() -> {
                         try {
+                            holdIfAsked(request);
                             async.getResponse().getWriter().write("later " + path);
                         } catch (IOException e) {
                             throw new UncheckedIOException(e);
@@ -149,6 +159,56 @@ final class JettyApp implements AutoCloseable {
     /** Starts an application that registers its filters itself, such as from a context listener. */
     static JettyApp startRegisteringItself(Consumer<ServletContextHandler> customizer) throws Exception {
         return new JettyApp(null, true, customizer, 0);
+    }
+
+    /**
+     * Returns a query parameter as the raw query has it, or null: read by hand, not by the container, whose
+     * parsing would turn a request with a bad escape in its query into a 400 that a test does not expect.
+     */
+    private static String param(HttpServletRequest request, String name) {
+        String query = request.getQueryString();
+        if (query == null) {
+            return null;
+        }
+        for (String pair : query.split("&")) {
+            int equals = pair.indexOf('=');
+            if ((equals < 0 ? pair : pair.substring(0, equals)).equals(name)) {
+                return equals < 0 ? "" : pair.substring(equals + 1);
+            }
+        }
+        return null;
+    }
+
+    private void holdIfAsked(HttpServletRequest request) {
+        String hold = param(request, "hold");
+        if (hold != null) {
+            holding(hold).release();
+            try {
+                gate(hold).await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private CountDownLatch gate(String name) {
+        return gates.computeIfAbsent(name, n -> new CountDownLatch(1));
+    }
+
+    private Semaphore holding(String name) {
+        return arrivals.computeIfAbsent(name, n -> new Semaphore(0));
+    }
+
+    /** Waits until {@code count} requests held under {@code name} ({@code hold=NAME}) have arrived. */
+    void awaitHeld(String name, int count) throws InterruptedException {
+        if (!holding(name).tryAcquire(count, 10, TimeUnit.SECONDS)) {
+            throw new IllegalStateException(count + " requests held as '" + name + "' did not arrive");
+        }
+    }
+
+    /** Lets every request held under {@code name} be answered, now and from now on. */
+    void release(String name) {
+        gate(name).countDown();
     }
 
     /** Returns how many requests the application itself served (not counting the refused). */

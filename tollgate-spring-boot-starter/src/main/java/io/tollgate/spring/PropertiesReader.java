@@ -36,6 +36,14 @@ final class PropertiesReader {
             policies.put(name, Map.of("limits", limits));
         });
         tree.put("policies", policies);
+        Map<String, Object> concurrencyLimits = new LinkedHashMap<>();
+        properties.getConcurrencyLimits().forEach((name, limit) -> {
+            Map<String, Object> settings = new LinkedHashMap<>();
+            put(settings, "max-in-flight", limit.getMaxInFlight());
+            put(settings, "lease", limit.getLease());
+            concurrencyLimits.put(name, settings);
+        });
+        tree.put("concurrency-limits", concurrencyLimits);
         List<Object> rules = new ArrayList<>();
         for (TollgateProperties.Rule rule : properties.getRules()) {
             Map<String, Object> settings = new LinkedHashMap<>();
@@ -44,6 +52,7 @@ final class PropertiesReader {
             put(settings, "host", rule.getHost());
             put(settings, "require-header", rule.getRequireHeader());
             put(settings, "policy", rule.getPolicy());
+            put(settings, "concurrency-limit", rule.getConcurrencyLimit());
             put(settings, "key", rule.getKey());
             put(settings, "cost", rule.getCost());
             put(settings, "on-missing-key", rule.getOnMissingKey());

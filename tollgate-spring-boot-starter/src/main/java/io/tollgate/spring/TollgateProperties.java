@@ -32,6 +32,9 @@ public class TollgateProperties {
     /** The policies by name: each a list of limits, all checked together. */
     private Map<String, Policy> policies = new LinkedHashMap<>();
 
+    /** Limits on the requests of one client in flight at once, by name, for rules' concurrency-limit. */
+    private Map<String, ConcurrencyLimit> concurrencyLimits = new LinkedHashMap<>();
+
     /** The rules the servlet filter enforces, checked in order; a refusal ends the check. */
     private List<Rule> rules = new ArrayList<>();
 
@@ -81,6 +84,14 @@ public class TollgateProperties {
 
     public void setPolicies(Map<String, Policy> policies) {
         this.policies = policies;
+    }
+
+    public Map<String, ConcurrencyLimit> getConcurrencyLimits() {
+        return concurrencyLimits;
+    }
+
+    public void setConcurrencyLimits(Map<String, ConcurrencyLimit> concurrencyLimits) {
+        this.concurrencyLimits = concurrencyLimits;
     }
 
     public List<Rule> getRules() {
@@ -154,6 +165,32 @@ public class TollgateProperties {
         }
     }
 
+    /** At most so many requests of one client in flight at once. */
+    public static class ConcurrencyLimit {
+
+        /** The most requests of one client in flight at once, 1 to 100000. */
+        private Integer maxInFlight;
+
+        /** How long the slots of an instance that died stay taken in Redis (default 30s). */
+        private Duration lease;
+
+        public Integer getMaxInFlight() {
+            return maxInFlight;
+        }
+
+        public void setMaxInFlight(Integer maxInFlight) {
+            this.maxInFlight = maxInFlight;
+        }
+
+        public Duration getLease() {
+            return lease;
+        }
+
+        public void setLease(Duration lease) {
+            this.lease = lease;
+        }
+    }
+
     /** One token bucket. */
     public static class Limit {
 
@@ -195,8 +232,11 @@ public class TollgateProperties {
         /** A header that must be present for the rule to apply. */
         private String requireHeader;
 
-        /** The policy charged: one of tollgate.policies. */
+        /** The policy charged: one of tollgate.policies; may be left out for a rule with a concurrency-limit. */
         private String policy;
+
+        /** A concurrency limit, one of tollgate.concurrency-limits: at most so many requests in flight per key. */
+        private String concurrencyLimit;
 
         /** The client key: ip, header:NAME, query:NAME, principal, constant:VALUE, or several joined by +. */
         private String key = "ip";
@@ -263,6 +303,14 @@ public class TollgateProperties {
 
         public void setPolicy(String policy) {
             this.policy = policy;
+        }
+
+        public String getConcurrencyLimit() {
+            return concurrencyLimit;
+        }
+
+        public void setConcurrencyLimit(String concurrencyLimit) {
+            this.concurrencyLimit = concurrencyLimit;
         }
 
         public String getKey() {

@@ -30,7 +30,8 @@ import reactor.core.publisher.Mono;
  * which its failure policy answers), the request gets a 500 problem response and the failure is logged.
  *
  * <p>A rule with a {@link io.tollgate.http.ResponseCost} is settled with the response's status and header
- * fields when the response is committed.
+ * fields when the response is committed; the slots of concurrency limits that a request holds are given back
+ * when its answer has been written, has failed, or its client went away.
  *
  * <p>The Spring Boot starter registers it in a reactive web application; to use it without Boot, declare it
  * as a {@code WebFilter} bean. Thread-safe.
@@ -99,7 +100,11 @@ public final class TollgateWebFilter implements WebFilter, Ordered {
                         return ReactiveResponses.write(exchange.getResponse(), decision);
                     }
                     ReactiveResponses.addHeaders(exchange.getResponse().getHeaders(), decision);
-                    return chain.filter(exchange);
+                    if (decision.permits().isEmpty()) {
+                        return chain.filter(exchange);
+                    }
+                    // The slots are held until the answer has gone, or failed, or its client went away.
+                    return chain.filter(exchange).doFinally(signal -> limiter.release(decision));
                 });
     }
 

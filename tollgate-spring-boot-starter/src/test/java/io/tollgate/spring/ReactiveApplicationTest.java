@@ -7,8 +7,11 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -74,6 +77,30 @@ class ReactiveApplicationTest {
         assertThat(next.headers().firstValue("Retry-After")).hasValue("5760"); // 16 tokens at one per 360 s
         assertThat(failed.statusCode()).isEqualTo(503);
         assertThat(afterTheFailure.headers().firstValue("RateLimit")).hasValue("\"llm\";r=9;t=360");
+    }
+
+    @Test
+    void aRequestHoldsItsSlotUntilItsAnswerHasGone() throws Exception {
+        CompletableFuture<HttpResponse<String>> running =
+                client.sendAsync(request("/jobs/run", "X-Forwarded-For", "203.0.113.60"), BodyHandlers.ofString());
+        assertThat(ReactiveTestApplication.JOBS_RUNNING.tryAcquire(10, TimeUnit.SECONDS))
+                .as(
+                        "%s",
+                        running.isDone()
+                                ? running.join().statusCode() + " "
+                                        + running.join().body()
+                                : "pending")
+                .isTrue();
+        HttpResponse<String> whileRunning = get("/jobs/run", "X-Forwarded-For", "203.0.113.60");
+        ReactiveTestApplication.JOBS_DONE.tryEmitEmpty();
+        HttpResponse<String> ran = running.get(10, TimeUnit.SECONDS);
+        HttpResponse<String> next = get("/jobs/run", "X-Forwarded-For", "203.0.113.60");
+
+        assertThat(whileRunning.statusCode()).isEqualTo(429);
+        assertThat(whileRunning.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(whileRunning.body()).contains("\"detail\":\"Too many requests in flight for jobs; retry in 1 s.\"");
+        assertThat(ran.body()).isEqualTo("done");
+        assertThat(next.statusCode()).isEqualTo(200);
     }
 
     @Test
@@ -230,10 +257,14 @@ class ReactiveApplicationTest {
     }
 
     private HttpResponse<String> get(String path, String... headers) throws Exception {
+        return client.send(request(path, headers), BodyHandlers.ofString());
+    }
+
+    private HttpRequest request(String path, String... headers) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path));
         if (headers.length > 0) {
             request.headers(headers);
         }
-        return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        return request.build();
     }
 }

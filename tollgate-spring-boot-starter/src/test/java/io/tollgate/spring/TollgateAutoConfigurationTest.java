@@ -208,11 +208,11 @@ class TollgateAutoConfigurationTest {
             delimiter = '|',
             value = {
                 "tollgate.polices.per-user.limits[0].capacity=10 | tollgate: unknown setting 'polices'; known: client-ip,"
-                        + " enabled, filter, gateway, memory, policies, redis, responses, rules, warm-up",
+                        + " concurrency-limits, enabled, filter, gateway, memory, policies, redis, responses, rules, warm-up",
                 "tollgate.redis.timout=1s | tollgate.redis: unknown setting 'timout'; known: batching, cluster-uris,",
                 "tollgate.policies.per-user.limits[0].refil=1/s | tollgate.policies.per-user.limits[0]: unknown setting"
                         + " 'refil'; known: capacity, refill",
-                "tollgate.rules[0].pth=/x | tollgate.rules[0]: unknown setting 'pth'; known: allow, cost, deny, dry-run,",
+                "tollgate.rules[0].pth=/x | tollgate.rules[0]: unknown setting 'pth'; known: allow, concurrency-limit, cost, deny,",
             })
     void aMisspeltPropertyFailsTheStartNamingItAndTheKnownOnes(String property, String message) {
         runner.withPropertyValues(POLICY)

@@ -1,7 +1,9 @@
 package io.tollgate.internal.guard;
 
 import io.tollgate.BucketState;
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
+import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import java.time.Duration;
@@ -65,6 +67,21 @@ public final class MeteredRateLimiter implements RateLimiter {
     @Override
     public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
         return limiter.chargeAsync(key, policy, cost);
+    }
+
+    @Override
+    public CompletionStage<Permit> tryAcquirePermitAsync(String key, ConcurrencyLimit limit) {
+        return limiter.tryAcquirePermitAsync(key, limit);
+    }
+
+    @Override
+    public Permit tryAcquirePermit(String key, ConcurrencyLimit limit) {
+        return limiter.tryAcquirePermit(key, limit);
+    }
+
+    @Override
+    public int inFlight(String key, ConcurrencyLimit limit) {
+        return limiter.inFlight(key, limit);
     }
 
     @Override

@@ -3,11 +3,14 @@ package io.tollgate.internal.guard;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.ManualTimeSource;
+import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.RateLimiter;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -29,6 +32,27 @@ class MeteredRateLimiterTest {
             .timeSource(new ManualTimeSource(1_000_000))
             .build();
     private final MeteredRateLimiter limiter = new MeteredRateLimiter(memory, recorder, "memory");
+
+    @Test
+    void passesOnEveryMethodThatALimiterMayOverride() throws NoSuchMethodException {
+        // the defaults that refuse (UnsupportedOperationException) unless the limiter overrides them; the
+        // others (tryAcquire without a cost, charge, tryAcquirePermit, warmUp) are built on these
+        for (java.lang.reflect.Method method : RateLimiter.class.getMethods()) {
+            if (method.isDefault()
+                    && List.of("refundAsync", "chargeAsync", "inspect", "reset", "tryAcquirePermitAsync", "inFlight")
+                            .contains(method.getName())) {
+                assertThat(MeteredRateLimiter.class
+                                .getMethod(method.getName(), method.getParameterTypes())
+                                .getDeclaringClass())
+                        .as("%s", method)
+                        .isEqualTo(MeteredRateLimiter.class);
+            }
+        }
+        try (Permit permit = limiter.tryAcquirePermit("alice", ConcurrencyLimit.of("one", 1))) {
+            assertThat(permit.acquired()).isTrue();
+            assertThat(limiter.inFlight("alice", ConcurrencyLimit.of("one", 1))).isEqualTo(1);
+        }
+    }
 
     @Test
     void reportsEachDecisionWithItsOutcomeAndSource() {

@@ -1,6 +1,7 @@
 package io.tollgate.http.internal;
 
 import io.tollgate.BucketState;
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.http.PolicyChoice;
@@ -42,6 +43,22 @@ public final class AdminViews {
             byName.put(policy.name(), Map.of("limits", limits));
         }
         view.put("policies", byName);
+        Map<String, Object> concurrencyLimits = new TreeMap<>();
+        for (Rule rule : rules) {
+            ConcurrencyLimit limit = rule.inFlight();
+            if (limit != null) {
+                concurrencyLimits.put(
+                        limit.name(),
+                        Map.of(
+                                "max-in-flight",
+                                limit.maxInFlight(),
+                                "lease",
+                                limit.lease().toMillis() + "ms"));
+            }
+        }
+        if (!concurrencyLimits.isEmpty()) {
+            view.put("concurrency-limits", concurrencyLimits);
+        }
         List<Object> ruleViews = new ArrayList<>();
         for (Rule rule : rules) {
             ruleViews.add(rule(rule));
@@ -63,7 +80,12 @@ public final class AdminViews {
             view.put("require-header", rule.requiredHeader());
         }
         view.put("key", rule.key().describe());
-        view.put("policy", rule.policy().name());
+        if (rule.policy() != null) {
+            view.put("policy", rule.policy().name());
+        }
+        if (rule.inFlight() != null) {
+            view.put("concurrency-limit", rule.inFlight().name());
+        }
         view.put("cost", rule.cost());
         view.put("dry-run", rule.dryRun());
         PolicyChoice choice = rule.choice();

@@ -1,5 +1,6 @@
 package io.tollgate.http.internal;
 
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
@@ -47,7 +48,9 @@ public final class ConfigSections {
             "overrides",
             "allow",
             "deny",
-            "response-cost");
+            "response-cost",
+            "concurrency-limit");
+    private static final Set<String> CONCURRENCY_LIMIT = Set.of("max-in-flight", "lease");
     private static final Set<String> RESPONSE_COST = Set.of("header", "charge-statuses", "refund-statuses");
     private static final Set<String> POLICY_FROM = Set.of("header", "jwt-claim", "api-keys", "api-keys-file");
     private static final Set<String> CLIENT_IP = Set.of("trusted-proxies", "forwarding-header", "group-ipv6-by-64");
@@ -153,8 +156,36 @@ public final class ConfigSections {
      * @throws ConfigException if the rule is invalid, naming the setting
      */
     public static Rule rule(ConfigNode node, Map<String, Policy> policies) {
+        return rule(node, policies, Map.of());
+    }
+
+    /**
+     * Reads one rule as {@link #rule(ConfigNode, Map)} does, which may also name one of {@code
+     * concurrencyLimits} in {@code concurrency-limit}, with or without a {@code policy}.
+     *
+     * @throws ConfigException if the rule is invalid, naming the setting
+     */
+    public static Rule rule(
+            ConfigNode node, Map<String, Policy> policies, Map<String, ConcurrencyLimit> concurrencyLimits) {
         node.checkKeys(RULE);
-        Rule.Builder rule = Rule.builder(policy(node.child("policy"), policies));
+        ConfigNode policyNode = node.child("policy");
+        ConfigNode limitNode = node.child("concurrency-limit");
+        ConcurrencyLimit inFlight = null;
+        if (limitNode.isPresent()) {
+            inFlight = concurrencyLimits.get(limitNode.requiredString());
+            if (inFlight == null) {
+                throw limitNode.error("unknown concurrency limit '" + limitNode.string(null) + "'; defined: "
+                        + (concurrencyLimits.isEmpty() ? "none" : String.join(", ", concurrencyLimits.keySet())));
+            }
+        }
+        if (!policyNode.isPresent() && inFlight == null) {
+            throw policyNode.error("is required, unless the rule names a concurrency-limit");
+        }
+        Rule.Builder rule =
+                policyNode.isPresent() ? Rule.builder(policy(policyNode, policies)) : Rule.builder(inFlight);
+        if (inFlight != null) {
+            rule.inFlight(inFlight);
+        }
         ConfigNode current = node;
         try {
             current = node.child("path");
@@ -254,6 +285,35 @@ public final class ConfigSections {
         } catch (IllegalArgumentException e) {
             throw value.error(e);
         }
+    }
+
+    /**
+     * Reads the {@code concurrency-limits} section: by name, {@code max-in-flight} (required) and {@code lease}
+     * (default 30 s); an absent node has none.
+     *
+     * @throws ConfigException if a limit is invalid, naming it
+     */
+    public static Map<String, ConcurrencyLimit> concurrencyLimits(ConfigNode node) {
+        Map<String, ConcurrencyLimit> limits = new LinkedHashMap<>();
+        for (Map.Entry<String, ConfigNode> entry : node.entries().entrySet()) {
+            ConfigNode limit = entry.getValue();
+            limit.checkKeys(CONCURRENCY_LIMIT);
+            ConfigNode max = limit.child("max-in-flight");
+            long maxInFlight = max.requiredLong();
+            if (maxInFlight < 1 || maxInFlight > ConcurrencyLimit.MAX_IN_FLIGHT) {
+                throw max.error("must be 1 to " + ConcurrencyLimit.MAX_IN_FLIGHT + ", was " + maxInFlight);
+            }
+            ConfigNode lease = limit.child("lease");
+            try {
+                limits.put(
+                        entry.getKey(),
+                        new ConcurrencyLimit(
+                                entry.getKey(), (int) maxInFlight, lease.duration(ConcurrencyLimit.DEFAULT_LEASE)));
+            } catch (IllegalArgumentException e) {
+                throw (lease.isPresent() ? lease : limit).error(e);
+            }
+        }
+        return limits;
     }
 
     /**

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -18,6 +19,7 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /**
  * A small reactive (WebFlux) Boot application with rules in application-reactive.yml and annotated
@@ -28,6 +30,12 @@ public class ReactiveTestApplication {
 
     /** The threads the handlers ran on, newest last. */
     public static final Queue<String> HANDLER_THREADS = new ConcurrentLinkedQueue<>();
+
+    /** One permit per request that arrived at {@code /jobs/run}, where it waits for {@link #JOBS_DONE}. */
+    public static final Semaphore JOBS_RUNNING = new Semaphore(0);
+
+    /** Completes every request waiting at {@code /jobs/run}. */
+    public static final Sinks.Empty<Void> JOBS_DONE = Sinks.empty();
 
     /** The endpoints the tests call. */
     @RestController
@@ -60,6 +68,14 @@ public class ReactiveTestApplication {
             return Mono.fromSupplier(() -> ResponseEntity.status(status)
                     .header("X-Tokens-Used", Long.toString(used))
                     .body("completed"));
+        }
+
+        /** Limited to one in flight per client by the YAML rule on /jobs/**: answers once JOBS_DONE completes. */
+        @GetMapping("/jobs/run")
+        Mono<String> runJob() {
+            return Mono.fromRunnable(JOBS_RUNNING::release)
+                    .then(JOBS_DONE.asMono())
+                    .thenReturn("done");
         }
 
         /** Limited per user by the annotation. */
