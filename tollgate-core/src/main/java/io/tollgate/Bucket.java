@@ -15,7 +15,7 @@ import java.util.List;
  * every further update, so a thread that still holds it looks the key up again instead of charging a
  * bucket that no longer counts.
  */
-abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
+abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket, QuotaBucket {
 
     /** Returned by {@link #reserve} when the request does not fit within the caller's wait. */
     static final long DENIED = -1;
@@ -38,6 +38,9 @@ abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
     }
 
     static Bucket withDebts(Policy policy, long nowMicros, long[] debts) {
+        if (policy.hasQuotas()) {
+            return new QuotaBucket(policy, nowMicros, debts);
+        }
         return policy.limits().size() == 1
                 ? new SingleLimitBucket(policy, nowMicros, debts[0])
                 : new MultiLimitBucket(policy, nowMicros, debts);
@@ -92,19 +95,23 @@ abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket {
         }
         List<Limit> from = policy.limits();
         List<Limit> to = newPolicy.limits();
-        if (from.equals(to)) {
+        if (from.equals(to) && policy.quotas().equals(newPolicy.quotas())) {
             return withDebts(newPolicy, nowMicros, debts);
         }
-        long[] converted = new long[to.size()];
+        long[] converted = new long[to.size() + newPolicy.quotas().size()];
         for (int i = 0; i < to.size() && i < from.size(); i++) {
             converted[i] = TokenBucket.convert(debts[i], from.get(i), to.get(i));
+        }
+        // a quota keeps what it counted this period, matched by position, as the Redis script keeps it
+        for (int q = 0; q < newPolicy.quotas().size() && q < policy.quotas().size(); q++) {
+            converted[to.size() + q] = debts[from.size() + q];
         }
         return withDebts(newPolicy, nowMicros, converted);
     }
 
-    /** Returns whether this bucket serves {@code other}: the same limits, whatever the object. */
     final boolean serves(Policy other) {
-        return other == policy || other.limits().equals(policy.limits());
+        return other == policy
+                || (other.limits().equals(policy.limits()) && other.quotas().equals(policy.quotas()));
     }
 
     /**

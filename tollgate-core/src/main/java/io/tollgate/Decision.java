@@ -19,8 +19,10 @@ import java.util.Objects;
  * DENY}, the local bucket for {@code LOCAL}.
  *
  * @param allowed whether the request passed and its cost was taken from every limit
- * @param limit the limit this decision reports
- * @param limitIndex the position of {@code limit} in its policy's {@link Policy#limits()}
+ * @param limit the limit this decision reports; for a calendar quota, its {@link CalendarQuota#reportedLimit()}
+ * @param limitIndex the position of {@code limit} in its policy's {@link Policy#limits()}; past them, {@code
+ *     limits().size() + q} names the policy's calendar quota {@code q}, whose remaining count this reports,
+ *     and whose reset is the start of its next period
  * @param remaining whole tokens left in that limit's bucket after this request
  * @param retryAfterMicros for a refused request, microseconds until a request of the same cost could pass
  *     if no other request takes tokens meanwhile; zero for an allowed one

@@ -237,7 +237,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
         if (!bucket.serves(policy)) {
             long[] converted = new long[policy.limits().size()]; // as Bucket.successor converts
 
-            for (int i = 0; i < converted.length && i < debts.length; i++) {
+            for (int i = 0; i < converted.length && i < bucket.policy.limits().size(); i++) {
                 converted[i] = TokenBucket.convert(
                         debts[i], bucket.policy.limits().get(i), policy.limits().get(i));
             }

@@ -16,13 +16,21 @@ import java.util.regex.Pattern;
  * letters, digits, {@code _}, {@code -} and {@code .}, so they are safe in storage keys, HTTP headers and
  * metric tags.
  *
+ * <p>A policy may also hold {@linkplain CalendarQuota calendar quotas}, such as 10 000 a month that start
+ * again on the first: a request passes only if every limit and every quota has room for it, and then all are
+ * charged, atomically, in memory and on Redis alike.
+ *
  * @param name the policy name
  * @param limits the limits, 1 to {@value #MAX_LIMITS}, all checked together
+ * @param quotas the calendar quotas, 0 to {@value #MAX_QUOTAS}, checked with the limits
  */
-public record Policy(String name, List<Limit> limits) {
+public record Policy(String name, List<Limit> limits, List<CalendarQuota> quotas) {
 
     /** The most limits one policy may hold. */
     public static final int MAX_LIMITS = 8;
+
+    /** The most calendar quotas one policy may hold. */
+    public static final int MAX_QUOTAS = 4;
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
 
@@ -30,12 +38,18 @@ public record Policy(String name, List<Limit> limits) {
      * Validates the policy and copies the list of limits.
      *
      * @throws IllegalArgumentException if the name is not 1 to 64 letters, digits, {@code _}, {@code -} or
-     *     {@code .}, or there are no limits or more than {@value #MAX_LIMITS}
-     * @throws NullPointerException if the name, the list or one of its limits is null
+     *     {@code .}, or there are no limits or more than {@value #MAX_LIMITS}, or more than {@value
+     *     #MAX_QUOTAS} quotas
+     * @throws NullPointerException if the name, a list or one of its elements is null
      */
     public Policy {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(limits, "limits");
+        quotas = List.copyOf(Objects.requireNonNull(quotas, "quotas"));
+        if (quotas.size() > MAX_QUOTAS) {
+            throw new IllegalArgumentException(
+                    "policy '" + name + "' may have at most " + MAX_QUOTAS + " calendar quotas, has " + quotas.size());
+        }
         if (!NAME.matcher(name).matches()) {
             throw new IllegalArgumentException(
                     "invalid policy name '" + name + "': use 1 to 64 letters, digits, '_', '-' or '.'");
@@ -45,6 +59,34 @@ public record Policy(String name, List<Limit> limits) {
                     "policy '" + name + "' must have 1 to " + MAX_LIMITS + " limits, has " + limits.size());
         }
         limits = List.copyOf(limits);
+    }
+
+    /**
+     * Returns a policy of token bucket limits only.
+     *
+     * @throws IllegalArgumentException see the canonical constructor
+     * @throws NullPointerException if the name, the list or one of its limits is null
+     */
+    public Policy(String name, List<Limit> limits) {
+        this(name, limits, List.of());
+    }
+
+    /**
+     * Returns this policy with a calendar quota more, checked with its limits; the name stays, so buckets
+     * written under the policy without it carry on.
+     *
+     * @throws IllegalArgumentException if the policy would hold more than {@value #MAX_QUOTAS} quotas
+     * @throws NullPointerException if quota is null
+     */
+    public Policy withQuota(CalendarQuota quota) {
+        List<CalendarQuota> more = new ArrayList<>(quotas);
+        more.add(Objects.requireNonNull(quota, "quota"));
+        return new Policy(name, limits, more);
+    }
+
+    /** Returns whether this policy holds calendar quotas. */
+    public boolean hasQuotas() {
+        return !quotas.isEmpty();
     }
 
     /**
@@ -59,11 +101,17 @@ public record Policy(String name, List<Limit> limits) {
         return new Policy(name, all);
     }
 
-    /** Returns the smallest capacity among the limits: the largest cost a request can ever have. */
+    /**
+     * Returns the smallest capacity among the limits and counts among the quotas: the largest cost a request
+     * can ever have.
+     */
     public long maxCost() {
         long min = Long.MAX_VALUE;
         for (int i = 0; i < limits.size(); i++) { // indexed: no iterator on the hot path
             min = Math.min(min, limits.get(i).capacity());
+        }
+        for (int i = 0; i < quotas.size(); i++) {
+            min = Math.min(min, quotas.get(i).count());
         }
         return min;
     }

@@ -6,6 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -179,6 +180,36 @@ class DocumentationExamplesTest {
         assertThat(limiter.tryAcquire("team-7", llmTokens).allowed()).isFalse();
         clock.advance(Duration.ofMillis(1));
         assertThat(limiter.tryAcquire("team-7", llmTokens).allowed()).isTrue();
+    }
+
+    @Test
+    void conceptsCalendarQuotas() {
+        ManualTimeSource clock = new ManualTimeSource(1_795_000_000_000_000L); // 18 November 2026, 11:06 UTC
+        RateLimiter limiter = InMemoryRateLimiter.builder().timeSource(clock).build();
+
+        // --- concepts: calendar quotas
+        Policy monthly = Policy.of("partner-api", Limit.of(20, Rate.perSecond(10))) // bursts of 20, 10 a second
+                .withQuota(CalendarQuota.of(10_000, CalendarQuota.Period.MONTH, ZoneId.of("Europe/Paris")));
+
+        Decision decision = limiter.tryAcquire("partner-7", monthly);
+        // ---
+
+        assertThat(decision.allowed()).isTrue();
+        assertThat(decision.limitIndex()).isZero(); // 19 tokens left in the bucket, fewer than the quota's 9 999
+        for (int i = 0; i < 9_998; i++) {
+            clock.advance(Duration.ofMillis(100));
+            limiter.tryAcquire("partner-7", monthly);
+        }
+        clock.advance(Duration.ofMillis(100));
+        Decision last = limiter.tryAcquire("partner-7", monthly);
+        Decision refused = limiter.tryAcquire("partner-7", monthly);
+        assertThat(last.allowed()).isTrue();
+        assertThat(refused.allowed()).isFalse();
+        assertThat(refused.limitIndex()).isEqualTo(1);
+        // until midnight on 1 December in Paris: 30 November, 23:00 UTC
+        assertThat(refused.retryAfter())
+                .isEqualTo(
+                        Duration.of(1_796_079_600_000_000L - clock.nowMicros(), java.time.temporal.ChronoUnit.MICROS));
     }
 
     @Test

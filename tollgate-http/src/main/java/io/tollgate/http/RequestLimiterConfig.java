@@ -110,7 +110,8 @@ public final class RequestLimiterConfig {
             if (name.endsWith(".properties")) {
                 Properties properties = new Properties();
                 properties.load(new StringReader(text));
-                return read(ConfigNode.of(PropertiesTree.fromProperties(properties, Map.of("policies", "limits"))));
+                return read(
+                        ConfigNode.of(PropertiesTree.fromProperties(properties, Map.of("policies", "limits,quotas"))));
             }
         } catch (ConfigException e) {
             throw new IllegalArgumentException(e.messageIn(fileName), e);

@@ -29,6 +29,7 @@ class ApiBoundaryTest {
 
     private static final List<String> API = List.of(
             "io.tollgate.BucketState",
+            "io.tollgate.CalendarQuota",
             "io.tollgate.ConcurrencyLimit",
             "io.tollgate.Decision",
             "io.tollgate.Degradation",

@@ -76,7 +76,7 @@ final class RedisBucketStore implements BucketStore<byte[]> {
     @Override
     public CompletableFuture<StoreReply> charge(
             byte[] address, Policy policy, long cost, long maxWaitMicros, boolean batchable) {
-        if (batchable && batcher != null) {
+        if (batchable && batcher != null && !policy.hasQuotas()) { // quotas take the one-decision script
             return batcher.submit(address, policy, cost);
         }
         RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();

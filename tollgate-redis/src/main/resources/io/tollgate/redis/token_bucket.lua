@@ -25,7 +25,18 @@ ARGV[5..] C, P, N, I of each limit in turn: capacity, ticks per token, ticks per
          then forgotten: a request finds a new bucket (io.tollgate.TokenBucket.retentionMicros). Else R is 0 and
          a full bucket is the same as a new one.
 
-Reply: { now, D1, D2, ... }: the time of the decision in microseconds, and the debt of each limit just
+Calendar quotas: when the policy has any, ARGV[4] ends with "@Q;Q" (each "COUNT/PERIOD/ZONE", as stored
+         with the bucket), and after the limits' arguments come five per quota: its count, and the starts
+         of four periods in a row in microseconds (the one before the caller's idea of now, the current, the
+         next and the one after). The period that holds now is the one between the two starts around it, so
+         no time zone rules are needed here; a now outside all four is an error reply (clocks far apart).
+         The bucket then stores, after the debts, what each quota counted in the period of its last write:
+         a count from an earlier period is 0 now. A request passes only if every quota has room for its cost
+         too (a charge that must land, max wait >= 2^53, and a refund always do), and is then counted. The
+         key lives at least until the period of a non-zero count ends.
+
+Reply: { now, D1, D2, ..., U1, U2, ... }: with Ui what quota i counted in the current period before this
+         request; the time of the decision in microseconds, and the debt of each limit just
          before this request, after refill (and conversion, if the policy changed). The caller works out
          the decision from them with io.tollgate.internal.TokenBucket, the arithmetic this script repeats;
          the request was charged exactly when that decision allows it. Or { now, -1, message } when the key
@@ -42,7 +53,14 @@ local key = KEYS[1]
 local cost = tonumber(ARGV[2])
 local max_wait = tonumber(ARGV[3])
 local limits = ARGV[4]
-local count = (#ARGV - 4) / 4
+local quota_count = 0
+local quota_text = match(limits, '@(.*)$')
+if quota_text then
+  for _ in gmatch(quota_text, '[^;]+') do
+    quota_count = quota_count + 1
+  end
+end
+local count = (#ARGV - 4 - 5 * quota_count) / 4
 
 local now
 if ARGV[1] == "" then
@@ -60,7 +78,7 @@ end
 
 -- The common case first, without tables: a policy of one limit, and a bucket (if any) written under the
 -- same limit. It computes exactly what the general case below computes for one limit.
-if count == 1 and cost > 0 then
+if count == 1 and cost > 0 and quota_count == 0 then
   local stored_time, stored_debt
   local same_limits = true
   if stored then
@@ -158,6 +176,42 @@ if stored then
   end
 end
 
+-- Calendar quotas: the period that holds now, and what each counted in it before this request.
+local qcount, qnext, used = {}, {}, {}
+if quota_count > 0 then
+  local stored_time, old_used_at = nil, 0
+  local old_values
+  if stored then
+    local t, old_limits, old = parsed(stored)
+    if t then
+      stored_time, old_values = t, old
+      for _ in gmatch(old_limits, '(%d+),(%d+),(%d+)') do
+        old_used_at = old_used_at + 1 -- the counts follow the old policy's debts
+      end
+    end
+  end
+  local base = 4 + 4 * count
+  for j = 1, quota_count do
+    local at = base + 5 * (j - 1)
+    qcount[j] = tonumber(ARGV[at + 1])
+    local start
+    for b = 2, 4 do
+      local from, to = tonumber(ARGV[at + b]), tonumber(ARGV[at + b + 1])
+      if now >= from and now < to then
+        start, qnext[j] = from, to
+      end
+    end
+    if not start then
+      return { now, NOT_A_BUCKET, 'ERR the time of Redis is outside the calendar periods Tollgate sent: '
+        .. 'its clock and the caller\'s are more than a period apart' }
+    end
+    used[j] = 0
+    if stored_time and stored_time >= start and old_values then
+      used[j] = old_values[old_used_at + j] or 0
+    end
+  end
+end
+
 local allowed = true
 local charged = {}
 for i = 1, count do
@@ -172,7 +226,13 @@ for i = 1, count do
   end
 end
 
-local function store(debts)
+if quota_count > 0 and cost > 0 and max_wait < MAX_TICKS then
+  for j = 1, quota_count do
+    allowed = allowed and used[j] + cost <= qcount[j]
+  end
+end
+
+local function store(debts, counts)
   local parts = { format('%d', now), limits }
   local until_full = 0
   for i = 1, count do
@@ -182,7 +242,14 @@ local function store(debts)
       until_full = u
     end
   end
-  local ttl = ttl_millis(until_full + retention, client_clock)
+  local keep = until_full + retention
+  for j = 1, quota_count do
+    parts[2 + count + j] = format('%d', counts[j])
+    if counts[j] > 0 and qnext[j] - now > keep then
+      keep = qnext[j] - now
+    end
+  end
+  local ttl = ttl_millis(keep, client_clock)
   if ttl == 0 then
     redis.call('DEL', key) -- a full bucket is no bucket
   else
@@ -193,13 +260,23 @@ end
 if cost == 0 then
   -- inspecting: nothing is written
 elseif allowed then
-  store(charged)
+  local counted = {}
+  for j = 1, quota_count do
+    counted[j] = used[j] + cost
+    if counted[j] < 0 then
+      counted[j] = 0 -- a refund counts down to nothing at most
+    end
+  end
+  store(charged, counted)
 elseif policy_changed or fresh then
-  store(debt) -- a converted bucket, or a new one that does not start full, begins now
+  store(debt, used) -- a converted bucket, or a new one that does not start full, begins now
 end
 
 local reply = { now }
 for i = 1, count do
   reply[1 + i] = debt[i]
+end
+for j = 1, quota_count do
+  reply[1 + count + j] = used[j]
 end
 return reply

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.tollgate.BucketGenerators;
 import io.tollgate.BucketGenerators.Step;
+import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.ManualTimeSource;
@@ -14,6 +15,7 @@ import io.tollgate.Seeds;
 import io.tollgate.SteppingTimeSource;
 import io.tollgate.testing.RedisServer;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
@@ -148,6 +150,50 @@ abstract class RedisDifferentialProperties {
                     }
                     default ->
                         assertThat(redis.tryAcquire(key, policy, cost)).isEqualTo(memory.tryAcquire(key, policy, cost));
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("oneHundredCases")
+    void theyAgreeOnCalendarQuotasAcrossBoundariesAndDaylightSavingDays(long seed) {
+        BucketGenerators generate = new BucketGenerators(seed);
+        Random random = new Random(seed);
+        ZoneId zone = List.of("UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe")
+                .get(random.nextInt(5))
+                .transform(ZoneId::of);
+        CalendarQuota.Period period = random.nextBoolean() ? CalendarQuota.Period.HOUR : CalendarQuota.Period.DAY;
+        Policy plain = generate.policy("q");
+        Policy policy = plain.withQuota(CalendarQuota.of(plain.maxCost() + random.nextInt(12), period, zone));
+        // start in the 12 hours around New York's autumn change (06:00 UTC on 1 November 2026: a 25-hour day,
+        // 01:00 shown twice), with half-hour offsets (Kolkata, Lord Howe) and zones without a change then
+        ManualTimeSource time = new ManualTimeSource(1_793_491_200_000_000L + random.nextLong(43_200_000_000L));
+        InMemoryRateLimiter memory =
+                InMemoryRateLimiter.builder().timeSource(time).build();
+        String key = "quota-" + KEYS.incrementAndGet();
+
+        try (RedisRateLimiter redis = redisLimiter(time)) {
+            for (Step step : generate.steps()) {
+                time.advanceMicros(
+                        period == CalendarQuota.Period.HOUR
+                                ? random.nextLong(20 * 60_000_000L)
+                                : random.nextLong(5 * 3_600_000_000L));
+                long cost = step.cost(policy);
+                switch (step.choice() % 5) {
+                    case 0 -> assertThat(redis.charge(key, policy, cost)).isEqualTo(memory.charge(key, policy, cost));
+                    case 1 -> {
+                        redis.refundAsync(key, policy, cost)
+                                .toCompletableFuture()
+                                .join();
+                        memory.refundAsync(key, policy, cost)
+                                .toCompletableFuture()
+                                .join();
+                    }
+                    default ->
+                        assertThat(redis.tryAcquire(key, policy, cost))
+                                .as("cost %d at %d µs", cost, time.nowMicros())
+                                .isEqualTo(memory.tryAcquire(key, policy, cost));
                 }
             }
         }

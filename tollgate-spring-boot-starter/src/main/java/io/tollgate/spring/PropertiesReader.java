@@ -33,7 +33,16 @@ final class PropertiesReader {
                 put(settings, "refill", limit.getRefill());
                 limits.add(settings);
             }
-            policies.put(name, Map.of("limits", limits));
+            List<Object> quotas = new ArrayList<>();
+            for (TollgateProperties.Quota quota : policy.getQuotas()) {
+                Map<String, Object> settings = new LinkedHashMap<>();
+                put(settings, "count", quota.getCount());
+                put(settings, "period", quota.getPeriod());
+                put(settings, "zone", quota.getZone());
+                quotas.add(settings);
+            }
+            policies.put(
+                    name, quotas.isEmpty() ? Map.of("limits", limits) : Map.of("limits", limits, "quotas", quotas));
         });
         tree.put("policies", policies);
         Map<String, Object> concurrencyLimits = new LinkedHashMap<>();

@@ -156,12 +156,60 @@ public class TollgateProperties {
         /** The limits, 1 to 8, all checked together: a request passes only if every one has tokens. */
         private List<Limit> limits = new ArrayList<>();
 
+        /** Calendar quotas, 0 to 4, checked with the limits: at most count per hour, day, week or month. */
+        private List<Quota> quotas = new ArrayList<>();
+
         public List<Limit> getLimits() {
             return limits;
         }
 
         public void setLimits(List<Limit> limits) {
             this.limits = limits;
+        }
+
+        public List<Quota> getQuotas() {
+            return quotas;
+        }
+
+        public void setQuotas(List<Quota> quotas) {
+            this.quotas = quotas;
+        }
+    }
+
+    /** A calendar quota: the whole count comes back when the next period begins in the zone. */
+    public static class Quota {
+
+        /** The tokens each period allows. */
+        private Long count;
+
+        /** The period: hour, day, week (from Monday) or month. */
+        private String period;
+
+        /** The time zone whose clock sets the boundaries, such as Europe/Paris (default UTC). */
+        private String zone;
+
+        public Long getCount() {
+            return count;
+        }
+
+        public void setCount(Long count) {
+            this.count = count;
+        }
+
+        public String getPeriod() {
+            return period;
+        }
+
+        public void setPeriod(String period) {
+            this.period = period;
+        }
+
+        public String getZone() {
+            return zone;
+        }
+
+        public void setZone(String zone) {
+            this.zone = zone;
         }
     }
 

@@ -136,7 +136,10 @@ final class DenyCache {
         Decision refused = denial.decision;
         long elapsed = Math.max(0, nowMicros - denial.sentMicros);
         long reset = Math.max(0, refused.resetAfterMicros() - elapsed);
-        long remaining = remaining(refused.limit(), cost, reset);
+        // a calendar quota regains nothing before its period ends, when the denial ends too
+        long remaining = refused.limitIndex() >= policy.limits().size()
+                ? refused.remaining()
+                : remaining(refused.limit(), cost, reset);
         if (remaining < 0) {
             return null; // cannot be told exactly here: ask the store
         }

@@ -9,6 +9,7 @@ import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
+import io.tollgate.internal.PolicyArithmetic;
 import io.tollgate.internal.TokenBucket;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -262,7 +263,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
         Arguments.checkCharge(key, policy, cost);
         return adjust(key, policy, cost, ANY_WAIT_MICROS).thenApply(reply -> {
-            if (!TokenBucket.allFit(policy.limits(), reply.debtsBefore(), cost, ANY_WAIT_MICROS)) {
+            if (!PolicyArithmetic.allFit(policy, reply.debtsBefore(), cost, ANY_WAIT_MICROS)) {
                 throw Arguments.tooDeepInDebt(key, policy, cost);
             }
             return BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS));

@@ -9,6 +9,7 @@ import io.tollgate.Rate;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.TokenBucket;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -128,6 +129,9 @@ final class LocalBuckets {
      * that charge yet: each limit keeps the larger debt of the two, so that nothing admitted is forgotten.
      */
     void learn(Policy policy, String key, long[] debts, long redisMicros, long sentMicros, long nowMicros) {
+        if (debts.length > policy.limits().size()) {
+            debts = Arrays.copyOf(debts, policy.limits().size()); // the quotas' counts: the fallback has none
+        }
         Policy local = share(policy);
         long[] localDebts = local == policy ? debts : toShare(policy, local, debts);
         Key cacheKey = new Key(policy.name(), key);
@@ -225,9 +229,12 @@ final class LocalBuckets {
         }
     }
 
-    /** Returns the policy that this instance enforces for {@code policy} on its own: its share of it. */
+    /**
+     * Returns the policy that this instance enforces for {@code policy} on its own: its share of its limits.
+     * Calendar quotas are the store's alone: a fallback decides on the limits.
+     */
     Policy share(Policy policy) {
-        if (expectedInstances == 1) {
+        if (expectedInstances == 1 && !policy.hasQuotas()) {
             return policy;
         }
         Policy cached = shares.get(policy);

@@ -2,16 +2,17 @@ package io.tollgate.internal.guard;
 
 import io.tollgate.Decision;
 import io.tollgate.Policy;
-import io.tollgate.internal.TokenBucket;
+import io.tollgate.internal.PolicyArithmetic;
 
 /**
  * What the store reported for one request: the time it decided, and the debt of each limit of the bucket just
  * before the request (after refill, and conversion if the policy changed). Everything else, whether the
- * request passed included, follows from these through {@link TokenBucket}, the arithmetic that both scripts
+ * request passed included, follows from these through {@link PolicyArithmetic}, the arithmetic that both scripts
  * repeat: the script charged the request exactly when {@link #decision} allows it.
  *
  * @param nowMicros the store's time of the decision (or the caller's, with a client clock), in microseconds
- * @param debtsBefore the debt of each limit, in the order of the policy's limits, in ticks
+ * @param debtsBefore the debt of each limit, in the order of the policy's limits, in ticks; then, for a policy
+ *     with calendar quotas, what each counted in the period that holds {@code nowMicros}
  * @param superseded whether a later reply of the same store call reports on the same bucket after this
  *     request, so that this one need not teach this instance what the bucket holds (the later one will): a
  *     hot key's batch of hundreds of requests then updates what this instance knows once, not once each
@@ -25,7 +26,7 @@ public record StoreReply(long nowMicros, long[] debtsBefore, boolean superseded)
 
     /** Returns the decision on a request of {@code cost} whose caller waits up to {@code maxWaitMicros}. */
     Decision decision(Policy policy, long cost, long maxWaitMicros) {
-        return TokenBucket.decide(policy.limits(), debtsBefore, cost, maxWaitMicros);
+        return PolicyArithmetic.decide(policy, debtsBefore, cost, maxWaitMicros, nowMicros);
     }
 
     /**
@@ -33,7 +34,7 @@ public record StoreReply(long nowMicros, long[] debtsBefore, boolean superseded)
      * if not.
      */
     long[] debtsAfter(Policy policy, long cost, boolean allowed) {
-        return allowed ? TokenBucket.charged(policy.limits(), debtsBefore, cost) : debtsBefore.clone();
+        return allowed ? PolicyArithmetic.charged(policy, debtsBefore, cost) : debtsBefore.clone();
     }
 
     /**
@@ -42,11 +43,11 @@ public record StoreReply(long nowMicros, long[] debtsBefore, boolean superseded)
      * waits for.
      */
     long[] debtsAfterCharge(Policy policy, long cost, long maxWaitMicros) {
-        return debtsAfter(policy, cost, TokenBucket.allFit(policy.limits(), debtsBefore, cost, maxWaitMicros));
+        return debtsAfter(policy, cost, PolicyArithmetic.allFit(policy, debtsBefore, cost, maxWaitMicros));
     }
 
     /** Returns how long a caller that reserved tokens ahead must wait before using them, in µs. */
     long waitMicros(Policy policy, long cost) {
-        return TokenBucket.waitMicros(policy.limits(), debtsBefore, cost);
+        return PolicyArithmetic.waitMicros(policy, debtsBefore, cost);
     }
 }

@@ -1,6 +1,7 @@
 package io.tollgate.http.internal;
 
 import io.tollgate.BucketState;
+import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -11,6 +12,7 @@ import io.tollgate.http.Rule;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -40,7 +42,21 @@ public final class AdminViews {
                 settings.put("initial-tokens", limit.initialTokens());
                 limits.add(settings);
             }
-            byName.put(policy.name(), Map.of("limits", limits));
+            if (policy.hasQuotas()) {
+                List<Object> quotas = new ArrayList<>();
+                for (CalendarQuota quota : policy.quotas()) {
+                    quotas.add(Map.of(
+                            "count",
+                            quota.count(),
+                            "period",
+                            quota.period().name().toLowerCase(Locale.ROOT),
+                            "zone",
+                            quota.zone().getId()));
+                }
+                byName.put(policy.name(), Map.of("limits", limits, "quotas", quotas));
+            } else {
+                byName.put(policy.name(), Map.of("limits", limits));
+            }
         }
         view.put("policies", byName);
         Map<String, Object> concurrencyLimits = new TreeMap<>();

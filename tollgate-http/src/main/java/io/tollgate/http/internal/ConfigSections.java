@@ -1,5 +1,6 @@
 package io.tollgate.http.internal;
 
+import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
@@ -15,6 +16,8 @@ import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;
 import io.tollgate.internal.RedisSettings;
 import java.nio.file.Path;
+import java.time.DateTimeException;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,7 +35,8 @@ import java.util.function.UnaryOperator;
  */
 public final class ConfigSections {
 
-    private static final Set<String> POLICY = Set.of("limits");
+    private static final Set<String> POLICY = Set.of("limits", "quotas");
+    private static final Set<String> QUOTA = Set.of("count", "period", "zone");
     private static final Set<String> LIMIT = Set.of("capacity", "refill");
     private static final Set<String> RULE = Set.of(
             "path",
@@ -130,13 +134,43 @@ public final class ConfigSections {
                     throw limit.error(e);
                 }
             }
+            List<CalendarQuota> quotas = new ArrayList<>();
+            for (ConfigNode quota : policy.child("quotas").elements()) {
+                quotas.add(quota(quota));
+            }
             try {
-                policies.put(entry.getKey(), new Policy(entry.getKey(), limits));
+                policies.put(entry.getKey(), new Policy(entry.getKey(), limits, quotas));
             } catch (IllegalArgumentException e) {
                 throw policy.error(e);
             }
         }
         return policies;
+    }
+
+    /** Reads one calendar quota: {@code count} and {@code period} (required), {@code zone} (default UTC). */
+    private static CalendarQuota quota(ConfigNode node) {
+        node.checkKeys(QUOTA);
+        ConfigNode count = node.child("count");
+        long tokens = count.requiredLong();
+        ConfigNode period = node.child("period");
+        CalendarQuota.Period each;
+        try {
+            each = CalendarQuota.Period.parse(period.requiredString());
+        } catch (IllegalArgumentException e) {
+            throw period.error(e);
+        }
+        ConfigNode zone = node.child("zone");
+        ZoneId zoneId;
+        try {
+            zoneId = ZoneId.of(zone.string("UTC"));
+        } catch (DateTimeException e) {
+            throw zone.error("unknown time zone '" + zone.string(null) + "': use a name such as Europe/Paris or UTC");
+        }
+        try {
+            return CalendarQuota.of(tokens, each, zoneId);
+        } catch (IllegalArgumentException e) {
+            throw count.error(e);
+        }
     }
 
     private static Rate rate(ConfigNode refill) {

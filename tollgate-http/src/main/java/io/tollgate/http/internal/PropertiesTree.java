@@ -16,9 +16,9 @@ public final class PropertiesTree {
     /**
      * Turns flat properties into the tree a YAML file would give: {@code a.b=1} into {@code {a: {b: 1}}},
      * {@code a[0].b=1} into {@code {a: [{b: 1}]}}. Under each key of {@code namedMaps} (such as {@code
-     * policies}) comes a name that may itself contain dots, followed by the one setting that the map's
-     * value holds (such as {@code limits}): {@code policies.api.v2.limits[0].capacity} is the capacity of
-     * the first limit of policy {@code api.v2}.
+     * policies}) comes a name that may itself contain dots, followed by one of the settings that the map's
+     * value lists, separated by commas (such as {@code limits,quotas}): {@code policies.api.v2.limits[0].capacity}
+     * is the capacity of the first limit of policy {@code api.v2}.
      *
      * @throws IllegalArgumentException if a key cannot be placed, or a list has a gap, naming the key
      */
@@ -41,7 +41,10 @@ public final class PropertiesTree {
             if (rest.startsWith(named.getKey() + ".")) {
                 segments.add(named.getKey());
                 rest = rest.substring(named.getKey().length() + 1);
-                int end = nameEnd(rest, "." + named.getValue());
+                int end = rest.length();
+                for (String child : named.getValue().split(",")) {
+                    end = Math.min(end, nameEnd(rest, "." + child));
+                }
                 segments.add(rest.substring(0, end));
                 rest = rest.substring(end);
                 if (rest.startsWith(".")) {

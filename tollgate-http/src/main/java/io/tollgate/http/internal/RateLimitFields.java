@@ -1,5 +1,6 @@
 package io.tollgate.http.internal;
 
+import io.tollgate.CalendarQuota;
 import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -71,6 +72,11 @@ public final class RateLimitFields {
             items.add(string(identifier(policy, i)) + ";q=" + integer(limit.capacity()) + ";w="
                     + integer(ceilSeconds(limit.refillTime().toNanos() / 1_000)));
         }
+        for (int q = 0; q < policy.quotas().size(); q++) {
+            CalendarQuota quota = policy.quotas().get(q);
+            items.add(string(identifier(policy, policy.limits().size() + q)) + ";q=" + integer(quota.count()) + ";w="
+                    + quota.period().nominalSeconds());
+        }
     }
 
     /** Returns the legacy {@code X-RateLimit-*} trio for the most restrictive of these outcomes. */
@@ -117,8 +123,9 @@ public final class RateLimitFields {
                 : candidate.decision().remaining() < current.decision().remaining();
     }
 
+    /** A policy's one limit is the policy's name; several limits, or quotas, are numbered, quotas after limits. */
     private static String identifier(Policy policy, int limitIndex) {
-        return policy.limits().size() == 1 ? policy.name() : policy.name() + "." + limitIndex;
+        return policy.limits().size() == 1 && !policy.hasQuotas() ? policy.name() : policy.name() + "." + limitIndex;
     }
 
     /** Writes a Structured Field String; policy names need no escaping, but keep it total. */

@@ -1,5 +1,6 @@
 package io.tollgate.redis.internal;
 
+import io.tollgate.CalendarQuota;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
@@ -8,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -85,14 +87,42 @@ public final class ScriptArguments {
         packed.putInt(requests);
     }
 
-    /** Returns the arguments of token_bucket.lua for one request. */
+    /**
+     * Returns the arguments of token_bucket.lua for one request. For a policy with calendar quotas, each quota
+     * adds its count and four period boundaries around this instance's idea of now (the start of the period
+     * before, of the current one, of the next and of the one after), so that the script finds the period that
+     * holds Redis's own time by comparing, with no time zone rules in Lua.
+     */
     public byte[][] of(Policy policy, long cost, long maxWaitMicros) {
+        long estimate = clientClock != null
+                ? clientClock.nowMicros()
+                : policy.hasQuotas() ? Math.multiplyExact(System.currentTimeMillis(), 1_000L) : 0;
+        return of(policy, cost, maxWaitMicros, estimate);
+    }
+
+    /**
+     * Returns the arguments of token_bucket.lua for one request, with the calendar quotas' periods around
+     * {@code estimateMicros} (this instance's idea of now; ignored for a policy without quotas). With a client
+     * clock, the script's time is the estimate itself.
+     */
+    public byte[][] of(Policy policy, long cost, long maxWaitMicros, long estimateMicros) {
         byte[][] fixed = policyArguments(policy);
-        byte[][] args = new byte[fixed.length + 3][];
-        args[0] = TokenBucketScript.nowArgument(clientClock);
+        List<CalendarQuota> quotas = policy.quotas();
+        byte[][] args = new byte[fixed.length + 3 + 5 * quotas.size()][];
+        args[0] = clientClock == null ? TokenBucketScript.nowArgument(null) : TokenBucketScript.ascii(estimateMicros);
         args[1] = TokenBucketScript.ascii(cost);
         args[2] = TokenBucketScript.ascii(maxWaitMicros);
         System.arraycopy(fixed, 0, args, 3, fixed.length);
+        int at = 3 + fixed.length;
+        for (CalendarQuota quota : quotas) {
+            long current = quota.periodStartMicros(estimateMicros);
+            long next = quota.nextStartMicros(estimateMicros);
+            args[at++] = TokenBucketScript.ascii(quota.count());
+            args[at++] = TokenBucketScript.ascii(quota.periodStartMicros(current - 1));
+            args[at++] = TokenBucketScript.ascii(current);
+            args[at++] = TokenBucketScript.ascii(next);
+            args[at++] = TokenBucketScript.ascii(quota.nextStartMicros(next));
+        }
         return args;
     }
 
@@ -133,6 +163,13 @@ public final class ScriptArguments {
         }
         boolean allFull = limits.stream().allMatch(limit -> limit.initialTokens() == limit.capacity());
         String text = String.join(";", described) + (allFull ? "" : "#" + String.join(";", initial));
+        if (policy.hasQuotas()) {
+            List<String> quotas = new ArrayList<>();
+            for (CalendarQuota quota : policy.quotas()) {
+                quotas.add(quota.count() + "/" + quota.period().name().toLowerCase(Locale.ROOT) + "/" + quota.zone());
+            }
+            text += "@" + String.join(";", quotas); // stored with the bucket: a changed quota is a policy change
+        }
         args[0] = text.getBytes(StandardCharsets.US_ASCII);
         if (byPolicy.size() >= MAX_CACHED_POLICIES) {
             byPolicy.clear(); // policies made on the fly: keep the cache bounded
