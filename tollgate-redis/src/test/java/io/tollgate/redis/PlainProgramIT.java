@@ -3,10 +3,7 @@ package io.tollgate.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.testing.RedisExtension;
-import java.io.File;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -26,18 +23,7 @@ class PlainProgramIT {
 
     @Test
     void aPlainProgramIsQuiet() throws Exception {
-        String classpath = String.join(
-                File.pathSeparator,
-                Path.of("target", "classes").toString(),
-                Path.of("target", "test-classes").toString(),
-                Files.readString(Path.of("target", "runtime-classpath.txt")).strip());
-        Process program = new ProcessBuilder(
-                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-cp",
-                        classpath,
-                        PlainProgram.class.getName(),
-                        redis.server().uri())
-                .start();
+        Process program = ForkedJvm.of(PlainProgram.class, redis.server().uri()).start();
         assertThat(program.waitFor(30, TimeUnit.SECONDS)).isTrue();
         String out = new String(program.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         List<String> err = new String(program.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)

@@ -9,11 +9,8 @@ import io.tollgate.Permit;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -240,16 +237,8 @@ class RedisPermitsTest {
     }
 
     private Process holdPermitsInAnotherJvm(ConcurrencyLimit limit, int count) throws Exception {
-        String classpath = String.join(
-                File.pathSeparator,
-                Path.of("target", "classes").toString(),
-                Path.of("target", "test-classes").toString(),
-                Files.readString(Path.of("target", "runtime-classpath.txt")).strip());
-        Process process = new ProcessBuilder(
-                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-cp",
-                        classpath,
-                        PermitHolder.class.getName(),
+        Process process = ForkedJvm.of(
+                        PermitHolder.class,
                         redis.server().uri(),
                         limit.name(),
                         Integer.toString(limit.maxInFlight()),

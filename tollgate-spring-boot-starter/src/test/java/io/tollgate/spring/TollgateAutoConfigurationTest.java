@@ -2,17 +2,23 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.CalendarQuota;
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.DocumentationExamples;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.servlet.TollgateFilter;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -76,6 +82,37 @@ class TollgateAutoConfigurationTest {
                     assertThat(filter.getOrder()).isEqualTo(-110);
                     assertThat(filter.getFilter()).isInstanceOf(TollgateFilter.class);
                     assertThat(context.getBean(RequestLimiter.class).rules()).hasSize(1);
+                });
+    }
+
+    @Test
+    void quotasConcurrencyLimitsAndResponseCostsBindToTheRules() {
+        runner.withPropertyValues(
+                        "tollgate.policies.llm.limits[0].capacity=10000",
+                        "tollgate.policies.llm.limits[0].refill=10000/m",
+                        "tollgate.policies.llm.quotas[0].count=1000000",
+                        "tollgate.policies.llm.quotas[0].period=month",
+                        "tollgate.policies.llm.quotas[0].zone=Europe/Paris",
+                        "tollgate.concurrency-limits.streams.max-in-flight=3",
+                        "tollgate.concurrency-limits.streams.lease=10s",
+                        "tollgate.rules[0].policy=llm",
+                        "tollgate.rules[0].concurrency-limit=streams",
+                        "tollgate.rules[0].response-cost.header=X-Tokens-Used",
+                        "tollgate.rules[0].response-cost.refund-statuses=5xx",
+                        "tollgate.rules[1].path=/exports/**",
+                        "tollgate.rules[1].concurrency-limit=streams")
+                .run(context -> {
+                    List<Rule> rules = context.getBean(RequestLimiter.class).rules();
+
+                    assertThat(rules.get(0).policy().quotas())
+                            .containsExactly(
+                                    CalendarQuota.of(1_000_000, CalendarQuota.Period.MONTH, ZoneId.of("Europe/Paris")));
+                    assertThat(rules.get(0).inFlight())
+                            .isEqualTo(new ConcurrencyLimit("streams", 3, Duration.ofSeconds(10)));
+                    assertThat(rules.get(0).responseCost())
+                            .isEqualTo(ResponseCost.fromHeader("X-Tokens-Used").refunding("5xx"));
+                    assertThat(rules.get(1).policy()).isNull();
+                    assertThat(rules.get(1).name()).isEqualTo("streams");
                 });
     }
 
