@@ -1,10 +1,15 @@
 package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -146,6 +151,51 @@ class ServerOnRedisTest {
 
         assertThat(proxied).containsExactly(200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429);
         assertThat(checked).containsExactly(200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429);
+    }
+
+    @Test
+    void twoServersOnOneRedisShareACalendarQuotaThatRefusesUntilMidnight() throws Exception {
+        String config = """
+                redis:
+                  uri: %s
+                policies:
+                  daily:
+                    limits:
+                      - capacity: 100
+                        refill: 100/s
+                    quotas:
+                      - count: 3
+                        period: day
+                        zone: UTC
+                rules:
+                  - path: /api/**
+                    key: header:X-API-Key
+                    policy: daily
+                server:
+                  upstream: %s
+                """.formatted(redis.server().uri(), upstream.uri());
+        List<RunningServer> pair = List.of(RunningServer.start(config), RunningServer.start(config));
+        servers.addAll(pair);
+        assumeTrue(
+                LocalTime.now(ZoneOffset.UTC).isBefore(LocalTime.of(23, 59)),
+                "four requests a minute before midnight could fall on two days");
+
+        List<HttpResponse<String>> answers = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            answers.add(pair.get(i % 2).get("/api/orders", "X-API-Key", "erin"));
+        }
+        long untilMidnight = Duration.between(
+                        Instant.now(), LocalDate.now(ZoneOffset.UTC).plusDays(1).atStartOfDay(ZoneOffset.UTC))
+                .toSeconds();
+
+        assertThat(answers).extracting(HttpResponse::statusCode).containsExactly(200, 200, 200, 429);
+        assertThat(answers.get(0).headers().firstValue("RateLimit-Policy"))
+                .hasValue("\"daily.0\";q=100;w=1, \"daily.1\";q=3;w=86400");
+        assertThat(answers.get(2).headers().firstValue("RateLimit"))
+                .hasValueSatisfying(field -> assertThat(field).startsWith("\"daily.1\";r=0;t="));
+        assertThat(Long.parseLong(
+                        answers.get(3).headers().firstValue("Retry-After").orElseThrow()))
+                .isBetween(untilMidnight - 2, untilMidnight + 2);
     }
 
     @ParameterizedTest(name = "batching: {0}")
