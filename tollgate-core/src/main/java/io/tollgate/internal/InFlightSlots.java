@@ -58,6 +58,11 @@ public final class InFlightSlots {
         return count == null ? 0 : count;
     }
 
+    /** Returns how many keys have permits open: the entries this holds; for tests. */
+    int keys() {
+        return open.size();
+    }
+
     /** Returns a permit that was refused, holding nothing. */
     public static Permit refused(ConcurrencyLimit limit, int inFlight, Degradation degradation) {
         return new HeldPermit(limit, inFlight, degradation, null);

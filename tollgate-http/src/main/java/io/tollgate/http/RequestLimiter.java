@@ -89,6 +89,8 @@ public final class RequestLimiter {
     private final String refusalContentType;
     private final Function<Refusal, String> refusalBody;
     private final RequestMetrics metrics;
+    /** Whether a rule takes slots of a concurrency limit: only then can a failed check leave one behind. */
+    private final boolean holdsSlots;
 
     private RequestLimiter(Builder builder) {
         this.limiter = builder.limiter;
@@ -101,6 +103,7 @@ public final class RequestLimiter {
         this.refusalContentType = builder.refusalContentType;
         this.refusalBody = builder.refusalBody;
         this.metrics = builder.metrics;
+        this.holdsSlots = rules.stream().anyMatch(rule -> rule.inFlight() != null);
     }
 
     /**
@@ -206,6 +209,9 @@ public final class RequestLimiter {
         }
         Checks checks = new Checks(applied, policies, keys);
         CompletionStage<RequestDecision> decided = checkFrom(checks, 0);
+        if (!holdsSlots) {
+            return decided;
+        }
         return decided.whenComplete((decision, failure) -> {
             if (failure != null) {
                 checks.releasePermits(); // the limiter failed midway: nothing may keep a slot for this request
@@ -220,7 +226,7 @@ public final class RequestLimiter {
         final List<Policy> policies;
         final List<String> keys;
         final List<RuleOutcome> outcomes;
-        final List<Permit> permits = new ArrayList<>(1);
+        List<Permit> permits = List.of(); // most requests hold no slot: no list for them
 
         Checks(List<Rule> rules, List<Policy> policies, List<String> keys) {
             this.rules = rules;
@@ -229,11 +235,16 @@ public final class RequestLimiter {
             this.outcomes = new ArrayList<>(rules.size());
         }
 
-        void releasePermits() {
-            for (Permit permit : permits) {
-                permit.releaseAsync();
+        void hold(Permit permit) {
+            if (permits.isEmpty()) {
+                permits = new ArrayList<>(1);
             }
-            permits.clear();
+            permits.add(permit);
+        }
+
+        void releasePermits() {
+            permits.forEach(Permit::releaseAsync);
+            permits = List.of();
         }
     }
 
@@ -302,7 +313,7 @@ public final class RequestLimiter {
     private boolean holds(Checks checks, Rule rule, Permit permit) {
         metrics.permit(rule, permit);
         if (permit.acquired()) {
-            checks.permits.add(permit);
+            checks.hold(permit);
             return true;
         }
         return rule.dryRun();
@@ -444,8 +455,21 @@ public final class RequestLimiter {
      * @throws NullPointerException if decision is null
      */
     public void release(RequestDecision decision) {
-        for (Permit permit : decision.permits()) {
-            permit.releaseAsync();
+        decision.permits().forEach(Permit::releaseAsync);
+    }
+
+    /**
+     * Ends a request whose response has ended, as surfaces that know both moments at once call it: {@link
+     * #settle settles} its costs with the status and header fields the client got and {@link #release gives
+     * back} its slots. Nothing to do for a decision that {@link RequestDecision#settlesAfterResponse() settles
+     * nothing}; never fails.
+     *
+     * @throws NullPointerException if an argument is null
+     */
+    public void finish(RequestDecision decision, int status, Function<String, String> responseHeader) {
+        if (decision.settlesAfterResponse()) {
+            settle(decision, status, responseHeader);
+            release(decision);
         }
     }
 

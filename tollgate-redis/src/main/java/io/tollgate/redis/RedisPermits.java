@@ -95,10 +95,10 @@ final class RedisPermits implements AutoCloseable {
         byte[] address = keys.inFlightKey(limit.name(), key);
         byte[] id = newId();
         CompletableFuture<List<Object>> reply = call(address, ACQUIRE, limit, List.of(id));
-        return reply.thenApply(answer -> answer)
+        // The budget ends a copy, never the reply itself, whose late answer must still be seen.
+        return reply.copy()
                 .completeOnTimeout(null, timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .exceptionally(failure -> null)
-                .thenApply(answer -> {
+                .handle((answer, failure) -> {
                     if (answer != null) {
                         int inFlight = Math.toIntExact((Long) answer.get(1));
                         return (Long) answer.get(0) == 1
@@ -111,12 +111,7 @@ final class RedisPermits implements AutoCloseable {
                             call(address, RELEASE, limit, List.of(id));
                         }
                     });
-                    return fallback(
-                            key,
-                            limit,
-                            reply.isCompletedExceptionally()
-                                    ? reply.handle((a, f) -> f).join()
-                                    : null);
+                    return fallback(key, limit, failure);
                 });
     }
 
@@ -264,8 +259,7 @@ final class RedisPermits implements AutoCloseable {
         private final byte[] id;
         private final ConcurrencyLimit limit;
         private final int inFlight;
-        private final AtomicBoolean released = new AtomicBoolean();
-        private volatile CompletableFuture<Void> release;
+        private CompletableFuture<Void> release; // guarded by this; set once, when given back
         private volatile long renewAtNanos;
 
         LeasedPermit(byte[] address, byte[] id, ConcurrencyLimit limit, int inFlight) {
@@ -297,8 +291,8 @@ final class RedisPermits implements AutoCloseable {
         }
 
         @Override
-        public CompletionStage<Void> releaseAsync() {
-            if (released.compareAndSet(false, true)) {
+        public synchronized CompletionStage<Void> releaseAsync() {
+            if (release == null) {
                 open.remove(this);
                 release = call(address, RELEASE, limit, List.of(id)).handle((answer, failure) -> {
                     if (failure != null) {
@@ -310,9 +304,6 @@ final class RedisPermits implements AutoCloseable {
                     }
                     return null;
                 });
-            }
-            while (release == null) {
-                Thread.onSpinWait(); // another thread is between the flag and the call
             }
             return release;
         }

@@ -54,9 +54,8 @@ local cost = tonumber(ARGV[2])
 local max_wait = tonumber(ARGV[3])
 local limits = ARGV[4]
 local quota_count = 0
-local quota_text = match(limits, '@(.*)$')
-if quota_text then
-  for _ in gmatch(quota_text, '[^;]+') do
+if find(limits, '@', 1, true) then -- a plain find: most policies have no quota, and pay no pattern for it
+  for _ in gmatch(match(limits, '@(.*)$'), '[^;]+') do
     quota_count = quota_count + 1
   end
 end
@@ -142,8 +141,10 @@ if fresh then
 end
 
 local policy_changed = false
+local stored_time, stored_limits, stored_values -- read once: the limits and the quotas both need them
 if stored then
-  local t, old_limits, old = parsed(stored)
+  stored_time, stored_limits, stored_values = parsed(stored)
+  local t, old_limits, old = stored_time, stored_limits, stored_values
   if not t then
     return { now, NOT_A_BUCKET, not_a_bucket(key) }
   end
@@ -179,15 +180,10 @@ end
 -- Calendar quotas: the period that holds now, and what each counted in it before this request.
 local qcount, qnext, used = {}, {}, {}
 if quota_count > 0 then
-  local stored_time, old_used_at = nil, 0
-  local old_values
-  if stored then
-    local t, old_limits, old = parsed(stored)
-    if t then
-      stored_time, old_values = t, old
-      for _ in gmatch(old_limits, '(%d+),(%d+),(%d+)') do
-        old_used_at = old_used_at + 1 -- the counts follow the old policy's debts
-      end
+  local old_used_at = 0
+  if stored_time then
+    for _ in gmatch(stored_limits, '(%d+),(%d+),(%d+)') do
+      old_used_at = old_used_at + 1 -- the counts follow the old policy's debts
     end
   end
   local base = 4 + 4 * count
@@ -206,8 +202,8 @@ if quota_count > 0 then
         .. 'its clock and the caller\'s are more than a period apart' }
     end
     used[j] = 0
-    if stored_time and stored_time >= start and old_values then
-      used[j] = old_values[old_used_at + j] or 0
+    if stored_time and stored_time >= start then
+      used[j] = stored_values[old_used_at + j] or 0
     end
   end
 end

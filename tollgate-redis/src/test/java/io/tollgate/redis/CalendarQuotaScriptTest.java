@@ -1,6 +1,7 @@
 package io.tollgate.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.tollgate.CalendarQuota;
 import io.tollgate.Limit;
@@ -73,6 +74,19 @@ class CalendarQuotaScriptTest {
             }
         }
         throw new AssertionError("three requests straddled an hour three times running");
+    }
+
+    @Test
+    void aKeyWithACountLivesUntilItsPeriodEnds() {
+        long redisNow = redis.server().timeMicros();
+        long untilNextHourMillis = (HOUR - Math.floorMod(redisNow, HOUR)) / 1_000;
+        assumeTrue(untilNextHourMillis > 2_000, "the hour must not end between the request and the reading");
+
+        request(redisNow);
+        long ttl = (Long) redis.server().command("PTTL", "tollgate:hourly:k");
+
+        // the bucket alone is full again within 10 ms; the count is kept for the rest of the hour
+        assertThat(ttl).isBetween(untilNextHourMillis - 1_000, untilNextHourMillis);
     }
 
     @Test

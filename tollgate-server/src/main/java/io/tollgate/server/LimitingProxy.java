@@ -1,7 +1,6 @@
 package io.tollgate.server;
 
 import io.tollgate.http.RequestDecision;
-import io.tollgate.http.RequestLimiter;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
@@ -67,9 +66,7 @@ final class LimitingProxy extends ProxyHandler.Reverse {
                         decision.settlesAfterResponse() ? settling(decision, response, callback) : callback);
             } else {
                 Responses.write(response, callback, decision);
-                if (decision.settlesAfterResponse()) {
-                    limits.get().requests().settle(decision, decision.status(), decision.headers()::get);
-                }
+                limits.get().requests().finish(decision, decision.status(), decision.headers()::get);
             }
         });
         return true;
@@ -101,9 +98,7 @@ final class LimitingProxy extends ProxyHandler.Reverse {
             }
 
             private void settle() {
-                RequestLimiter requests = limits.get().requests();
-                requests.settle(decision, response.getStatus(), response.getHeaders()::get);
-                requests.release(decision);
+                limits.get().requests().finish(decision, response.getStatus(), response.getHeaders()::get);
             }
         };
     }

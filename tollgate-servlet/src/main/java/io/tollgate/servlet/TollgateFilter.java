@@ -232,7 +232,7 @@ public final class TollgateFilter implements Filter {
                     if (failure == null) {
                         record(request, response, decision);
                         write(response, decision);
-                        settleRefusal(limiter, decision);
+                        limiter.finish(decision, decision.status(), decision.headers()::get);
                     } else {
                         failed(response, failure instanceof CompletionException ? failure.getCause() : failure);
                     }
@@ -254,7 +254,7 @@ public final class TollgateFilter implements Filter {
             return true;
         }
         write(response, decision);
-        settleRefusal(limiter, decision);
+        limiter.finish(decision, decision.status(), decision.headers()::get);
         return false;
     }
 
@@ -280,21 +280,11 @@ public final class TollgateFilter implements Filter {
             chain.doFilter(request, response);
             served = true;
         } finally {
-            if (!served) {
-                limiter.settle(decision, 500, response::getHeader);
-                limiter.release(decision);
-            } else if (request.isAsyncStarted()) {
+            if (served && request.isAsyncStarted()) {
                 request.getAsyncContext().addListener(new SettleOnCompletion(limiter, decision, response));
             } else {
-                limiter.settle(decision, response.getStatus(), response::getHeader);
-                limiter.release(decision);
+                limiter.finish(decision, served ? response.getStatus() : 500, response::getHeader);
             }
-        }
-    }
-
-    private static void settleRefusal(RequestLimiter limiter, RequestDecision refusal) {
-        if (refusal.settlesAfterResponse()) {
-            limiter.settle(refusal, refusal.status(), refusal.headers()::get);
         }
     }
 
@@ -318,8 +308,7 @@ public final class TollgateFilter implements Filter {
         @Override
         public void onComplete(AsyncEvent event) {
             if (settled.compareAndSet(false, true)) {
-                limiter.settle(decision, response.getStatus(), response::getHeader);
-                limiter.release(decision);
+                limiter.finish(decision, response.getStatus(), response::getHeader);
             }
         }
 

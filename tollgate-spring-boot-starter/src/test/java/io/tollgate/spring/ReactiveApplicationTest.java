@@ -104,6 +104,16 @@ class ReactiveApplicationTest {
     }
 
     @Test
+    void aRequestThatFailsGivesItsSlotBack() throws Exception {
+        List<Integer> statuses = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            statuses.add(get("/jobs/fail", "X-Forwarded-For", "203.0.113.61").statusCode());
+        }
+
+        assertThat(statuses).containsExactly(500, 500, 500); // one slot: a kept one would make the next 429
+    }
+
+    @Test
     void eachClientBehindTheTrustedProxyHasItsOwnBucket() throws Exception {
         for (int i = 0; i < 3; i++) {
             get("/api/hello", "X-Forwarded-For", "198.51.100.7");

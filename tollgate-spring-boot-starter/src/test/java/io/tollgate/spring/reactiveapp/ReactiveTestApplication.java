@@ -78,6 +78,12 @@ public class ReactiveTestApplication {
                     .thenReturn("done");
         }
 
+        /** Limited to one in flight per client by the YAML rule on /jobs/**: fails at once. */
+        @GetMapping("/jobs/fail")
+        Mono<String> failJob() {
+            return Mono.error(new IllegalStateException("the job failed"));
+        }
+
         /** Limited per user by the annotation. */
         @RateLimit(policy = "per-user", key = "#id")
         @GetMapping("/users/{id}/orders")
