@@ -43,6 +43,14 @@ final class BucketKeys {
         return key("in-flight/" + limit, clientKey);
     }
 
+    /**
+     * Returns the key of the live instances' announcements: {@code PREFIX + "instances/live"}. A policy's name
+     * cannot hold {@code '/'}, and a bucket's key holds a {@code ':'} after it, so no bucket's key is the same.
+     */
+    byte[] instancesKey() {
+        return (new String(prefix, StandardCharsets.UTF_8) + "instances/live").getBytes(StandardCharsets.UTF_8);
+    }
+
     static byte[] encode(String clientKey) {
         if (clientKey.length() <= MAX_RAW_BYTES && clientKey.charAt(0) != '#' && !hasLoneSurrogate(clientKey)) {
             byte[] utf8 = clientKey.getBytes(StandardCharsets.UTF_8);

@@ -63,9 +63,17 @@ final class DecisionBatcher {
      */
     static final int MAX_IN_FLIGHT = 2;
 
-    /** A request waiting in a lane; {@code slot} is its key's hash slot on Redis Cluster, else -1. */
+    /**
+     * A request waiting in a lane; {@code slot} is its key's hash slot on Redis Cluster, else -1; a {@code
+     * charge} takes its cost whatever the bucket holds.
+     */
     private record Pending(
-            byte[] bucketKey, Policy policy, long cost, int slot, CompletableFuture<StoreReply> result) {}
+            byte[] bucketKey,
+            Policy policy,
+            long cost,
+            boolean charge,
+            int slot,
+            CompletableFuture<StoreReply> result) {}
 
     /** Requests in a row for one key, policy and cost, in arrival order. */
     private static final class Run {
@@ -80,7 +88,11 @@ final class DecisionBatcher {
         }
 
         boolean continuedBy(Pending pending) {
-            return pending.policy() == first.policy() && pending.cost() == first.cost();
+            // A charge is a run of its own: the script takes it once, whatever the bucket holds.
+            return !first.charge()
+                    && !pending.charge()
+                    && pending.policy() == first.policy()
+                    && pending.cost() == first.cost();
         }
     }
 
@@ -128,15 +140,29 @@ final class DecisionBatcher {
      * their budget.
      */
     CompletableFuture<StoreReply> submit(byte[] bucketKey, Policy policy, long cost) {
+        return submit(bucketKey, policy, cost, false);
+    }
+
+    /**
+     * Queues a charge: {@code cost} (any size) taken from the buckets whatever they hold, into debt, unless
+     * that would take a limit's debt past what exact arithmetic counts, when nothing is taken; the caller
+     * tells which from the reply's debts before, as for {@code token_bucket.lua}'s charge with any wait.
+     * Charges travel in the batches of the decisions of their lane, one run each.
+     */
+    CompletableFuture<StoreReply> submitCharge(byte[] bucketKey, Policy policy, long cost) {
+        return submit(bucketKey, policy, cost, true);
+    }
+
+    private CompletableFuture<StoreReply> submit(byte[] bucketKey, Policy policy, long cost, boolean charge) {
         CompletableFuture<StoreReply> result = new CompletableFuture<>();
         if (commands.get() instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
             int slot = SlotHash.getSlot(bucketKey);
             RedisClusterNode master =
                     cluster.getStatefulConnection().getPartitions().getPartitionBySlot(slot);
             (master == null ? slotLane(slot) : nodes.computeIfAbsent(master.getNodeId(), id -> new Lane(true)))
-                    .add(new Pending(bucketKey, policy, cost, slot, result));
+                    .add(new Pending(bucketKey, policy, cost, charge, slot, result));
         } else {
-            single.add(new Pending(bucketKey, policy, cost, -1, result));
+            single.add(new Pending(bucketKey, policy, cost, charge, -1, result));
         }
         return result;
     }
@@ -361,7 +387,8 @@ final class DecisionBatcher {
             boolean sameKey = false;
             for (Run run : ofKey.getValue()) {
                 runs.set(placed++, run);
-                ScriptArguments.putRun(packed, run.policy, sameKey, run.first.cost(), run.members.size());
+                ScriptArguments.putRun(
+                        packed, run.policy, sameKey, run.first.cost(), run.first.charge() ? 0 : run.members.size());
                 sameKey = true;
             }
         }
@@ -392,6 +419,10 @@ final class DecisionBatcher {
         long[] debts = new long[limits.size()];
         for (int i = 0; i < debts.length; i++) {
             debts[i] = (Long) replies.get(at + i);
+        }
+        if (run.first.charge()) {
+            run.first.result().complete(new StoreReply(nowMicros, debts));
+            return at + limits.size();
         }
         // Each reply but the run's last is superseded: the guard learns the bucket from the last one only.
         int last = run.members.size() - 1;

@@ -39,7 +39,11 @@ import java.util.stream.DoubleStream;
  *       charged to Redis): what a slow Redis cost in accuracy;
  *   <li>{@code tollgate.fallback.refunded} (counter), tag {@code policy}: requests that the failure policy
  *       refused while Redis was late, and that its late answer allowed and charged (their tokens are given
- *       back).
+ *       back);
+ *   <li>{@code tollgate.fallback.unseen} (counter), tags {@code policy} and {@code outcome} = {@code charged}
+ *       (what the {@code LOCAL} failure policy admitted for one key while Redis could not be asked, summed,
+ *       reached Redis once it answered again: one per key and outage) or {@code dropped} (an admission that
+ *       could not be remembered, as 100 000 keys were waiting already: Redis is never charged for it).
  * </ul>
  *
  * <p>Micrometer is an optional dependency of tollgate-redis: applications that use this class add {@code
@@ -133,6 +137,26 @@ public final class MicrometerMetrics implements MetricsRecorder {
         Counter.builder("tollgate.fallback.over_limit")
                 .description("Requests the failure policy admitted while Redis was late, over the limit by its answer")
                 .tag("policy", policy.name())
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void unseenCharged(Policy policy) {
+        unseen(policy, "charged");
+    }
+
+    @Override
+    public void unseenDropped(Policy policy) {
+        unseen(policy, "dropped");
+    }
+
+    private void unseen(Policy policy, String outcome) {
+        Counter.builder("tollgate.fallback.unseen")
+                .description("What the LOCAL failure policy admitted while Redis could not be asked: charged to"
+                        + " Redis once it answered (one per key), or dropped for want of room")
+                .tag("policy", policy.name())
+                .tag("outcome", outcome)
                 .register(registry)
                 .increment();
     }

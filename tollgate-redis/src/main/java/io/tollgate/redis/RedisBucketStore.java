@@ -6,6 +6,7 @@ import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.tollgate.Policy;
+import io.tollgate.internal.TokenBucket;
 import io.tollgate.internal.guard.BucketStore;
 import io.tollgate.internal.guard.StoreFailure;
 import io.tollgate.internal.guard.StoreReply;
@@ -77,7 +78,12 @@ final class RedisBucketStore implements BucketStore<byte[]> {
     public CompletableFuture<StoreReply> charge(
             byte[] address, Policy policy, long cost, long maxWaitMicros, boolean batchable) {
         if (batchable && batcher != null && !policy.hasQuotas()) { // quotas take the one-decision script
-            return batcher.submit(address, policy, cost);
+            if (maxWaitMicros == 0) {
+                return batcher.submit(address, policy, cost);
+            }
+            if (cost > 0 && maxWaitMicros >= TokenBucket.MAX_TICKS) {
+                return batcher.submitCharge(address, policy, cost);
+            }
         }
         RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
         if (redis == null) {

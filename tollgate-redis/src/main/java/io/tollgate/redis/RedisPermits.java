@@ -29,6 +29,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 
 /**
  * Concurrency limits' permits in Redis: a sorted set of leases per limit and key ({@code in_flight.lua}),
@@ -37,7 +38,7 @@ import java.util.function.Function;
  *
  * <p>When Redis cannot decide within the budget, the failure policy does: {@code ALLOW} grants a permit that
  * holds no slot, {@code DENY} refuses, {@code LOCAL} counts this instance's permits against its share of the
- * limit ({@code maxInFlight / expectedInstances}, at least 1). An acquisition whose answer comes after the
+ * limit ({@code maxInFlight} divided by the instances sharing it, at least 1). An acquisition whose answer comes after the
  * budget and took a slot gives it back at once.
  *
  * <p>Thread-safe.
@@ -60,7 +61,7 @@ final class RedisPermits implements AutoCloseable {
     private final TimeSource clientClock;
     private final Duration timeout;
     private final Function<String, FailurePolicy> failurePolicy;
-    private final int expectedInstances;
+    private final IntSupplier instances;
     private final TokenBucketScript script = new TokenBucketScript(TokenBucketScript.IN_FLIGHT_RESOURCE);
     private final InFlightSlots local = new InFlightSlots();
     private final Set<LeasedPermit> open = ConcurrentHashMap.newKeySet();
@@ -81,13 +82,13 @@ final class RedisPermits implements AutoCloseable {
             TimeSource clientClock,
             Duration timeout,
             Function<String, FailurePolicy> failurePolicy,
-            int expectedInstances) {
+            IntSupplier instances) {
         this.connector = connector;
         this.keys = keys;
         this.clientClock = clientClock;
         this.timeout = timeout;
         this.failurePolicy = failurePolicy;
-        this.expectedInstances = Math.max(1, expectedInstances);
+        this.instances = instances;
     }
 
     CompletionStage<Permit> tryAcquire(String key, ConcurrencyLimit limit) {
@@ -130,7 +131,7 @@ final class RedisPermits implements AutoCloseable {
                 local.tryAcquire(
                         Arguments.boundedKey(key),
                         limit,
-                        Math.max(1, limit.maxInFlight() / expectedInstances),
+                        Math.max(1, limit.maxInFlight() / Math.max(1, instances.getAsInt())),
                         degradation);
         };
     }

@@ -84,11 +84,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final RedisBucketStore store;
     private final GuardedRateLimiter<byte[]> guard;
     private final RedisPermits permits;
+    private final LiveInstances liveInstances;
     private final FailurePolicy failurePolicy;
+    private final Duration timeout;
 
     private RedisRateLimiter(Builder builder, RedisConnector connector) {
         this.connector = connector;
         this.failurePolicy = builder.failurePolicy;
+        this.timeout = builder.timeout;
         this.store = new RedisBucketStore(
                 connector,
                 new BucketKeys(builder.keyPrefix),
@@ -103,7 +106,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 builder.clientClock,
                 builder.timeout,
                 name -> failurePolicies.getOrDefault(name, fallback),
-                builder.expectedInstances);
+                this::instances);
         this.guard = new GuardedRateLimiter<>(
                 store,
                 new GuardSettings(
@@ -118,6 +121,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                         builder.metrics,
                         builder.clientClock != null ? builder.clientClock : builder.timeSource,
                         LOG));
+        // With a count fixed, nothing needs the live one: the limiter neither announces itself nor counts.
+        this.liveInstances = builder.expectedInstances > 0
+                ? null
+                : new LiveInstances(
+                        connector, new BucketKeys(builder.keyPrefix).instancesKey(), guard::instancesCounted);
+        if (liveInstances != null) {
+            liveInstances.start(builder.timeout.multipliedBy(4));
+        }
         LOG.log(
                 Level.INFO,
                 "Tollgate keeps its buckets in {0}; budget {1} ms, on failure {2}, batching {3}; {4}",
@@ -296,6 +307,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public void close() {
+        if (liveInstances != null) {
+            liveInstances.close(timeout);
+        }
         permits.close();
         connector.close();
         guard.close();
@@ -313,6 +327,16 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     String scriptDigest() {
         return store.decidingScriptDigest();
+    }
+
+    /**
+     * Returns how many instances share each limit while Redis cannot be asked ({@link FailurePolicy#LOCAL}
+     * decides on that share of it), this one included: the {@link Builder#expectedInstances} given, else the
+     * instances that announced themselves to Redis within the last few seconds, as Redis last counted them
+     * (1 until it has).
+     */
+    public int instances() {
+        return guard.instances();
     }
 
     /** Returns the worst state among the circuit breakers (one per Redis Cluster master, else one). */
@@ -353,7 +377,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         private Duration timeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
         private FailurePolicy failurePolicy = RedisSettings.DEFAULT_FAILURE_POLICY;
         private final Map<String, FailurePolicy> failurePolicies = new HashMap<>();
-        private int expectedInstances = 1;
+        private int expectedInstances;
         private int breakerThreshold = 5;
         private Duration breakerFirstPause = Duration.ofMillis(100);
         private Duration breakerLongestPause = Duration.ofMillis(500);
@@ -464,8 +488,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         }
 
         /**
-         * Sets how many instances share the load (default 1), so that the {@code LOCAL} fallback enforces
-         * this instance's share of each limit: capacity and rate divided by {@code instances}.
+         * Fixes how many instances share the load, so that the {@code LOCAL} fallback enforces this instance's
+         * share of each limit: capacity and rate divided by {@code instances}. Without it (the default), each
+         * instance announces itself to Redis every second and divides by the instances live when Redis last
+         * counted them. A limiter with a fixed count neither announces itself nor counts: fix it on every
+         * instance of a fleet or on none, and only where instances come and go faster than a few seconds, or to
+         * keep a share whatever the count.
          *
          * @throws IllegalArgumentException if instances is below 1
          */

@@ -27,7 +27,9 @@ ARGV[3 .. 2+Q]  each policy's limits as "C,P,N;C,P,N": capacity, ticks per token
 ARGV[3+Q]       the runs, packed big-endian, 16 bytes each: the policy's position as a 4-byte integer
          (1-based; negated when the run is for the same key as the run before, else the run is for the next
          key of KEYS), the cost as an 8-byte integer (positive, no larger than the policy's smallest
-         capacity) and M as a 4-byte integer. One argument rather than three per run: Redis spends about
+         capacity) and M as a 4-byte integer. M = 0 is a charge: the cost (any size) is taken once whatever
+         the bucket holds, into debt, as token_bucket.lua takes a charge with any wait, unless a limit's debt
+         would pass what exact arithmetic counts (2^53 ticks less its fill), when nothing is taken. One argument rather than three per run: Redis spends about
          0.2 µs on each argument it hands a script (measured: 0.6 µs per key for three).
 ARGV[4+Q ..]    on Redis Cluster, the buckets of several slots of the node that serves KEYS[1], in place of
          KEYS (Redis refuses declared keys of several slots). The script reads each with GET, as MGET too
@@ -289,6 +291,7 @@ local function decide_run(r, policy)
   end
   local cost = run[r + 1]
   local most = run[r + 2]
+  local charging = most == 0
   if policy.count == 1 and not debts and (limits == policy.text or not limits) then
     -- A one-limit policy and a bucket of that limit, or none: without tables.
     local p1 = policy.p[1]
@@ -307,17 +310,28 @@ local function decide_run(r, policy)
     limits, time = policy.text, now
     at = at + 1
     reply[at] = debt
-    local allowed = fitting(policy.fill[1] - debt, cost * p1, most)
+    local allowed
+    if charging then
+      allowed = (debt + cost * p1 <= MAX_TICKS - policy.fill[1]) and 1 or 0
+    else
+      allowed = fitting(policy.fill[1] - debt, cost * p1, most)
+    end
     if allowed > 0 then
       debt = debt + allowed * cost * p1
       written = policy
     end
   else
     bring_to(policy)
-    local allowed = most
+    local allowed = charging and 1 or most
     for i = 1, policy.count do
       reply[at + i] = debts[i]
-      allowed = fitting(policy.fill[i] - debts[i], cost * policy.p[i], allowed)
+      if charging then
+        if debts[i] + cost * policy.p[i] > MAX_TICKS - policy.fill[i] then
+          allowed = 0
+        end
+      else
+        allowed = fitting(policy.fill[i] - debts[i], cost * policy.p[i], allowed)
+      end
     end
     at = at + policy.count
     if allowed > 0 then
@@ -336,7 +350,7 @@ while r <= last do
   k = k + 1
   local policy = policies[run[r]] -- positive: the first run of the next key
   local inline = false
-  if policy.count == 1 and policy.initial[1] == 0 and (r == last or run[r + 3] > 0) then
+  if policy.count == 1 and policy.initial[1] == 0 and run[r + 2] > 0 and (r == last or run[r + 3] > 0) then
     -- The common case, inline: the key's only run, under a one-limit policy whose new buckets start full.
     local stored = values[k]
     local t, d = now, 0

@@ -113,7 +113,7 @@ class LateAnswersIT {
         limiter.tryAcquire("dave", TWO_PER_HOUR, 2);
         Decision lastFromRedis = limiter.tryAcquire("eve", TWO_PER_HOUR);
 
-        redis.server().pause();
+        redis.server().kill(); // down: LOCAL decides on what Redis last said
         Decision emptyKey = limiter.tryAcquire("dave", TWO_PER_HOUR);
         Decision halfFullKey = limiter.tryAcquire("eve", TWO_PER_HOUR);
         Decision halfFullKeyAgain = limiter.tryAcquire("eve", TWO_PER_HOUR);
@@ -128,6 +128,37 @@ class LateAnswersIT {
         assertThat(halfFullKey.allowed()).as("the one token Redis reported").isTrue();
         assertThat(halfFullKeyAgain.allowed()).isFalse();
         assertThat(neverSeen.allowed()).as("a key never seen starts full").isTrue();
+        redis.server().restart();
+    }
+
+    @Test
+    void whileRedisIsLateTheLocalFallbackAdmitsNothingAndGivesBackWhatRedisAllowed() throws Exception {
+        RedisRateLimiter limiter = limiter(BUDGET, FailurePolicy.LOCAL, 1);
+        limiter.tryAcquire("dave", TWO_PER_HOUR, 2);
+        limiter.tryAcquire("eve", TWO_PER_HOUR);
+
+        redis.server().pause(); // frozen for less than the stall time: late, not down
+        Decision emptyKey = limiter.tryAcquire("dave", TWO_PER_HOUR);
+        Decision halfFullKey = limiter.tryAcquire("eve", TWO_PER_HOUR);
+        Decision neverSeen = limiter.tryAcquire("frank", TWO_PER_HOUR);
+        redis.server().resume();
+
+        assertThat(List.of(emptyKey, halfFullKey, neverSeen))
+                .allSatisfy(
+                        decision -> assertThat(decision.degradation().cause()).isEqualTo(Degradation.Cause.TIMEOUT))
+                .noneMatch(Decision::allowed);
+        assertThat(emptyKey.degradation().fallback())
+                .as("over its limit as Redis last said: refused as its bucket says")
+                .isEqualTo(FailurePolicy.LOCAL);
+        assertThat(emptyKey.retryAfter()).isBetween(Duration.ofMinutes(59), Duration.ofMinutes(60));
+        assertThat(List.of(halfFullKey, neverSeen))
+                .as("nothing Redis has not decided is admitted: refused as failing closed refuses")
+                .allSatisfy(decision ->
+                        assertThat(decision.degradation().fallback()).isEqualTo(FailurePolicy.DENY));
+        await("Redis allowed both late: their tokens are given back", () -> count("tollgate.fallback.refunded") == 2);
+        await("eve owes what she took before the freeze", () -> tokensOwed("eve") == 1);
+        await("frank owes nothing", () -> tokensOwed("frank") == 0);
+        assertThat(limiter.circuitState()).as("late is not down").isEqualTo("closed");
     }
 
     @Test
@@ -205,9 +236,9 @@ class LateAnswersIT {
                 admitted.get(), refill, degraded.get());
         assertThat(degraded.get()).as("the slow phases degraded decisions").isPositive();
         assertThat(admitted.get()).isLessThanOrEqualTo(600 + refill);
-        // An answer from Redis for every instance, after every instance has sent what it owed Redis (charges
-        // decided while Redis could not be asked go ahead of an instance's next call): a request for the whole
-        // capacity, which a drained bucket refuses and which no deny cache answers, as none has refused it yet.
+        // An answer from Redis for every instance, which sends what it owed Redis (charges decided while Redis
+        // could not be asked go once Redis answers the instance again): a request for the whole capacity, which
+        // a drained bucket refuses and which no deny cache answers, as none has refused it yet.
         for (int pass = 0; pass < 2; pass++) {
             for (RedisRateLimiter instance : instances) {
                 assertThat(instance.tryAcquire("mallory", policy, 600).allowed())

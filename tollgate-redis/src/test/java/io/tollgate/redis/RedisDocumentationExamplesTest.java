@@ -142,7 +142,7 @@ class RedisDocumentationExamplesTest {
                 .uri(redisUri)
                 .timeout(Duration.ofMillis(30)) // the budget of every decision
                 .failurePolicy(FailurePolicy.LOCAL) // the default: this instance keeps limiting on its own
-                .expectedInstances(3) // ... to its share: a third of each limit
+                .expectedInstances(3) // ... to a third of each limit (by default: its share of the live instances)
                 .failurePolicy("login", FailurePolicy.DENY) // but never let logins through unchecked
                 .metrics(MicrometerMetrics.of(meterRegistry))
                 .build();

@@ -83,7 +83,7 @@ class RedisRateLimiterTest {
 
         limiter.tryAcquire("alice", policy, 2);
 
-        assertThat(redis.server().command("KEYS", "*")).isEqualTo(List.of("tollgate:api:alice"));
+        assertThat(StoredKeys.of(redis.server())).isEqualTo(List.of("tollgate:api:alice"));
         assertThat(redis.server().command("GET", "tollgate:api:alice"))
                 .as("time | limits as C,P,N | debt of each limit in ticks")
                 .isEqualTo("1700000000000000|5,200000,1;100,36000000,1|400000|72000000");
@@ -237,15 +237,14 @@ class RedisRateLimiterTest {
                         .as("bucket of %s was drained once", key.length() > 20 ? key.length() + " chars" : key)
                         .isFalse();
             }
-            assertThat(redis.server().command("DBSIZE")).isEqualTo((long) keys.size());
+            assertThat(StoredKeys.count(redis.server())).isEqualTo(keys.size());
         }
 
         @Test
         void hashesAVeryLongKey() {
             limiter.tryAcquire("x".repeat(1_000_000), TEN_PER_SECOND);
 
-            @SuppressWarnings("unchecked")
-            List<String> stored = (List<String>) redis.server().command("KEYS", "*");
+            List<String> stored = StoredKeys.of(redis.server());
             assertThat(stored).singleElement().satisfies(key -> {
                 assertThat(key).startsWith("tollgate:ten:#");
                 assertThat(key.length()).isLessThan(64);
@@ -589,6 +588,6 @@ class RedisRateLimiterTest {
                 .hasMessageContaining("exceeds the smallest capacity");
         assertThatThrownBy(() -> limiter.acquire("alice", TEN_PER_SECOND, 1, Duration.ofMillis(-1)))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThat(redis.server().command("DBSIZE")).isEqualTo(0L);
+        assertThat(StoredKeys.count(redis.server())).isZero();
     }
 }

@@ -36,7 +36,9 @@ public interface BucketStore<A> {
      * of 0 only reads. The stage completes with the buckets' state just before, or exceptionally, for {@link
      * #classify} to sort. It has no timeout of its own.
      *
-     * @param batchable whether the request may travel with others (an ordinary decision), rather than alone
+     * @param batchable whether the request may travel with others, rather than alone: an ordinary decision
+     *     ({@code maxWaitMicros} 0), or a charge that takes a positive cost whatever the buckets hold ({@code
+     *     maxWaitMicros} at least {@link io.tollgate.internal.TokenBucket#MAX_TICKS})
      */
     CompletableFuture<StoreReply> charge(A address, Policy policy, long cost, long maxWaitMicros, boolean batchable);
 

@@ -67,17 +67,26 @@ public final class CircuitBreaker {
     }
 
     /**
-     * Records an answer that came after its call's budget ran out: the store is alive again, if slow, so an open
-     * breaker lets the next call through as a probe at once instead of waiting out its pause.
+     * Records an answer that came after its call's budget ran out: the store is alive, if slow. Closed, the
+     * breaker forgets the failures counted so far (they were not consecutive); half-open, it closes, as the
+     * answer may be the probe's own; open, it lets the next call through as a probe at once instead of waiting
+     * out its pause.
      */
     void onLateAnswer() {
         for (; ; ) {
             Snapshot current = snapshot.get();
-            if (current.state != State.OPEN || current.openUntilMicros == Long.MIN_VALUE) {
+            Snapshot next;
+            if (current.state == State.OPEN) {
+                if (current.openUntilMicros == Long.MIN_VALUE) {
+                    return;
+                }
+                next = new Snapshot(State.OPEN, current.failures, current.pauseMicros, Long.MIN_VALUE);
+            } else if (current.state == State.HALF_OPEN || current.failures != 0) {
+                next = closed();
+            } else {
                 return;
             }
-            Snapshot due = new Snapshot(State.OPEN, current.failures, current.pauseMicros, Long.MIN_VALUE);
-            if (snapshot.compareAndSet(current, due)) {
+            if (snapshot.compareAndSet(current, next)) {
                 return;
             }
         }

@@ -24,6 +24,7 @@ final class DegradationLog {
 
     private static final int MAX_TRACKED = 1_024;
     private static final String OVER_LIMIT = "over-limit";
+    private static final String UNREMEMBERED = "unremembered";
 
     private record Topic(String policy, String cause) {}
 
@@ -81,6 +82,21 @@ final class DegradationLog {
                             + " while " + store + " was late, and over the limit by its late answer; charged to "
                             + store
                             + " (the latest for key '" + key + "')");
+        }
+    }
+
+    /**
+     * Notes a request that the failure policy admitted while the store could not be asked, and that could not
+     * be remembered to be charged to the store later, for want of room.
+     */
+    void unremembered(Policy policy, String key) {
+        String counted = count(new Topic(policy.name(), UNREMEMBERED), "request");
+        if (counted != null) {
+            log.log(
+                    Level.WARNING,
+                    "Tollgate: policy '" + policy.name() + "': " + counted + " admitted by the failure policy"
+                            + " while " + store + " could not be asked, and not remembered to be charged to "
+                            + store + " later: too many keys wait already (the latest for key '" + key + "')");
         }
     }
 

@@ -12,7 +12,8 @@ import java.util.Objects;
  * @param timeout the time budget of a decision
  * @param failurePolicy what decides when the store cannot, unless {@code failurePolicies} names the policy
  * @param failurePolicies failure policies by policy name
- * @param expectedInstances how many instances share the store: {@code LOCAL} takes this share of a bucket
+ * @param expectedInstances how many instances share the store: {@code LOCAL} takes this share of a bucket; 0 to
+ *     take the share of the live instances the store counts ({@link GuardedRateLimiter#instancesCounted})
  * @param breakerThreshold consecutive failures that open a node's circuit
  * @param breakerFirstPause how long an open circuit waits before its first probe
  * @param breakerLongestPause the longest it waits, doubling from the first

@@ -24,6 +24,8 @@ final class GuardedCall<A> {
     private final long sentMicros;
     private final A address;
     private CircuitBreaker breaker;
+    /** The call to the store, once sent. */
+    private CompletableFuture<StoreReply> sending;
     /** For a reservation: how long to wait before using the tokens. */
     private long waitMicros;
     /** Guarded by this: the failure policy's decision, once the budget ran out. */
@@ -68,8 +70,6 @@ final class GuardedCall<A> {
             return CompletableFuture.completedFuture(
                     failed(new StoreFailure(Degradation.Cause.UNREACHABLE, unavailable, true)));
         }
-        guard.unseen.flush(guard::chargeUnseen); // ahead of this call, on its connection
-        CompletableFuture<StoreReply> sending;
         try {
             sending = guard.store.charge(address, policy, cost, maxWaitMicros, maxWaitMicros == 0);
         } catch (RuntimeException e) {
@@ -96,6 +96,7 @@ final class GuardedCall<A> {
     /** The store answered within the budget: its decision is the answer. */
     private Decision answered(StoreReply reply) {
         breaker.onSuccess();
+        guard.storeAnswered();
         Decision decision = learn(reply);
         if (reserving && decision.allowed()) {
             waitMicros = reply.waitMicros(policy, cost);
@@ -107,7 +108,7 @@ final class GuardedCall<A> {
     /** The store answered after the budget ran out: it still teaches, and settles with the fallback. */
     private void late(StoreReply reply) {
         breaker.onLateAnswer();
-        guard.unseen.flush(guard::chargeUnseen);
+        guard.storeAnswered();
         Decision decision = learn(reply);
         Decision decidedInstead;
         synchronized (this) {
@@ -138,7 +139,9 @@ final class GuardedCall<A> {
 
     /** The store did not decide: the failure policy does; a timed-out request may still be answered late. */
     private Decision failed(StoreFailure failure) {
-        if (failure.storeFault()) {
+        if (failure.cause() == Degradation.Cause.TIMEOUT && sending != null) {
+            guard.watchForStall(sending, breaker); // a late answer proves the store alive: slow is not down
+        } else if (failure.storeFault()) {
             breaker.onFailure(guard.time.nowMicros());
         } else {
             breaker.onSuccess(); // the store answered; only this key's value is wrong
@@ -165,7 +168,7 @@ final class GuardedCall<A> {
         boolean unseenByStore = degradation.cause() == Degradation.Cause.CIRCUIT_OPEN
                 || degradation.cause() == Degradation.Cause.UNREACHABLE;
         if (decided.allowed() && unseenByStore && degradation.fallback() == FailurePolicy.LOCAL) {
-            guard.unseen.add(policy, key, cost);
+            guard.noteUnseen(policy, key, cost);
         }
         guard.metrics.decided(policy, decided.allowed(), MetricsRecorder.FALLBACK);
         return decided;
@@ -178,7 +181,9 @@ final class GuardedCall<A> {
             case ALLOW -> true;
             case DENY -> false;
             case LOCAL -> {
-                waitMicros = cost <= guard.local.share(policy).maxCost()
+                // Late while the store is alive: the store is deciding this reservation; never contradict it.
+                waitMicros = degradation.cause() != Degradation.Cause.TIMEOUT
+                                && cost <= guard.local.share(policy).maxCost()
                         ? guard.local.reserve(policy, key, cost, maxWaitMicros)
                         : -1;
                 yield waitMicros >= 0;

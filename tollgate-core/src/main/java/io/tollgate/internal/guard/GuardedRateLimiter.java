@@ -37,6 +37,13 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     /** How long a degraded refusal ({@link FailurePolicy#DENY}) tells the client to wait. */
     public static final long DEGRADED_RETRY_MICROS = 1_000_000;
 
+    /**
+     * How long after it was sent a call still unanswered counts against the store, for its circuit breaker:
+     * half a second. A call that misses the budget but is answered before this shows the store alive, if slow
+     * (a busy machine, a collection, a JIT compile), and opens no circuit.
+     */
+    static final long STALL_MICROS = 500_000;
+
     /** The longest wait of a charge that must land whatever the bucket holds: every charge but the largest. */
     static final long ANY_WAIT_MICROS = TokenBucket.MAX_TICKS;
 
@@ -44,6 +51,9 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     final GuardSettings settings;
     final TimeSource time;
     final Deadlines deadlines;
+    /** Ends the watch over a timed-out call at its stall time; null when the budget is no shorter. */
+    private final Deadlines stalls;
+
     final DenyCache denyCache;
     final LocalBuckets local;
     final UnseenCharges unseen;
@@ -53,6 +63,8 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     final String source;
 
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
+    /** How many instances were live when the store last said; 1 until it does. */
+    private volatile int liveInstances = 1;
 
     /** Guards {@code store} as {@code settings} say. */
     public GuardedRateLimiter(BucketStore<A> store, GuardSettings settings) {
@@ -60,8 +72,10 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.settings = settings;
         this.time = settings.timeSource();
         this.deadlines = new Deadlines(settings.timeout());
+        long untilStalled = STALL_MICROS - micros(settings.timeout());
+        this.stalls = untilStalled > 0 ? new Deadlines(Duration.ofNanos(untilStalled * 1_000)) : null;
         this.denyCache = settings.denyCacheKeys() > 0 ? new DenyCache(settings.denyCacheKeys(), time) : null;
-        this.local = new LocalBuckets(LocalBuckets.DEFAULT_KEYS, settings.expectedInstances(), time);
+        this.local = new LocalBuckets(LocalBuckets.DEFAULT_KEYS, this::instances, time);
         this.unseen = new UnseenCharges(LocalBuckets.DEFAULT_KEYS);
         this.degradations = new DegradationLog(time, settings.log(), store.name());
         this.metrics = settings.metrics();
@@ -202,6 +216,41 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public void close() {
         deadlines.close();
+        if (stalls != null) {
+            stalls.close();
+        }
+    }
+
+    /**
+     * Counts a call whose budget ran out against its node's circuit breaker only if it is still unanswered at
+     * its stall time ({@link #STALL_MICROS} after it was sent), or fails for a reason on the store's side.
+     */
+    void watchForStall(CompletableFuture<StoreReply> sending, CircuitBreaker breaker) {
+        if (stalls == null) {
+            breaker.onFailure(time.nowMicros());
+            return;
+        }
+        stalls.limit(sending.copy()).whenComplete((answered, failure) -> {
+            if (failure != null && store.classify(failure, null).storeFault()) {
+                breaker.onFailure(time.nowMicros());
+            }
+        });
+    }
+
+    /**
+     * Takes note of how many instances share the store, as the store last counted them (this one included):
+     * {@code LOCAL} then decides on that share of each limit, unless the settings fix the count.
+     */
+    public void instancesCounted(int live) {
+        liveInstances = Math.max(1, live);
+    }
+
+    /**
+     * Returns how many instances {@code LOCAL} shares each limit with, this one included: the settings' {@code
+     * expectedInstances} if given, else the live instances the store last counted.
+     */
+    public int instances() {
+        return settings.expectedInstances() > 0 ? settings.expectedInstances() : liveInstances;
     }
 
     /** Returns the worst state among the circuit breakers (one per node of the store). */
@@ -283,7 +332,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         long sent = time.nowMicros();
         CompletableFuture<StoreReply> reply;
         try {
-            reply = store.charge(store.address(key, policy), policy, cost, maxWaitMicros, false);
+            reply = store.charge(store.address(key, policy), policy, cost, maxWaitMicros, true);
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -310,12 +359,40 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      * Charges to the store what {@code LOCAL} admitted for a key while the store could not be asked; if it
      * cannot be reached for this either, notes it again.
      */
-    void chargeUnseen(String key, Policy policy, long cost) {
-        adjust(key, policy, cost, ANY_WAIT_MICROS).whenComplete((charged, failure) -> {
-            if (failure != null && store.classify(failure, null).cause() == Degradation.Cause.UNREACHABLE) {
-                unseen.add(policy, key, cost);
+    private CompletableFuture<StoreReply> chargeUnseen(String key, Policy policy, long cost) {
+        return adjust(key, policy, cost, ANY_WAIT_MICROS).whenComplete((charged, failure) -> {
+            if (failure == null) {
+                metrics.unseenCharged(policy);
+            } else if (store.classify(failure, null).cause() == Degradation.Cause.UNREACHABLE) {
+                noteUnseen(policy, key, cost);
             }
         });
+    }
+
+    /** Notes an admission the store never saw, to be charged once it answers; counts it if there is no room. */
+    void noteUnseen(Policy policy, String key, long cost) {
+        if (!unseen.add(policy, key, cost)) {
+            metrics.unseenDropped(policy);
+            degradations.unremembered(policy, key);
+        }
+    }
+
+    /**
+     * Sends, in the background, what {@code LOCAL} admitted while the store could not be asked: called once
+     * the store has answered a decision, never ahead of one.
+     */
+    void storeAnswered() {
+        unseen.drain(this::chargeUnseen);
+    }
+
+    /** Returns how many keys have admissions waiting to be charged to the store; for tests. */
+    public int unseenWaiting() {
+        return unseen.waiting();
+    }
+
+    /** Returns how many waiting charges (one per key) the store has taken since this limiter was built; for tests. */
+    public long unseenCharged() {
+        return unseen.charged();
     }
 
     Degradation degradation(Policy policy, Degradation.Cause cause, String detail) {
@@ -328,11 +405,37 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         return switch (degradation.fallback()) {
             case ALLOW -> degradedDecision(policy, true, degradation);
             case DENY -> degradedDecision(policy, false, degradation);
-            case LOCAL ->
-                cost <= local.share(policy).maxCost()
+            case LOCAL -> {
+                if (degradation.cause() == Degradation.Cause.TIMEOUT) {
+                    yield whileLate(policy, key, cost, degradation);
+                }
+                yield cost <= local.share(policy).maxCost()
                         ? local.tryAcquire(policy, key, cost).degradedBy(degradation)
                         : degradedDecision(policy, false, degradation);
+            }
         };
+    }
+
+    /**
+     * {@code LOCAL}'s decision on a request whose answer is late while the store is alive (its circuit closed):
+     * the store is deciding this very request, and admitting it here could contradict that decision, so it is
+     * refused. A key this instance knows to be empty is refused as its bucket says (the client is over its
+     * limit); any other is refused as {@code DENY} refuses, the limiter not having decided. If the store's late
+     * answer allows the request, its tokens are given back.
+     */
+    Decision whileLate(Policy policy, String key, long cost, Degradation degradation) {
+        Decision known = local.knownRefusal(policy, key, cost);
+        if (known != null) {
+            return known.degradedBy(degradation);
+        }
+        return degradedDecision(
+                policy,
+                false,
+                new Degradation(
+                        Degradation.Cause.TIMEOUT,
+                        FailurePolicy.DENY,
+                        degradation.detail() + "; while " + store.name() + " is late but answering, LOCAL"
+                                + " refuses what " + store.name() + " has not decided yet"));
     }
 
     /** A decision made without any bucket: the first limit, as if full (allowed) or empty (refused). */

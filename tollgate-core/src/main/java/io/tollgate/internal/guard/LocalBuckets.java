@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntSupplier;
 
 /**
  * The buckets this instance knows, on which the {@code LOCAL} failure policy decides: for each key that
@@ -46,7 +47,11 @@ final class LocalBuckets {
 
     /** One key's bucket: the debts of the local policy's limits at {@code atMicros}. */
     private static final class Known {
+        /** The limits of the policy this bucket is a share of. */
+        private List<Limit> real;
+        /** The share of them that this instance decides on. */
         private Policy policy;
+
         private long[] debts;
         private long atMicros;
         private long redisMicros;
@@ -55,11 +60,12 @@ final class LocalBuckets {
         /** When the cache drops this key unless it is written again; moved on only when the bucket nears it. */
         private volatile long forgetAtMicros;
 
-        Known(Policy policy, long[] debts, long atMicros, long redisMicros) {
-            set(policy, debts, atMicros, redisMicros);
+        Known(List<Limit> real, Policy policy, long[] debts, long atMicros, long redisMicros) {
+            set(real, policy, debts, atMicros, redisMicros);
         }
 
-        private void set(Policy policy, long[] debts, long atMicros, long redisMicros) {
+        private void set(List<Limit> real, Policy policy, long[] debts, long atMicros, long redisMicros) {
+            this.real = real;
             this.policy = policy;
             this.debts = debts;
             this.atMicros = atMicros;
@@ -86,33 +92,48 @@ final class LocalBuckets {
             return atMicros + until;
         }
 
-        /** Brings the debts to {@code nowMicros}: as the local policy's limits refill them. */
-        void refill(Policy local, long nowMicros) {
-            if (!local.limits().equals(policy.limits())) {
-                // The policy changed under this name since: start again, as for a key never seen.
-                set(local, TokenBucket.initialDebts(local.limits()), nowMicros, redisMicros);
-                return;
-            }
+        /**
+         * Brings the debts to {@code nowMicros}: as the local policy's limits refill them. When the share
+         * changed since (another count of instances), the bucket becomes the new share that is full again
+         * when the old one would have been; when the policy itself changed, it starts again.
+         */
+        void refill(Policy realPolicy, Policy local, long nowMicros) {
             long elapsed = Math.max(0, nowMicros - atMicros);
             for (int i = 0; i < debts.length; i++) {
                 debts[i] =
                         TokenBucket.debtAfter(debts[i], elapsed, policy.limits().get(i));
             }
             atMicros = Math.max(atMicros, nowMicros);
+            if (local.limits().equals(policy.limits())) {
+                return;
+            }
+            if (realPolicy.limits().equals(real)) {
+                set(real, local, sameFullness(policy, local, debts), atMicros, redisMicros);
+            } else {
+                // The policy changed under this name since: start again, as for a key never seen.
+                set(realPolicy.limits(), local, TokenBucket.initialDebts(local.limits()), nowMicros, redisMicros);
+            }
         }
     }
 
+    /** A policy's share among so many instances. */
+    private record Share(int instances, Policy policy) {}
+
     private final TimeSource time;
-    private final int expectedInstances;
+    private final IntSupplier instances;
     private final Cache<Key, Known> known;
-    private final Map<Policy, Policy> shares = new ConcurrentHashMap<>();
+    private final Map<Policy, Share> shares = new ConcurrentHashMap<>();
 
     /** How many keys the guard keeps what it learnt of, and unseen charges for. */
     static final long DEFAULT_KEYS = 100_000;
 
-    LocalBuckets(long maximumKeys, int expectedInstances, TimeSource time) {
+    /**
+     * @param instances how many instances share the store now: each decides on that share of a policy; asked
+     *     on every decision, so it may change (the live instances counted through the store)
+     */
+    LocalBuckets(long maximumKeys, IntSupplier instances, TimeSource time) {
         this.time = time;
-        this.expectedInstances = expectedInstances;
+        this.instances = instances;
         this.known = Caffeine.newBuilder()
                 .maximumSize(maximumKeys)
                 .ticker(() -> time.nowMicros() * 1_000)
@@ -133,11 +154,12 @@ final class LocalBuckets {
             debts = Arrays.copyOf(debts, policy.limits().size()); // the quotas' counts: the fallback has none
         }
         Policy local = share(policy);
-        long[] localDebts = local == policy ? debts : toShare(policy, local, debts);
+        long[] localDebts = local == policy ? debts : sameFullness(policy, local, debts);
         Key cacheKey = new Key(policy.name(), key);
         Known bucket = known.policy().getIfPresentQuietly(cacheKey);
         if (bucket == null) {
-            bucket = known.asMap().putIfAbsent(cacheKey, new Known(local, localDebts, nowMicros, redisMicros));
+            bucket = known.asMap()
+                    .putIfAbsent(cacheKey, new Known(policy.limits(), local, localDebts, nowMicros, redisMicros));
             if (bucket == null) {
                 return;
             }
@@ -147,14 +169,13 @@ final class LocalBuckets {
             if (redisMicros < bucket.redisMicros) {
                 return; // an older answer than the one already known
             }
-            if (sentMicros < bucket.chargedLocallyMicros
-                    && bucket.policy.limits().equals(local.limits())) {
-                bucket.refill(local, nowMicros);
+            if (sentMicros < bucket.chargedLocallyMicros && bucket.real.equals(policy.limits())) {
+                bucket.refill(policy, local, nowMicros);
                 for (int i = 0; i < localDebts.length; i++) {
                     localDebts[i] = Math.max(localDebts[i], bucket.debts[i]);
                 }
             }
-            bucket.set(local, localDebts, nowMicros, redisMicros);
+            bucket.set(policy.limits(), local, localDebts, nowMicros, redisMicros);
             fullAt = bucket.fullAtMicros();
         }
         keepUntilFull(cacheKey, bucket, fullAt);
@@ -167,6 +188,32 @@ final class LocalBuckets {
     Decision tryAcquire(Policy policy, String key, long cost) {
         Policy local = share(policy);
         return TokenBucket.decide(local.limits(), take(policy, local, key, cost, 0), cost, 0);
+    }
+
+    /**
+     * Returns the refusal that this instance's bucket of the key gives a request of {@code cost} now, without
+     * charging anything; null if the bucket would admit it, or if this instance knows nothing of the key (never
+     * told, forgotten, or told under other limits).
+     */
+    Decision knownRefusal(Policy policy, String key, long cost) {
+        Policy local = share(policy);
+        Known bucket = known.policy().getIfPresentQuietly(new Key(policy.name(), key));
+        if (bucket == null) {
+            return null;
+        }
+        long now = time.nowMicros();
+        long[] debts;
+        synchronized (bucket) {
+            if (!bucket.real.equals(policy.limits())
+                    || TokenBucket.retentionMicros(bucket.policy.limits()) > 0
+                            && TokenBucket.forgotten(bucket.policy.limits(), bucket.debts, now - bucket.atMicros)) {
+                return null;
+            }
+            bucket.refill(policy, local, now);
+            debts = bucket.debts.clone();
+        }
+        Decision decision = TokenBucket.decide(local.limits(), debts, Math.min(cost, local.maxCost()), 0);
+        return decision.allowed() ? null : decision;
     }
 
     /**
@@ -189,14 +236,14 @@ final class LocalBuckets {
     private long[] take(Policy policy, Policy local, String key, long cost, long maxWaitMicros) {
         long now = time.nowMicros();
         Key cacheKey = new Key(policy.name(), key);
-        Known bucket = bucket(cacheKey, local, now);
+        Known bucket = bucket(cacheKey, policy, local, now);
         long[] before;
         long fullAt;
         synchronized (bucket) {
             boolean forgotten = bucket.policy.limits().equals(local.limits())
                     && TokenBucket.retentionMicros(local.limits()) > 0
                     && TokenBucket.forgotten(local.limits(), bucket.debts, now - bucket.atMicros);
-            bucket.refill(local, now);
+            bucket.refill(policy, local, now);
             before = forgotten ? TokenBucket.initialDebts(local.limits()) : bucket.debts;
             boolean fits = TokenBucket.allFit(local.limits(), before, cost, maxWaitMicros);
             // The bucket gets an array of its own, refilled in place later; before is left to the caller.
@@ -234,12 +281,13 @@ final class LocalBuckets {
      * Calendar quotas are the store's alone: a fallback decides on the limits.
      */
     Policy share(Policy policy) {
+        int expectedInstances = Math.max(1, instances.getAsInt());
         if (expectedInstances == 1 && !policy.hasQuotas()) {
             return policy;
         }
-        Policy cached = shares.get(policy);
-        if (cached != null) {
-            return cached;
+        Share cached = shares.get(policy);
+        if (cached != null && cached.instances() == expectedInstances) {
+            return cached.policy();
         }
         List<Limit> limits = new ArrayList<>();
         for (Limit limit : policy.limits()) {
@@ -256,15 +304,17 @@ final class LocalBuckets {
         if (shares.size() >= MAX_CACHED_POLICIES) {
             shares.clear(); // policies made on the fly: keep the cache bounded
         }
-        shares.put(policy, share);
+        shares.put(policy, new Share(expectedInstances, share));
         return share;
     }
 
-    private Known bucket(Key cacheKey, Policy local, long now) {
+    private Known bucket(Key cacheKey, Policy policy, Policy local, long now) {
         Known bucket = known.policy().getIfPresentQuietly(cacheKey);
         if (bucket == null) {
             bucket = known.get(
-                    cacheKey, k -> new Known(local, TokenBucket.initialDebts(local.limits()), now, Long.MIN_VALUE));
+                    cacheKey,
+                    k -> new Known(
+                            policy.limits(), local, TokenBucket.initialDebts(local.limits()), now, Long.MIN_VALUE));
         }
         return bucket;
     }
@@ -279,12 +329,15 @@ final class LocalBuckets {
         }
     }
 
-    /** The debts of a share whose limits are full again when the real ones of {@code debts} would be. */
-    private static long[] toShare(Policy real, Policy share, long[] debts) {
+    /**
+     * The debts under {@code to}'s limits that are full again when those of {@code debts} under {@code from}
+     * would be.
+     */
+    private static long[] sameFullness(Policy from, Policy to, long[] debts) {
         long[] shared = new long[debts.length];
         for (int i = 0; i < debts.length; i++) {
-            long untilFull = TokenBucket.untilFullMicros(debts[i], real.limits().get(i));
-            long ticksPerMicro = share.limits().get(i).refill().ticksPerMicrosecond();
+            long untilFull = TokenBucket.untilFullMicros(debts[i], from.limits().get(i));
+            long ticksPerMicro = to.limits().get(i).refill().ticksPerMicrosecond();
             shared[i] = Math.min(untilFull, TokenBucket.MAX_TICKS / ticksPerMicro) * ticksPerMicro;
         }
         return shared;

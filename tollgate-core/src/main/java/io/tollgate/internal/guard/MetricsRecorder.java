@@ -47,4 +47,17 @@ public interface MetricsRecorder {
      * allowed and charged it: its tokens are given back.
      */
     default void refunded(Policy policy) {}
+
+    /**
+     * Called when the store took the charge of what the {@code LOCAL} failure policy admitted for one key while
+     * the store could not be asked (the circuit breaker was open, or there was no connection): one call per key
+     * and outage, whatever the number of requests summed in it.
+     */
+    default void unseenCharged(Policy policy) {}
+
+    /**
+     * Called when the {@code LOCAL} failure policy admitted a request while the store could not be asked, and
+     * it could not be remembered to be charged later: as many keys as allowed were waiting already.
+     */
+    default void unseenDropped(Policy policy) {}
 }

@@ -62,13 +62,26 @@ class CircuitBreakerTest {
     }
 
     @Test
-    void aLateAnswerLeavesAClosedBreakerAsItIs() {
+    void aLateAnswerForgetsTheFailuresCountedSoFar() {
         failTimes(2, 0);
 
         breaker.onLateAnswer();
         breaker.onFailure(0);
 
-        assertThat(breaker.state()).as("the failures still count").isEqualTo(State.OPEN);
+        assertThat(breaker.state())
+                .as("the store answered between them: the failures were not consecutive")
+                .isEqualTo(State.CLOSED);
+    }
+
+    @Test
+    void aLateAnswerWhileHalfOpenClosesTheBreaker() {
+        failTimes(3, 0);
+        assertThat(breaker.tryCall(100_000)).as("the probe, after the pause").isTrue();
+
+        breaker.onLateAnswer();
+
+        assertThat(breaker.state()).isEqualTo(State.CLOSED);
+        assertThat(breaker.tryCall(100_001)).isTrue();
     }
 
     @Test

@@ -19,7 +19,7 @@ class LocalBucketsTest {
     private static final long TOKEN = 1_000_000;
 
     private final ManualTimeSource time = new ManualTimeSource(1_000_000_000);
-    private final LocalBuckets alone = new LocalBuckets(1_000, 1, time);
+    private final LocalBuckets alone = new LocalBuckets(1_000, () -> 1, time);
 
     @Test
     void aKeyNeverSeenStartsFull() {
@@ -94,7 +94,7 @@ class LocalBucketsTest {
 
     @Test
     void withSeveralInstancesEachTakesItsShareOfWhatRedisReported() {
-        LocalBuckets third = new LocalBuckets(1_000, 3, time);
+        LocalBuckets third = new LocalBuckets(1_000, () -> 3, time);
         Policy thirty = Policy.of("thirty", Limit.of(30, Rate.perSecond(3)));
 
         long fifteenTaken = 15 * thirty.limits().get(0).refill().ticksPerToken();

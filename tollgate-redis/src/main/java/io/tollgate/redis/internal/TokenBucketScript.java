@@ -36,6 +36,9 @@ public final class TokenBucketScript {
     /** The script of concurrency limits' permits: acquire, release, renew, count. Includes nothing. */
     public static final String IN_FLIGHT_RESOURCE = "in_flight.lua";
 
+    /** The script of live instances' announcements. Includes nothing. */
+    public static final String INSTANCES_RESOURCE = "instances.lua";
+
     private static final String COMMON = "token_bucket_common.lua";
     private static final String INCLUDE = "-- #include " + COMMON + "\n";
     private static final String RESOURCES = "/io/tollgate/redis/";
@@ -51,14 +54,14 @@ public final class TokenBucketScript {
     }
 
     /**
-     * The script {@code resource} ({@link #RESOURCE}, {@link #BATCH_RESOURCE} or {@link #IN_FLIGHT_RESOURCE}),
-     * assembled.
+     * The script {@code resource} ({@link #RESOURCE}, {@link #BATCH_RESOURCE}, {@link #IN_FLIGHT_RESOURCE} or
+     * {@link #INSTANCES_RESOURCE}), assembled.
      *
      * @throws IllegalStateException if the resource is missing or has no {@code -- #include} line
      */
     public TokenBucketScript(String resource) {
         String text = read(resource);
-        if (!text.contains(INCLUDE) && !resource.equals(IN_FLIGHT_RESOURCE)) {
+        if (!text.contains(INCLUDE) && !resource.equals(IN_FLIGHT_RESOURCE) && !resource.equals(INSTANCES_RESOURCE)) {
             throw new IllegalStateException(resource + " has no line '" + INCLUDE.strip() + "'");
         }
         source = text.replace(INCLUDE, read(COMMON)).getBytes(StandardCharsets.UTF_8);
