@@ -35,11 +35,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.redisson.Redisson;
+import org.redisson.api.RRateLimiter;
+import org.redisson.api.RateType;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
 
 /**
  * Throughput and latency against in-flight requests, one hot key and 10 000 keys, for Tollgate with and
- * without batching and Bucket4j's Lettuce proxy manager with and without its batching optimization, all
- * against one redis-server that the harness starts, in one run; then redis-benchmark's EVALSHA and SET
+ * without batching, Bucket4j's Lettuce proxy manager with and without its batching optimization, and Redisson's
+ * {@code RRateLimiter}, all against one redis-server that the harness starts, in one run; then redis-benchmark's EVALSHA and SET
  * ceilings. Every limit lets every request pass (capacity 10^9 refilled 1 per second), so every decision
  * writes. Bucket4j's bucket proxies are kept per key, as its batching needs one proxy per key to merge on.
  *
@@ -90,6 +95,7 @@ public final class BatchingLoadHarness {
         subjects.put("Tollgate, unbatched", redis -> tollgate(redis, false));
         subjects.put("Bucket4j, batching", redis -> bucket4j(redis, true));
         subjects.put("Bucket4j (CAS)", redis -> bucket4j(redis, false));
+        subjects.put("Redisson RRateLimiter", BatchingLoadHarness::redisson);
         String only = System.getProperty("harness.subjects"); // e.g. "Tollgate, batching": a quick comparison
         if (only != null) {
             subjects.keySet().removeIf(name -> !name.equals(only));
@@ -384,12 +390,41 @@ public final class BatchingLoadHarness {
         };
     }
 
+    /**
+     * Redisson's {@code RRateLimiter}, one per key, its rate set once per key before its first request (its
+     * own call, as Redisson requires), at CAPACITY permits a second so that every request passes as for the
+     * others. Redisson keeps each grant in a sorted set for the rate's interval: the memory it needs per key
+     * grows with the grants of the last second.
+     */
+    private static Subject redisson(RedisServer redis) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redis.uri());
+        RedissonClient client = Redisson.create(config);
+        Map<String, CompletionStage<RRateLimiter>> limiters = new ConcurrentHashMap<>();
+        return new Subject() {
+            @Override
+            public CompletionStage<?> decide(String key) {
+                return limiters.computeIfAbsent(key, k -> {
+                            RRateLimiter limiter = client.getRateLimiter(k);
+                            return limiter.trySetRateAsync(RateType.OVERALL, CAPACITY, Duration.ofSeconds(1))
+                                    .thenApply(set -> limiter);
+                        })
+                        .thenCompose(RRateLimiter::tryAcquireAsync);
+            }
+
+            @Override
+            public void close() {
+                client.shutdown();
+            }
+        };
+    }
+
     /** Two panels, one hot key and 10 000 keys: decisions per second against requests in flight. */
     private static String svg(Map<String, double[][]> throughput) {
         int width = 960;
         int height = 420;
         int panel = 420;
-        String[] colors = {"#1b6ac9", "#7aa7e0", "#d1495b", "#f2a541"};
+        String[] colors = {"#1b6ac9", "#7aa7e0", "#d1495b", "#f2a541", "#2a9d5c"};
         StringBuilder svg = new StringBuilder();
         svg.append(String.format(
                 Locale.ROOT,

@@ -401,8 +401,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
 
     /** Decides by the failure policy, without the store: {@code LOCAL} on this instance's bucket of the key. */
     Decision fallback(String key, Policy policy, long cost, Degradation degradation) {
-        degradations.degraded(policy, degradation);
-        return switch (degradation.fallback()) {
+        Decision decided = switch (degradation.fallback()) {
             case ALLOW -> degradedDecision(policy, true, degradation);
             case DENY -> degradedDecision(policy, false, degradation);
             case LOCAL -> {
@@ -414,6 +413,8 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
                         : degradedDecision(policy, false, degradation);
             }
         };
+        degradations.degraded(policy, decided.degradation()); // as decided: LOCAL may refuse as DENY does
+        return decided;
     }
 
     /**
