@@ -23,7 +23,18 @@ public final class CircuitBreaker {
         OPEN
     }
 
-    private record Snapshot(State state, int failures, long pauseMicros, long openUntilMicros) {}
+    /**
+     * @param hard whether a failure of the current run came from the store (unreachable, an error), rather than
+     *     only calls left unanswered ({@link #onStall})
+     * @param firstStallMicros when the earliest call left unanswered in the current run was sent
+     */
+    private record Snapshot(
+            State state, int failures, long pauseMicros, long openUntilMicros, boolean hard, long firstStallMicros) {
+
+        Snapshot withOpenUntil(long until) {
+            return new Snapshot(state, failures, pauseMicros, until, hard, firstStallMicros);
+        }
+    }
 
     private final int threshold;
     private final long firstPauseMicros;
@@ -50,7 +61,13 @@ public final class CircuitBreaker {
                     if (nowMicros < current.openUntilMicros) {
                         return false;
                     }
-                    Snapshot probing = new Snapshot(State.HALF_OPEN, current.failures, current.pauseMicros, 0);
+                    Snapshot probing = new Snapshot(
+                            State.HALF_OPEN,
+                            current.failures,
+                            current.pauseMicros,
+                            0,
+                            current.hard,
+                            current.firstStallMicros);
                     if (snapshot.compareAndSet(current, probing)) {
                         return true;
                     }
@@ -80,7 +97,7 @@ public final class CircuitBreaker {
                 if (current.openUntilMicros == Long.MIN_VALUE) {
                     return;
                 }
-                next = new Snapshot(State.OPEN, current.failures, current.pauseMicros, Long.MIN_VALUE);
+                next = current.withOpenUntil(Long.MIN_VALUE);
             } else if (current.state == State.HALF_OPEN || current.failures != 0) {
                 next = closed();
             } else {
@@ -92,20 +109,41 @@ public final class CircuitBreaker {
         }
     }
 
-    /** Records a call that failed for a reason on the store's side. */
+    /** Records a call that failed for a reason on the store's side: it could not be reached, or answered an error. */
     void onFailure(long nowMicros) {
+        failed(nowMicros, true, Long.MAX_VALUE);
+    }
+
+    /**
+     * Records a call that the store left unanswered too long (sent at {@code sentMicros}): a failure as {@link
+     * #onFailure} counts it, but the store counts as {@link #down} only once it has left calls unanswered for a
+     * while, as a busy caller can be slow to read an answer that the store gave in time.
+     */
+    void onStall(long sentMicros, long nowMicros) {
+        failed(nowMicros, false, sentMicros);
+    }
+
+    private void failed(long nowMicros, boolean hard, long sentMicros) {
         for (; ; ) {
             Snapshot current = snapshot.get();
+            boolean anyHard = current.hard || hard;
+            long firstStall = Math.min(current.firstStallMicros, sentMicros);
             Snapshot next;
             if (current.state == State.HALF_OPEN) {
                 long pause = Math.min(longestPauseMicros, current.pauseMicros * 2);
-                next = new Snapshot(State.OPEN, current.failures + 1, pause, nowMicros + pause);
+                next = new Snapshot(State.OPEN, current.failures + 1, pause, nowMicros + pause, anyHard, firstStall);
             } else if (current.state == State.OPEN) {
                 return; // a call sent before the breaker opened: already counted as open
             } else if (current.failures + 1 >= threshold) {
-                next = new Snapshot(State.OPEN, current.failures + 1, firstPauseMicros, nowMicros + firstPauseMicros);
+                next = new Snapshot(
+                        State.OPEN,
+                        current.failures + 1,
+                        firstPauseMicros,
+                        nowMicros + firstPauseMicros,
+                        anyHard,
+                        firstStall);
             } else {
-                next = new Snapshot(State.CLOSED, current.failures + 1, firstPauseMicros, 0);
+                next = new Snapshot(State.CLOSED, current.failures + 1, firstPauseMicros, 0, anyHard, firstStall);
             }
             if (snapshot.compareAndSet(current, next)) {
                 return;
@@ -113,11 +151,21 @@ public final class CircuitBreaker {
         }
     }
 
+    /**
+     * Returns whether the store counts as down now: the breaker is not closed, and the store failed outright or
+     * has left calls unanswered for {@code stalledMicros} or more. Open but not down, calls are not made, but
+     * the store may still be deciding those it has.
+     */
+    boolean down(long nowMicros, long stalledMicros) {
+        Snapshot current = snapshot.get();
+        return current.state != State.CLOSED && (current.hard || nowMicros - current.firstStallMicros >= stalledMicros);
+    }
+
     public State state() {
         return snapshot.get().state;
     }
 
     private Snapshot closed() {
-        return new Snapshot(State.CLOSED, 0, firstPauseMicros, 0);
+        return new Snapshot(State.CLOSED, 0, firstPauseMicros, 0, false, Long.MAX_VALUE);
     }
 }

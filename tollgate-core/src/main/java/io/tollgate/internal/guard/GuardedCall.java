@@ -140,7 +140,7 @@ final class GuardedCall<A> {
     /** The store did not decide: the failure policy does; a timed-out request may still be answered late. */
     private Decision failed(StoreFailure failure) {
         if (failure.cause() == Degradation.Cause.TIMEOUT && sending != null) {
-            guard.watchForStall(sending, breaker); // a late answer proves the store alive: slow is not down
+            guard.watchForStall(sending, breaker, sentMicros); // a late answer proves the store alive
         } else if (failure.storeFault()) {
             breaker.onFailure(guard.time.nowMicros());
         } else {
@@ -164,7 +164,14 @@ final class GuardedCall<A> {
      * breaker is open, or the store is unreachable) is noted, to be charged once it answers again.
      */
     private Decision decideWithout(Degradation degradation) {
-        Decision decided = reserving ? reserveWithout(degradation) : guard.fallback(key, policy, cost, degradation);
+        boolean storeDown = switch (degradation.cause()) {
+            case TIMEOUT -> false;
+            case CIRCUIT_OPEN -> breaker.down(guard.time.nowMicros(), GuardedRateLimiter.DOWN_AFTER_MICROS);
+            case UNREACHABLE, ERROR_REPLY -> true;
+        };
+        Decision decided = reserving
+                ? reserveWithout(degradation, storeDown)
+                : guard.fallback(storeDown, key, policy, cost, degradation);
         boolean unseenByStore = degradation.cause() == Degradation.Cause.CIRCUIT_OPEN
                 || degradation.cause() == Degradation.Cause.UNREACHABLE;
         if (decided.allowed() && unseenByStore && degradation.fallback() == FailurePolicy.LOCAL) {
@@ -175,15 +182,14 @@ final class GuardedCall<A> {
     }
 
     /** Decides a reservation by the failure policy: LOCAL reserves on this instance's bucket. */
-    private Decision reserveWithout(Degradation degradation) {
+    private Decision reserveWithout(Degradation degradation, boolean storeDown) {
         guard.degradations.degraded(policy, degradation);
         boolean allowed = switch (degradation.fallback()) {
             case ALLOW -> true;
             case DENY -> false;
             case LOCAL -> {
-                // Late while the store is alive: the store is deciding this reservation; never contradict it.
-                waitMicros = degradation.cause() != Degradation.Cause.TIMEOUT
-                                && cost <= guard.local.share(policy).maxCost()
+                // Late but not down: the store may be deciding this reservation; never contradict it.
+                waitMicros = storeDown && cost <= guard.local.share(policy).maxCost()
                         ? guard.local.reserve(policy, key, cost, maxWaitMicros)
                         : -1;
                 yield waitMicros >= 0;

@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -43,6 +44,14 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      * (a busy machine, a collection, a JIT compile), and opens no circuit.
      */
     static final long STALL_MICROS = 500_000;
+
+    /**
+     * How long the store must have left calls unanswered before it counts as down, for {@code LOCAL} to decide on
+     * its own bucket while the circuit is open: two seconds. Until then a circuit opened by calls left unanswered
+     * answers at once, but {@code LOCAL} refuses as while the store is late: on a machine so busy that it read no
+     * answer for half a second, the store may well be deciding those calls.
+     */
+    static final long DOWN_AFTER_MICROS = 2_000_000;
 
     /** The longest wait of a charge that must land whatever the bucket holds: every charge but the largest. */
     static final long ANY_WAIT_MICROS = TokenBucket.MAX_TICKS;
@@ -131,6 +140,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     private Decision waitedTooLong(String key, Policy policy, long cost) {
         metrics.failed(Degradation.Cause.TIMEOUT);
         Decision decided = fallback(
+                false, // Redis is late
                 key,
                 policy,
                 cost,
@@ -225,13 +235,15 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      * Counts a call whose budget ran out against its node's circuit breaker only if it is still unanswered at
      * its stall time ({@link #STALL_MICROS} after it was sent), or fails for a reason on the store's side.
      */
-    void watchForStall(CompletableFuture<StoreReply> sending, CircuitBreaker breaker) {
+    void watchForStall(CompletableFuture<StoreReply> sending, CircuitBreaker breaker, long sentMicros) {
         if (stalls == null) {
-            breaker.onFailure(time.nowMicros());
+            breaker.onStall(sentMicros, time.nowMicros());
             return;
         }
         stalls.limit(sending.copy()).whenComplete((answered, failure) -> {
-            if (failure != null && store.classify(failure, null).storeFault()) {
+            if (failure instanceof TimeoutException) {
+                breaker.onStall(sentMicros, time.nowMicros());
+            } else if (failure != null && store.classify(failure, null).storeFault()) {
                 breaker.onFailure(time.nowMicros());
             }
         });
@@ -400,12 +412,12 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /** Decides by the failure policy, without the store: {@code LOCAL} on this instance's bucket of the key. */
-    Decision fallback(String key, Policy policy, long cost, Degradation degradation) {
+    Decision fallback(boolean storeDown, String key, Policy policy, long cost, Degradation degradation) {
         Decision decided = switch (degradation.fallback()) {
             case ALLOW -> degradedDecision(policy, true, degradation);
             case DENY -> degradedDecision(policy, false, degradation);
             case LOCAL -> {
-                if (degradation.cause() == Degradation.Cause.TIMEOUT) {
+                if (!storeDown) {
                     yield whileLate(policy, key, cost, degradation);
                 }
                 yield cost <= local.share(policy).maxCost()
@@ -418,8 +430,8 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /**
-     * {@code LOCAL}'s decision on a request whose answer is late while the store is alive (its circuit closed):
-     * the store is deciding this very request, and admitting it here could contradict that decision, so it is
+     * {@code LOCAL}'s decision on a request while the store is late but not down (see {@link #DOWN_AFTER_MICROS}):
+     * the store may be deciding this very request, and admitting it here could contradict that decision, so it is
      * refused. A key this instance knows to be empty is refused as its bucket says (the client is over its
      * limit); any other is refused as {@code DENY} refuses, the limiter not having decided. If the store's late
      * answer allows the request, its tokens are given back.
@@ -435,8 +447,8 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
                 new Degradation(
                         Degradation.Cause.TIMEOUT,
                         FailurePolicy.DENY,
-                        degradation.detail() + "; while " + store.name() + " is late but answering, LOCAL"
-                                + " refuses what " + store.name() + " has not decided yet"));
+                        degradation.detail() + "; while " + store.name() + " is late but not down, LOCAL refuses"
+                                + " what " + store.name() + " may be deciding"));
     }
 
     /** A decision made without any bucket: the first limit, as if full (allowed) or empty (refused). */

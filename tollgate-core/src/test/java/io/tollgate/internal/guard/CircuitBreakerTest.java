@@ -74,6 +74,35 @@ class CircuitBreakerTest {
     }
 
     @Test
+    void callsLeftUnansweredOpenTheBreakerButCountAsDownOnlyOnceTheyHaveStalledLongEnough() {
+        breaker.onStall(0, 500_000);
+        breaker.onStall(10_000, 510_000);
+        breaker.onStall(20_000, 520_000);
+
+        assertThat(breaker.state()).isEqualTo(State.OPEN);
+        assertThat(breaker.down(1_999_999, 2_000_000))
+                .as("unanswered for less than two seconds")
+                .isFalse();
+        assertThat(breaker.down(2_000_000, 2_000_000)).isTrue();
+    }
+
+    @Test
+    void aFailureFromTheStoreCountsAsDownAtOnce() {
+        breaker.onStall(0, 500_000);
+        breaker.onStall(0, 500_000);
+        breaker.onFailure(500_000);
+
+        assertThat(breaker.down(500_000, 2_000_000)).isTrue();
+    }
+
+    @Test
+    void aClosedBreakerIsNeverDown() {
+        breaker.onStall(0, 500_000);
+
+        assertThat(breaker.down(10_000_000, 2_000_000)).isFalse();
+    }
+
+    @Test
     void aLateAnswerWhileHalfOpenClosesTheBreaker() {
         failTimes(3, 0);
         assertThat(breaker.tryCall(100_000)).as("the probe, after the pause").isTrue();
