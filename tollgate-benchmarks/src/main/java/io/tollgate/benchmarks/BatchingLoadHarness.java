@@ -23,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -51,8 +52,9 @@ import org.redisson.config.Config;
  * <p>Run: {@code java -cp tollgate-benchmarks/target/benchmarks.jar io.tollgate.benchmarks.BatchingLoadHarness
  * [seconds per point] [plot.svg]}. Prints Markdown tables for docs/benchmarks.md and writes the plot. With
  * the single argument {@code ceilings} it measures only what Redis does with batches of script calls. With
- * {@code -Dharness.subjects=NAME} (such as {@code "Tollgate, batching"}) it measures that limiter only, without
- * ceilings or plot: a quick before-and-after comparison of a change. With {@code cluster [seconds per point]} it
+ * {@code -Dharness.subjects=NAME;NAME} (such as {@code "Tollgate, batching;Redisson RRateLimiter"}) it measures those
+ * limiters only, without ceilings or plot: a quick before-and-after comparison of a change; {@code
+ * -Dharness.inFlight=64,256} measures those numbers of requests in flight only. With {@code cluster [seconds per point]} it
  * measures Tollgate with batching over 10 000 keys on a standalone redis-server, on a Redis Cluster of one
  * master and on one of three, all started by the harness: the Redis processor time per decision, summed over
  * the masters, is the figure that says how a cluster scales where each master has a core of its own.
@@ -96,10 +98,18 @@ public final class BatchingLoadHarness {
         subjects.put("Bucket4j, batching", redis -> bucket4j(redis, true));
         subjects.put("Bucket4j (CAS)", redis -> bucket4j(redis, false));
         subjects.put("Redisson RRateLimiter", BatchingLoadHarness::redisson);
-        String only = System.getProperty("harness.subjects"); // e.g. "Tollgate, batching": a quick comparison
+        // e.g. "Tollgate, batching;Redisson RRateLimiter": a quick comparison, without ceilings or plot
+        String only = System.getProperty("harness.subjects");
         if (only != null) {
-            subjects.keySet().removeIf(name -> !name.equals(only));
+            List<String> chosen = List.of(only.split(";"));
+            subjects.keySet().removeIf(name -> !chosen.contains(name));
         }
+        String chosenInFlight = System.getProperty("harness.inFlight");
+        int[] inFlight = chosenInFlight == null
+                ? IN_FLIGHT
+                : Arrays.stream(chosenInFlight.split(","))
+                        .mapToInt(Integer::parseInt)
+                        .toArray();
         Map<String, double[][]> throughput = new LinkedHashMap<>();
         try (RedisServer redis = RedisServer.start()) {
             System.out.println("redis " + redis.info("redis_version") + " on port " + redis.port() + ", "
@@ -110,13 +120,13 @@ public final class BatchingLoadHarness {
             System.out.println();
             System.out.println(RedisLoadHarness.TABLE_HEADER);
             for (int k = 0; k < KEYS.length; k++) {
-                for (int f = 0; f < IN_FLIGHT.length; f++) {
+                for (int f = 0; f < inFlight.length; f++) {
                     for (Map.Entry<String, Function<RedisServer, Subject>> subject : subjects.entrySet()) {
                         redis.command("FLUSHALL");
                         try (Subject limiter = subject.getValue().apply(redis)) {
                             RedisLoadHarness.Result result =
-                                    RedisLoadHarness.load(limiter::decide, KEYS[k], IN_FLIGHT[f], seconds, redis);
-                            System.out.println(result.row(subject.getKey(), KEYS[k], IN_FLIGHT[f]));
+                                    RedisLoadHarness.load(limiter::decide, KEYS[k], inFlight[f], seconds, redis);
+                            System.out.println(result.row(subject.getKey(), KEYS[k], inFlight[f]));
                             throughput
                                             .computeIfAbsent(
                                                     subject.getKey(), s -> new double[KEYS.length][IN_FLIGHT.length])[

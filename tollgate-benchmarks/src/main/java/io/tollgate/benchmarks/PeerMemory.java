@@ -28,8 +28,8 @@ import org.redisson.config.Config;
 
 /**
  * Redis memory per client key for Tollgate, Bucket4j's Lettuce proxy manager and Redisson's {@code
- * RRateLimiter}, after 1, 100 and 10 000 granted requests per key (a limit of 100 000 an hour, so that every
- * request is granted and nothing expires during a run): {@code used_memory} before and after, divided by the
+ * RRateLimiter}, after 1, 100 and 10 000 granted requests per key (a limit of 100 000 a day; the buckets refilled a token a minute
+ * for the token buckets, so that every request is granted and no key expires during a run): {@code used_memory} before and after, divided by the
  * keys. Tollgate and Bucket4j keep a bucket's state, whatever the requests; Redisson keeps every grant of the
  * rate's interval.
  *
@@ -46,7 +46,7 @@ public final class PeerMemory {
         System.out.println("| limiter | keys | grants per key | Redis memory per key |");
         System.out.println("| --- | --- | --- | --- |");
         try (RedisServer redis = RedisServer.start()) {
-            for (int[] point : new int[][] {{10_000, 1}, {1_000, 100}, {10, 10_000}}) {
+            for (int[] point : new int[][] {{100_000, 1}, {10_000, 100}, {100, 10_000}}) {
                 int keys = point[0];
                 int grants = point[1];
                 tollgate(redis, keys, grants);
@@ -57,7 +57,7 @@ public final class PeerMemory {
     }
 
     private static void tollgate(RedisServer redis, int keys, int grants) throws Exception {
-        Policy policy = Policy.of("memory", Limit.of(LIMIT, Rate.perHour(LIMIT)));
+        Policy policy = Policy.of("memory", Limit.of(LIMIT, Rate.perMinute(1)));
         try (RedisRateLimiter limiter = RedisRateLimiter.builder()
                 .uri(redis.uri())
                 .timeout(Duration.ofSeconds(1))
@@ -82,7 +82,7 @@ public final class PeerMemory {
                     .build()
                     .asAsync();
             BucketConfiguration configuration = BucketConfiguration.builder()
-                    .addLimit(limit -> limit.capacity(LIMIT).refillGreedy(LIMIT, Duration.ofHours(1)))
+                    .addLimit(limit -> limit.capacity(LIMIT).refillGreedy(1, Duration.ofMinutes(1)))
                     .build();
             measure(
                     redis,
@@ -108,7 +108,7 @@ public final class PeerMemory {
             }
             measure(redis, "Redisson", keys, grants, key -> {
                 RRateLimiter limiter = limiters.get(key);
-                return limiter.trySetRateAsync(RateType.OVERALL, LIMIT, Duration.ofHours(1))
+                return limiter.trySetRateAsync(RateType.OVERALL, LIMIT, Duration.ofDays(1))
                         .thenCompose(set -> limiter.tryAcquireAsync());
             });
         } finally {

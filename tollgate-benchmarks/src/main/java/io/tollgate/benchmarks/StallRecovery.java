@@ -9,7 +9,9 @@ import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.RedisServer;
 import java.time.Duration;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,8 +34,8 @@ public final class StallRecovery {
 
     public static void main(String[] args) throws Exception {
         System.out.println("| in flight | keys | decisions | back on Redis after SIGCONT | last second from Redis |"
-                + " keys charged afterwards |");
-        System.out.println("| --- | --- | --- | --- | --- | --- |");
+                + " keys the fallback admitted while Redis was down | their charges that reached Redis | dropped |");
+        System.out.println("| --- | --- | --- | --- | --- | --- | --- | --- |");
         for (int keys : new int[] {10_000, 100_000}) {
             for (int inFlight : new int[] {64, 256}) {
                 try (RedisServer redis = RedisServer.start()) {
@@ -62,6 +64,7 @@ public final class StallRecovery {
         long stopAt = resumeTarget + TimeUnit.SECONDS.toNanos(5);
         long lastSecondFrom = stopAt - TimeUnit.SECONDS.toNanos(1);
         AtomicLong resumedAt = new AtomicLong(Long.MAX_VALUE);
+        Set<String> admittedWithoutRedis = ConcurrentHashMap.newKeySet();
         boolean paused = false;
         while (System.nanoTime() < stopAt) {
             long now = System.nanoTime();
@@ -75,10 +78,14 @@ public final class StallRecovery {
             if (!slots.tryAcquire(10, TimeUnit.MILLISECONDS)) {
                 continue;
             }
-            limiter.tryAcquireAsync("k" + random.nextInt(keys), POLICY, 1).whenComplete((decision, failure) -> {
+            String key = "k" + random.nextInt(keys);
+            limiter.tryAcquireAsync(key, POLICY, 1).whenComplete((decision, failure) -> {
                 long answered = System.nanoTime();
                 boolean fromRedis = failure == null && !decision.degraded();
                 decisions.incrementAndGet();
+                if (failure == null && decision.allowed() && decision.degraded()) {
+                    admittedWithoutRedis.add(key); // LOCAL admits only once Redis is down: charged later
+                }
                 if (fromRedis && answered > resumedAt.get()) {
                     firstFromRedisAfter.accumulateAndGet(answered, Math::min);
                 }
@@ -93,17 +100,24 @@ public final class StallRecovery {
         }
         slots.acquire(inFlight);
         Thread.sleep(2_000); // the charges of what the fallback admitted land meanwhile
-        double charged = registry.find("tollgate.fallback.unseen").tag("outcome", "charged").counters().stream()
-                .mapToDouble(Counter::count)
-                .sum();
+        double charged = unseen(registry, "charged");
+        double dropped = unseen(registry, "dropped");
         System.out.printf(
-                "| %d | %,d | %,d | %.2f s | %.1f %% | %,.0f |%n",
+                "| %d | %,d | %,d | %.2f s | %.1f %% | %,d | %,.0f | %,.0f |%n",
                 inFlight,
                 keys,
                 decisions.get(),
                 (firstFromRedisAfter.get() - resumedAt.get()) / 1e9,
                 100.0 * lastSecondFromRedis.get() / Math.max(1, lastSecond.get()),
-                charged);
+                admittedWithoutRedis.size(),
+                charged,
+                dropped);
         limiter.close();
+    }
+
+    private static double unseen(SimpleMeterRegistry registry, String outcome) {
+        return registry.find("tollgate.fallback.unseen").tag("outcome", outcome).counters().stream()
+                .mapToDouble(Counter::count)
+                .sum();
     }
 }
