@@ -74,15 +74,11 @@ final class DegradationLog {
      * late, refused: it is charged to the store all the same, and was one request over the limit.
      */
     void overLimit(Policy policy, String key) {
-        String counted = count(new Topic(policy.name(), OVER_LIMIT), "request");
-        if (counted != null) {
-            log.log(
-                    Level.WARNING,
-                    "Tollgate: policy '" + policy.name() + "': " + counted + " admitted by the failure policy"
-                            + " while " + store + " was late, and over the limit by its late answer; charged to "
-                            + store
-                            + " (the latest for key '" + key + "')");
-        }
+        admitted(
+                policy,
+                OVER_LIMIT,
+                "while " + store + " was late, and over the limit by its late answer; charged to " + store,
+                key);
     }
 
     /**
@@ -90,13 +86,22 @@ final class DegradationLog {
      * be remembered to be charged to the store later, for want of room.
      */
     void unremembered(Policy policy, String key) {
-        String counted = count(new Topic(policy.name(), UNREMEMBERED), "request");
+        admitted(
+                policy,
+                UNREMEMBERED,
+                "while " + store + " could not be asked, and not remembered to be charged to " + store
+                        + " later: too many keys wait already",
+                key);
+    }
+
+    /** Logs, counted as {@link #count} says, requests of {@code topic} that the failure policy admitted. */
+    private void admitted(Policy policy, String topic, String how, String key) {
+        String counted = count(new Topic(policy.name(), topic), "request");
         if (counted != null) {
             log.log(
                     Level.WARNING,
-                    "Tollgate: policy '" + policy.name() + "': " + counted + " admitted by the failure policy"
-                            + " while " + store + " could not be asked, and not remembered to be charged to "
-                            + store + " later: too many keys wait already (the latest for key '" + key + "')");
+                    "Tollgate: policy '" + policy.name() + "': " + counted + " admitted by the failure policy " + how
+                            + " (the latest for key '" + key + "')");
         }
     }
 

@@ -8,6 +8,7 @@ import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** The buckets the LOCAL failure policy decides on, fed with what Redis reported. */
@@ -105,6 +106,37 @@ class LocalBucketsTest {
                 .as("a third of the 15 left")
                 .isTrue();
         assertThat(third.tryAcquire(thirty, "alice", 1).allowed()).isFalse();
+    }
+
+    @Test
+    void whenTheCountOfInstancesChangesAKnownBucketBecomesTheNewShareFullAgainAtTheSameTime() {
+        AtomicInteger instances = new AtomicInteger(1);
+        LocalBuckets live = new LocalBuckets(1_000, instances::get, time);
+        live.learn(TEN, "alice", new long[] {6 * TOKEN}, 1, now(), now()); // 4 left, full again in 6 s
+
+        instances.set(2); // a share of 5 tokens, one every 2 s: 3 spent, so that it too is full in 6 s
+
+        assertThat(live.untilFullMicros(TEN, "alice")).isEqualTo(6 * TOKEN);
+        assertThat(live.tryAcquire(TEN, "alice", 2).allowed())
+                .as("the share's two tokens left")
+                .isTrue();
+        assertThat(live.tryAcquire(TEN, "alice", 1).allowed()).isFalse();
+    }
+
+    @Test
+    void aKnownRefusalTakesNothingAndAKeyWithTokensOrNeverSeenHasNone() {
+        alone.learn(TEN, "alice", new long[] {10 * TOKEN}, 1, now(), now());
+        alone.learn(TEN, "bob", new long[] {5 * TOKEN}, 1, now(), now());
+
+        Decision refused = alone.knownRefusal(TEN, "alice", 1);
+
+        assertThat(refused.allowed()).isFalse();
+        assertThat(refused.retryAfter()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(alone.knownRefusal(TEN, "bob", 5)).as("five tokens left").isNull();
+        assertThat(alone.knownRefusal(TEN, "carol", 1)).as("never seen").isNull();
+        assertThat(alone.tryAcquire(TEN, "bob", 5).allowed())
+                .as("nothing was taken")
+                .isTrue();
     }
 
     @Test
