@@ -7,7 +7,9 @@ import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
+import io.tollgate.testing.RedisServer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -103,6 +105,40 @@ class LiveShareIT {
                 .allSatisfy(limiter -> assertThat(limiter.instances())
                         .as("the last count stays in force while Redis is away")
                         .isEqualTo(3));
+    }
+
+    @Test
+    void onRedisClusterTheInstancesAreCountedAlikeAndTheOutageShareHolds() throws Exception {
+        try (RedisCluster cluster = RedisCluster.start(3)) {
+            List<RedisRateLimiter> onCluster = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                onCluster.add(
+                        RedisRateLimiter.builder().clusterUris(cluster.uris()).build());
+            }
+            limiters.addAll(onCluster);
+            await("each counts three", () -> onCluster.stream().allMatch(l -> l.instances() == 3));
+
+            cluster.masters().forEach(RedisServer::kill);
+            // On Cluster a killed master leaves calls unanswered rather than refused: Redis counts as down,
+            // and LOCAL decides on its own, once calls have stayed unanswered for two seconds; until then,
+            // nothing is admitted.
+            long beforeDown = 0;
+            for (RedisRateLimiter limiter : onCluster) {
+                for (int request = 0; request < 10; request++) {
+                    beforeDown += limiter.tryAcquire("mallory", THIRTY_PER_HOUR).allowed() ? 1 : 0;
+                }
+            }
+            Thread.sleep(2_500);
+            long admitted = 0;
+            for (RedisRateLimiter limiter : onCluster) {
+                for (int request = 0; request < 20; request++) {
+                    admitted += limiter.tryAcquire("mallory", THIRTY_PER_HOUR).allowed() ? 1 : 0;
+                }
+            }
+
+            assertThat(beforeDown).as("while Redis may still be deciding").isZero();
+            assertThat(admitted).as("each instance its third of 30 tokens").isEqualTo(30);
+        }
     }
 
     @Test

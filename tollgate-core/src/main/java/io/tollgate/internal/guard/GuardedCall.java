@@ -165,8 +165,8 @@ final class GuardedCall<A> {
      */
     private Decision decideWithout(Degradation degradation) {
         boolean storeDown = switch (degradation.cause()) {
-            case TIMEOUT -> false;
-            case CIRCUIT_OPEN -> breaker.down(guard.time.nowMicros(), GuardedRateLimiter.DOWN_AFTER_MICROS);
+            // Late, or not called: down only once the store has left calls unanswered long enough
+            case TIMEOUT, CIRCUIT_OPEN -> breaker.down(guard.time.nowMicros(), GuardedRateLimiter.DOWN_AFTER_MICROS);
             case UNREACHABLE, ERROR_REPLY -> true;
         };
         Decision decided = reserving
