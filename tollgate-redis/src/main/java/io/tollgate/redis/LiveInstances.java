@@ -25,7 +25,7 @@ import java.util.function.IntConsumer;
  *
  * <p>Thread-safe.
  */
-final class LiveInstances implements AutoCloseable {
+final class LiveInstances {
 
     /** How often an instance renews its announcement. */
     static final Duration INTERVAL = Duration.ofSeconds(1);
@@ -87,11 +87,6 @@ final class LiveInstances implements AutoCloseable {
                 // Its announcement runs out on its own.
             }
         }
-    }
-
-    @Override
-    public void close() {
-        close(Duration.ZERO);
     }
 
     /** Announces or withdraws this instance, and passes the count on. */

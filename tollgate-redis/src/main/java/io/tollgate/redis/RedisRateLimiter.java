@@ -92,17 +92,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         this.connector = connector;
         this.failurePolicy = builder.failurePolicy;
         this.timeout = builder.timeout;
+        BucketKeys keys = new BucketKeys(builder.keyPrefix);
         this.store = new RedisBucketStore(
-                connector,
-                new BucketKeys(builder.keyPrefix),
-                new ScriptArguments(builder.clientClock),
-                builder.batching,
-                builder.timeout);
+                connector, keys, new ScriptArguments(builder.clientClock), builder.batching, builder.timeout);
         Map<String, FailurePolicy> failurePolicies = Map.copyOf(builder.failurePolicies);
         FailurePolicy fallback = builder.failurePolicy;
         this.permits = new RedisPermits(
                 connector,
-                new BucketKeys(builder.keyPrefix),
+                keys,
                 builder.clientClock,
                 builder.timeout,
                 name -> failurePolicies.getOrDefault(name, fallback),
@@ -124,8 +121,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         // With a count fixed, nothing needs the live one: the limiter neither announces itself nor counts.
         this.liveInstances = builder.expectedInstances > 0
                 ? null
-                : new LiveInstances(
-                        connector, new BucketKeys(builder.keyPrefix).instancesKey(), guard::instancesCounted);
+                : new LiveInstances(connector, keys.instancesKey(), guard::instancesCounted);
         if (liveInstances != null) {
             liveInstances.start(builder.timeout.multipliedBy(4));
         }

@@ -445,7 +445,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
                 policy,
                 false,
                 new Degradation(
-                        Degradation.Cause.TIMEOUT,
+                        degradation.cause(), // late, or a circuit open on calls left unanswered
                         FailurePolicy.DENY,
                         degradation.detail() + "; while " + store.name() + " is late but not down, LOCAL refuses"
                                 + " what " + store.name() + " may be deciding"));
