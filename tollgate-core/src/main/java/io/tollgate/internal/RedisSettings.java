@@ -19,6 +19,7 @@ import java.util.Objects;
  * @param expectedInstances how many instances share the limits, for {@code local}; 0 when not said
  * @param batching whether decisions that arrive together share one script call
  * @param requireRedisAtStart whether starting fails when Redis cannot be reached
+ * @param denyCacheMaxAge how long the deny cache relies on a refusal at most
  */
 public record RedisSettings(
         String uri,
@@ -28,13 +29,20 @@ public record RedisSettings(
         FailurePolicy failurePolicy,
         int expectedInstances,
         boolean batching,
-        boolean requireRedisAtStart) {
+        boolean requireRedisAtStart,
+        Duration denyCacheMaxAge) {
 
     /** The time budget of a decision unless one is set, in milliseconds. */
     public static final long DEFAULT_TIMEOUT_MILLIS = 50;
 
     /** The prefix of every bucket's key unless one is set. */
     public static final String DEFAULT_KEY_PREFIX = "tollgate:";
+
+    /**
+     * How long the deny cache relies on a refusal at most unless set, in milliseconds: chosen by the deny-cache
+     * flood measurement in docs/benchmarks.md.
+     */
+    public static final long DEFAULT_DENY_CACHE_MAX_AGE_MILLIS = 5_000;
 
     /** What decides while Redis cannot, unless set. */
     public static final FailurePolicy DEFAULT_FAILURE_POLICY = FailurePolicy.LOCAL;
@@ -48,7 +56,8 @@ public record RedisSettings(
             DEFAULT_FAILURE_POLICY,
             0,
             true,
-            false);
+            false,
+            Duration.ofMillis(DEFAULT_DENY_CACHE_MAX_AGE_MILLIS));
 
     /**
      * @throws NullPointerException if a value but uri is null
@@ -59,6 +68,7 @@ public record RedisSettings(
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(keyPrefix, "keyPrefix");
         Objects.requireNonNull(failurePolicy, "failurePolicy");
+        Objects.requireNonNull(denyCacheMaxAge, "denyCacheMaxAge");
         if (uri != null && !clusterUris.isEmpty()) {
             throw new IllegalArgumentException("give uri or cluster-uris, not both");
         }

@@ -51,6 +51,14 @@ final class BucketKeys {
         return (new String(prefix, StandardCharsets.UTF_8) + "instances/live").getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * Returns the pub/sub channel of changes made to buckets outside a request: {@code PREFIX + "changes"}, so
+     * that limiters with different prefixes on one Redis do not hear each other ({@link BucketChanges}).
+     */
+    byte[] changesChannel() {
+        return (new String(prefix, StandardCharsets.UTF_8) + "changes").getBytes(StandardCharsets.UTF_8);
+    }
+
     static byte[] encode(String clientKey) {
         if (clientKey.length() <= MAX_RAW_BYTES && clientKey.charAt(0) != '#' && !hasLoneSurrogate(clientKey)) {
             byte[] utf8 = clientKey.getBytes(StandardCharsets.UTF_8);

@@ -32,16 +32,24 @@ final class RedisBucketStore implements BucketStore<byte[]> {
     private final ScriptArguments arguments;
     private final TokenBucketScript script = new TokenBucketScript();
     private final DecisionBatcher batcher;
+    private final BucketChanges changes;
     private final Duration timeout;
 
     /**
+     * @param changes the channel on which changes outside a request are announced
      * @param batching whether ordinary decisions travel in batches
      * @param timeout the time budget, for messages
      */
     RedisBucketStore(
-            RedisConnector connector, BucketKeys keys, ScriptArguments arguments, boolean batching, Duration timeout) {
+            RedisConnector connector,
+            BucketKeys keys,
+            ScriptArguments arguments,
+            BucketChanges changes,
+            boolean batching,
+            Duration timeout) {
         this.connector = connector;
         this.keys = keys;
+        this.changes = changes;
         this.arguments = arguments;
         this.timeout = timeout;
         this.batcher = batching
@@ -106,6 +114,11 @@ final class RedisBucketStore implements BucketStore<byte[]> {
     }
 
     @Override
+    public CompletableFuture<Void> announceChange(Policy policy, String key) {
+        return changes.announce(policy.name(), key);
+    }
+
+    @Override
     public StoreFailure classify(Throwable failure, byte[] address) {
         return address == null
                 ? RedisFailures.classify(failure, timeout, "")
@@ -136,10 +149,10 @@ final class RedisBucketStore implements BucketStore<byte[]> {
     }
 
     /**
-     * Asks Redis whether it answers: {@code PING}, to every master on Redis Cluster, within the time budget.
-     * Completes with an empty optional when it did, or with why not; never exceptionally.
+     * Asks Redis whether it answers: {@code PING}, to every master on Redis Cluster, waiting at most {@code
+     * maxWait}. Completes with an empty optional when it did, or with why not; never exceptionally.
      */
-    CompletionStage<Optional<String>> ping() {
+    CompletionStage<Optional<String>> ping(Duration maxWait) {
         var redis = connector.commands();
         if (redis == null) {
             return CompletableFuture.completedFuture(Optional.of(connector.notConnected()));
@@ -155,11 +168,11 @@ final class RedisBucketStore implements BucketStore<byte[]> {
             pong = CompletableFuture.failedFuture(e);
         }
         return pong.toCompletableFuture()
-                .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .orTimeout(maxWait.toNanos(), TimeUnit.NANOSECONDS)
                 .handle((answer, failure) -> failure == null
                         ? Optional.<String>empty()
                         : Optional.of(
-                                RedisFailures.classify(failure, timeout, "").detail()));
+                                RedisFailures.classify(failure, maxWait, "").detail()));
     }
 
     /** Returns the scripts this store runs, for loading them ahead of traffic. */

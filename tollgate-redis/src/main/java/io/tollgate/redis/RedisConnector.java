@@ -16,6 +16,7 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.tollgate.TimeSource;
@@ -58,6 +59,9 @@ final class RedisConnector implements AutoCloseable {
     private final Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> open;
     private final Function<StatefulConnection<byte[], byte[]>, RedisScriptingAsyncCommands<byte[], byte[]>> commandsOf;
     private final List<AutoCloseable> owned;
+    /** Opens a pub/sub connection on the same client; null when the limiter was given a connection only. */
+    private Supplier<CompletionStage<StatefulRedisPubSubConnection<byte[], byte[]>>> openPubSub;
+
     private final ScheduledExecutorService retries;
     private volatile StatefulConnection<byte[], byte[]> connection;
     private volatile ClientResources resources;
@@ -122,20 +126,24 @@ final class RedisConnector implements AutoCloseable {
 
     /** Opens a connection on an application's client; closes only that connection. */
     static RedisConnector onClient(RedisClient client) {
-        return connecting(
+        RedisConnector connector = connecting(
                 "an application's client",
                 () -> CompletableFuture.supplyAsync(() -> client.connect(ByteArrayCodec.INSTANCE)),
                 StatefulRedisConnection::async,
                 List.of());
+        connector.openPubSub = () -> CompletableFuture.supplyAsync(() -> client.connectPubSub(ByteArrayCodec.INSTANCE));
+        return connector;
     }
 
     /** Opens a connection on an application's cluster client; closes only that connection. */
     static RedisConnector onClusterClient(RedisClusterClient client) {
-        return connecting(
+        RedisConnector connector = connecting(
                 "an application's cluster client",
                 () -> CompletableFuture.supplyAsync(() -> client.connect(ByteArrayCodec.INSTANCE)),
                 StatefulRedisClusterConnection::async,
                 List.of());
+        connector.openPubSub = () -> CompletableFuture.supplyAsync(() -> client.connectPubSub(ByteArrayCodec.INSTANCE));
+        return connector;
     }
 
     /**
@@ -158,6 +166,8 @@ final class RedisConnector implements AutoCloseable {
                 () -> created.connectAsync(ByteArrayCodec.INSTANCE, redisUri),
                 StatefulRedisConnection::async,
                 List.of(created::shutdown, resources::shutdown));
+        connector.openPubSub = () ->
+                created.connectPubSubAsync(ByteArrayCodec.INSTANCE, redisUri).thenApply(pubSub -> pubSub);
         connector.where = redisUri.getSentinels().isEmpty()
                 ? "Redis at " + hostAndPort(redisUri) + tls(redisUri)
                 : "Redis Sentinel master '" + redisUri.getSentinelMasterId() + "' via "
@@ -195,6 +205,8 @@ final class RedisConnector implements AutoCloseable {
                 () -> CompletableFuture.supplyAsync(() -> created.connect(ByteArrayCodec.INSTANCE)),
                 StatefulRedisClusterConnection::async,
                 List.of(created::shutdown, resources::shutdown));
+        connector.openPubSub =
+                () -> CompletableFuture.supplyAsync(() -> created.connectPubSub(ByteArrayCodec.INSTANCE));
         connector.where = "Redis Cluster via "
                 + String.join(
                         ", ", seeds.stream().map(RedisConnector::hostAndPort).toList()) + tls(seeds.get(0));
@@ -244,6 +256,14 @@ final class RedisConnector implements AutoCloseable {
             }
         }
         return open;
+    }
+
+    /**
+     * Returns what opens a pub/sub connection on the limiter's client, or null when the limiter was given an
+     * application's connection and has no client to open one with.
+     */
+    Supplier<CompletionStage<StatefulRedisPubSubConnection<byte[], byte[]>>> pubSub() {
+        return openPubSub;
     }
 
     /** Returns the commands of the open connection, or null while there is none. */

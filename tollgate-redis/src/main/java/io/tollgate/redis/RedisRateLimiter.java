@@ -75,6 +75,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     /** How many refused keys the deny cache remembers by default. */
     public static final long DEFAULT_DENY_CACHE_KEYS = 100_000;
 
+    /** How long the deny cache relies on a refusal at most by default, in milliseconds. */
+    public static final long DEFAULT_DENY_CACHE_MAX_AGE_MILLIS = RedisSettings.DEFAULT_DENY_CACHE_MAX_AGE_MILLIS;
+
     private static final System.Logger LOG = System.getLogger(RedisRateLimiter.class.getName());
 
     /** How long {@link #warmUp} waits for a connection beyond what the builder waited. */
@@ -85,6 +88,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final GuardedRateLimiter<byte[]> guard;
     private final RedisPermits permits;
     private final LiveInstances liveInstances;
+    private final BucketChanges changes;
     private final FailurePolicy failurePolicy;
     private final Duration timeout;
 
@@ -93,8 +97,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         this.failurePolicy = builder.failurePolicy;
         this.timeout = builder.timeout;
         BucketKeys keys = new BucketKeys(builder.keyPrefix);
+        this.changes = new BucketChanges(connector, keys.changesChannel(), connector.pubSub());
         this.store = new RedisBucketStore(
-                connector, keys, new ScriptArguments(builder.clientClock), builder.batching, builder.timeout);
+                connector, keys, new ScriptArguments(builder.clientClock), changes, builder.batching, builder.timeout);
         Map<String, FailurePolicy> failurePolicies = Map.copyOf(builder.failurePolicies);
         FailurePolicy fallback = builder.failurePolicy;
         this.permits = new RedisPermits(
@@ -115,6 +120,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                         builder.breakerFirstPause,
                         builder.breakerLongestPause,
                         builder.denyCacheKeys,
+                        builder.denyCacheMaxAge,
                         builder.metrics,
                         builder.clientClock != null ? builder.clientClock : builder.timeSource,
                         LOG));
@@ -125,6 +131,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         if (liveInstances != null) {
             liveInstances.start(builder.timeout.multipliedBy(4));
         }
+        changes.listen(guard, builder.timeout.multipliedBy(4));
         LOG.log(
                 Level.INFO,
                 "Tollgate keeps its buckets in {0}; budget {1} ms, on failure {2}, batching {3}; {4}",
@@ -216,8 +223,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     }
 
     /**
-     * Gives the tokens back in Redis, in one script call that is not batched and has no time budget. The stage
-     * fails if Redis cannot be asked; the tokens then stay taken.
+     * Gives the tokens back in Redis, in one script call that is not batched and has no time budget, then
+     * announces it to the other instances sharing the Redis, so that none keeps refusing the key from its deny
+     * cache; the stage completes once both are done. The stage fails if Redis cannot be asked; the tokens then
+     * stay taken.
      *
      * @throws IllegalArgumentException if the key is empty, or the cost is below 1 or beyond what a charge may
      *     be
@@ -273,10 +282,13 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     }
 
     /**
-     * Deletes the key's buckets in Redis, and forgets what this instance knew of them (its deny cache and the
-     * fallback's copy): the next request on any instance finds new buckets. Within the time budget.
+     * Deletes the key's buckets in Redis, forgets what this instance knew of them (its deny cache and the
+     * fallback's copy), and announces the reset on the channel {@code PREFIX + "changes"}, so that every other
+     * instance sharing the Redis forgets them too: the next request on any instance finds new buckets. Returns
+     * once Redis has taken the announcement. Each step within the time budget.
      *
-     * @throws IllegalStateException if Redis cannot answer within the budget, saying why
+     * @throws IllegalStateException if Redis cannot answer within the budget, saying why; or if the buckets were
+     *     deleted but the announcement could not be sent, saying so
      * @throws IllegalArgumentException if the key is empty
      * @throws NullPointerException if an argument is null
      */
@@ -293,7 +305,22 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      * never need them.
      */
     public CompletionStage<Optional<String>> ping() {
-        return store.ping();
+        return store.ping(timeout);
+    }
+
+    /**
+     * Asks Redis whether it answers, as {@link #ping()} does, but waiting at most {@code maxWait} rather than
+     * the time budget: for a monitor that must not take one slow answer for Redis being down.
+     *
+     * @throws IllegalArgumentException if maxWait is not positive
+     * @throws NullPointerException if maxWait is null
+     */
+    public CompletionStage<Optional<String>> ping(Duration maxWait) {
+        Objects.requireNonNull(maxWait, "maxWait");
+        if (maxWait.isZero() || maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait must be positive, was " + maxWait);
+        }
+        return store.ping(maxWait);
     }
 
     /**
@@ -307,6 +334,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             liveInstances.close(timeout);
         }
         permits.close();
+        changes.close();
         connector.close();
         guard.close();
     }
@@ -349,6 +377,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return guard.breakerState().name().toLowerCase(Locale.ROOT);
     }
 
+    /** Returns how many times this limiter (re)subscribed to the channel of changes; for tests. */
+    long changeSubscriptions() {
+        return changes.subscriptions();
+    }
+
     /** Returns the guard around the Redis store; for tests. */
     GuardedRateLimiter<byte[]> guard() {
         return guard;
@@ -378,6 +411,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         private Duration breakerFirstPause = Duration.ofMillis(100);
         private Duration breakerLongestPause = Duration.ofMillis(500);
         private long denyCacheKeys = DEFAULT_DENY_CACHE_KEYS;
+        private Duration denyCacheMaxAge = Duration.ofMillis(DEFAULT_DENY_CACHE_MAX_AGE_MILLIS);
         private MetricsRecorder metrics = MetricsRecorder.NONE;
         private boolean batching = true;
         private boolean requireRedisAtStart;
@@ -538,6 +572,25 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 throw new IllegalArgumentException("deny cache size must not be negative, was " + keys);
             }
             this.denyCacheKeys = keys;
+            return this;
+        }
+
+        /**
+         * Sets how long the deny cache relies on a refusal at most, counted from when its request was sent
+         * (default {@value RedisRateLimiter#DEFAULT_DENY_CACHE_MAX_AGE_MILLIS} ms): past it, the next request for
+         * the key asks Redis again (one request per key and instance; the others wait for its answer). A reset or a
+         * refund on another instance is announced, and this instance forgets the refusal within milliseconds; the
+         * ceiling bounds what an announcement lost on its way costs (a refusal that outlives its bucket's reset by
+         * at most this long), at the price of one Redis call per refused key and instance per period.
+         *
+         * @throws IllegalArgumentException if maxAge is not positive
+         */
+        public Builder denyCacheMaxAge(Duration maxAge) {
+            Objects.requireNonNull(maxAge, "maxAge");
+            if (maxAge.isNegative() || maxAge.isZero()) {
+                throw new IllegalArgumentException("deny cache max age must be positive, was " + maxAge);
+            }
+            this.denyCacheMaxAge = maxAge;
             return this;
         }
 

@@ -1,7 +1,9 @@
 package io.tollgate.server;
 
+import io.tollgate.internal.guard.GuardedRateLimiter;
 import io.tollgate.redis.RedisRateLimiter;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -12,11 +14,17 @@ import java.util.function.Consumer;
 
 /**
  * Knows whether the store answers: asks it every second and on every readiness probe, and logs one line
- * whenever that changes. The in-memory store always answers. Thread-safe.
+ * whenever that changes. The in-memory store always answers. Redis is unavailable when it cannot be reached,
+ * answers an error, or leaves a {@code PING} unanswered for as long as the limiter waits before it counts Redis
+ * as down ({@link GuardedRateLimiter#DOWN_AFTER_MICROS}, two seconds): an answer that merely misses the time
+ * budget of a decision, as one may on a busy machine, is not an outage. Thread-safe.
  */
 final class StoreMonitor implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+
+    /** How long a ping may take before Redis counts as unavailable. */
+    private static final Duration PATIENCE = Duration.ofNanos(GuardedRateLimiter.DOWN_AFTER_MICROS * 1_000);
 
     private final RedisRateLimiter redis;
     private final String description;
@@ -53,7 +61,7 @@ final class StoreMonitor implements AutoCloseable {
         if (redis == null) {
             return CompletableFuture.completedFuture(Optional.empty());
         }
-        return redis.ping().thenApply(result -> {
+        return redis.ping(PATIENCE).thenApply(result -> {
             changed(result);
             return result;
         });

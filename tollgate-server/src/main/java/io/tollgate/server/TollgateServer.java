@@ -147,7 +147,9 @@ public final class TollgateServer implements AutoCloseable {
                 started.requests() != null ? started.requests() : started.answers(),
                 metrics,
                 management == null ? port() : managementConnector.getLocalPort(),
-                management == null ? null : management.token());
+                management == null ? null : management.token(),
+                envoy,
+                envoy == null ? null : started.config().envoy().setup());
         handler.ready();
         if (envoy != null) {
             envoy.serving(true);

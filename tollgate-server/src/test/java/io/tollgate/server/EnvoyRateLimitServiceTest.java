@@ -478,6 +478,40 @@ class EnvoyRateLimitServiceTest {
         }
 
         @Test
+        void tokensGivenBackForARefusedRequestOnOneServerEndTheRefusalCachedOnAnother() throws Exception {
+            RunningServer other = startServer("");
+            RateLimitServiceGrpc.RateLimitServiceBlockingStub otherRls = client(other);
+            RateLimitRequest scarce = request("edge_proxy_per_ip", descriptor("generic_key", "scarce"));
+            assertThat(otherRls.shouldRateLimit(scarce).getOverallCode()).isEqualTo(Code.OK);
+            assertThat(otherRls.shouldRateLimit(scarce).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+            // An operator empties the bucket with redis-cli: nobody announces that, and the other server goes on
+            // refusing from its deny cache
+            for (Object key : (List<?>) redis.server().command("KEYS", "tollgate:*scarce")) {
+                redis.server().command("DEL", key.toString());
+            }
+            assertThat(otherRls.shouldRateLimit(scarce).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+
+            // All or nothing: the scarce token is taken, the blocked descriptor refuses, the token is given back
+            RateLimitResponse refused = ask(request(
+                    "edge_proxy_per_ip",
+                    descriptor("generic_key", "scarce"),
+                    descriptor("remote_address", "50.0.0.5")));
+
+            assertThat(refused.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+            assertThat(refused.getStatuses(0).getCode()).isEqualTo(Code.OK);
+            long start = System.nanoTime();
+            Code code;
+            while ((code = otherRls.shouldRateLimit(scarce).getOverallCode()) == Code.OVER_LIMIT
+                    && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
+                Thread.sleep(5);
+            }
+            assertThat(code).isEqualTo(Code.OK);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                    .as("the other server admits the token given back, in ms (its deny cache's ceiling is 5 s)")
+                    .isLessThanOrEqualTo(200);
+        }
+
+        @Test
         void twoServersOnOneRedisAdmitExactlyTheLimitOfFortyConcurrentCalls() throws Exception {
             RunningServer other = startServer("");
             Files.writeString(dir.resolve("ratelimit/sms.yaml"), """

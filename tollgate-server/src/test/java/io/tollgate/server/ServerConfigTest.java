@@ -71,7 +71,8 @@ class ServerConfigTest {
                         FailurePolicy.DENY,
                         3,
                         true,
-                        false)));
+                        false,
+                        Duration.ofSeconds(5))));
         assertThat(config.policies()).containsOnlyKeys("per-client", "daily").containsEntry("per-client", perClient);
         assertThat(config.rules())
                 .containsExactly(Rule.builder(perClient)
@@ -107,6 +108,19 @@ class ServerConfigTest {
     }
 
     @Test
+    void theDenyCachesCeilingIsASettingOfTheRedisSection() {
+        ServerConfig config =
+                ServerConfig.parse("redis: {uri: redis://127.0.0.1:6379, deny-cache-max-age: 2s}", "t.yaml");
+
+        assertThat(((ServerConfig.RedisStore) config.store()).settings().denyCacheMaxAge())
+                .isEqualTo(Duration.ofSeconds(2));
+        assertThatThrownBy(() ->
+                        ServerConfig.parse("redis: {uri: redis://127.0.0.1:6379, deny-cache-max-age: 0s}", "t.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("redis.deny-cache-max-age: must be longer than zero");
+    }
+
+    @Test
     void aClusterIsGivenBySeedNodes() {
         ServerConfig config = ServerConfig.parse(
                 "redis: {cluster-uris: [redis://10.0.0.1:7000, redis://10.0.0.2:7000], failure-policy: allow}",
@@ -121,7 +135,8 @@ class ServerConfigTest {
                         FailurePolicy.ALLOW,
                         0,
                         true,
-                        false)));
+                        false,
+                        Duration.ofSeconds(5))));
     }
 
     @Test

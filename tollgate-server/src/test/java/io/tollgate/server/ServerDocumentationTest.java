@@ -83,7 +83,8 @@ class ServerDocumentationTest {
                         FailurePolicy.LOCAL,
                         3,
                         true,
-                        false)));
+                        false,
+                        Duration.ofSeconds(5))));
         for (String each : keys) {
             String last = each.substring(each.lastIndexOf('.') + 1);
             // the starter's own keys, and the alternatives to redis.uri and to redis, read below

@@ -3,6 +3,7 @@ package io.tollgate.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -134,6 +135,68 @@ class ServerOnRedisTest {
         assertThat(elsewhere.body()).contains("\"remaining\":4");
         assertThat(down.statusCode()).isEqualTo(503);
         assertThat(down.body()).contains("\"detail\":\"The store cannot answer: ");
+    }
+
+    @Test
+    void aResetOnOneServerEndsTheRefusalCachedOnEachOtherServerWithin200Ms() throws Exception {
+        resetReachesEveryServer("uri: " + redis.server().uri());
+    }
+
+    @Test
+    void aResetOnOneServerReachesEveryOtherServerOnARedisClusterOfThreeMasters() throws Exception {
+        try (RedisCluster cluster = RedisCluster.start(3)) {
+            resetReachesEveryServer("cluster-uris: [" + String.join(", ", cluster.uris()) + "]");
+        }
+    }
+
+    /**
+     * Three servers on one store, a key refused on each (so that each caches the refusal), reset through one's
+     * admin API: the next request on each of the others is admitted within 200 ms.
+     */
+    private void resetReachesEveryServer(String target) throws Exception {
+        String config = """
+                redis:
+                  %s
+                  timeout: 500ms
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 5
+                        refill: 1/h
+                server:
+                  management-port: 0
+                """.formatted(target);
+        List<RunningServer> three = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            RunningServer server = RunningServer.start(config);
+            servers.add(server);
+            three.add(server);
+        }
+        String check = "{\"policy\": \"per-client\", \"key\": \"erin\"}";
+        for (int i = 0; i < 5; i++) {
+            assertThat(three.get(0).post("/v1/check", check).statusCode()).isEqualTo(200);
+        }
+        for (RunningServer server : three) {
+            assertThat(server.post("/v1/check", check).statusCode()).isEqualTo(429);
+            assertThat(server.post("/v1/check", check).body())
+                    .as("refused again, from the deny cache")
+                    .contains("\"remaining\":0");
+        }
+
+        HttpResponse<String> reset = three.get(1).management("DELETE", "/admin/buckets/per-client/erin");
+
+        assertThat(reset.statusCode()).isEqualTo(204);
+        for (RunningServer other : List.of(three.get(0), three.get(2))) {
+            long start = System.nanoTime();
+            HttpResponse<String> answer;
+            while ((answer = other.post("/v1/check", check)).statusCode() == 429
+                    && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
+                Thread.sleep(5);
+            }
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(answer.statusCode()).isEqualTo(200);
+            assertThat(millis).as("admitted after the reset, in ms").isLessThanOrEqualTo(200);
+        }
     }
 
     @Test

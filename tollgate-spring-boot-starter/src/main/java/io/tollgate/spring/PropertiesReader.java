@@ -146,6 +146,7 @@ final class PropertiesReader {
         put(settings, "expected-instances", redis.getExpectedInstances());
         put(settings, "batching", redis.isBatching());
         put(settings, "require-redis-at-start", redis.isRequireRedisAtStart());
+        put(settings, "deny-cache-max-age", redis.getDenyCacheMaxAge());
         return section("redis", settings, ConfigSections::redis);
     }
 

@@ -651,6 +651,20 @@ public class TollgateProperties {
          */
         private boolean requireRedisAtStart;
 
+        /**
+         * How long the deny cache relies on a refusal at most: a reset or refund on another instance is announced
+         * through Redis at once; this bounds what an announcement lost on its way costs.
+         */
+        private Duration denyCacheMaxAge = Duration.ofMillis(RedisSettings.DEFAULT_DENY_CACHE_MAX_AGE_MILLIS);
+
+        public Duration getDenyCacheMaxAge() {
+            return denyCacheMaxAge;
+        }
+
+        public void setDenyCacheMaxAge(Duration denyCacheMaxAge) {
+            this.denyCacheMaxAge = denyCacheMaxAge;
+        }
+
         public String getUri() {
             return uri;
         }

@@ -46,6 +46,14 @@ public interface BucketStore<A> {
     CompletableFuture<Void> delete(A address);
 
     /**
+     * Tells every other instance sharing the store that the buckets of {@code key} under {@code policy} changed
+     * outside a request (a reset, tokens given back), so that each forgets what it remembers of them ({@link
+     * GuardedRateLimiter#changedElsewhere}). The stage completes once the store has taken the announcement, and
+     * fails as {@link #charge}'s does; a store that no other instance shares completes it at once.
+     */
+    CompletableFuture<Void> announceChange(Policy policy, String key);
+
+    /**
      * Sorts a failed call into what the guard does about it.
      *
      * @param address the buckets the call was for, named in the detail; null for a call about none

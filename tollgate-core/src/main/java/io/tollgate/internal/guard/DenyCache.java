@@ -21,6 +21,13 @@ import java.util.concurrent.ConcurrentMap;
  * before the store decided, so a local refusal never outlasts the real one. Like any decision's, the retry-after
  * given assumes that nobody else takes tokens meanwhile; if other instances do, the real one is longer.
  *
+ * <p><b>Ceiling.</b> Another instance may give tokens back or reset the bucket: it announces that through the
+ * store, and this instance then forgets the refusal ({@link #forget}), or, if it may have missed announcements,
+ * every refusal ({@link #clear}). So that an announcement lost on its way costs a bounded time, no refusal is
+ * relied on longer than {@code maxAgeMicros} after its request was sent: past that, the next request asks the
+ * store again (one request, as below, while the others wait for it), and the refusal it brings back is
+ * remembered afresh. The retry-after given is the store's, whatever the ceiling.
+ *
  * <p>A key refused recently stays known for a second after its refusal ends. While one request for such a
  * key asks the store again (the <em>probe</em>), the others wait for its answer and then decide again, so that
  * the many threads of a server flooded by one client do not all call the store each time a token comes due.
@@ -34,7 +41,12 @@ final class DenyCache {
 
     private record Key(String policy, String key) {}
 
-    private record Denial(Policy policy, long cost, long untilMicros, long sentMicros, Decision decision) {}
+    /**
+     * A refusal remembered: it lasts until {@code untilMicros}, and is relied on until {@code trustedUntilMicros},
+     * no later.
+     */
+    private record Denial(
+            Policy policy, long cost, long untilMicros, long sentMicros, Decision decision, long trustedUntilMicros) {}
 
     /**
      * What to do with a request: refuse it here ({@code refusal}), wait for the probe in flight and then
@@ -47,8 +59,14 @@ final class DenyCache {
 
     private final Cache<Key, Denial> denials;
     private final ConcurrentMap<Key, CompletableFuture<Void>> probes = new ConcurrentHashMap<>();
+    private final long maxAgeMicros;
 
-    DenyCache(long maximumKeys, TimeSource time) {
+    /**
+     * @param maximumKeys how many refused keys to remember
+     * @param maxAgeMicros how long after its request was sent a refusal is relied on at most
+     */
+    DenyCache(long maximumKeys, long maxAgeMicros, TimeSource time) {
+        this.maxAgeMicros = maxAgeMicros;
         this.denials = Caffeine.newBuilder()
                 .maximumSize(maximumKeys)
                 .ticker(() -> time.nowMicros() * 1_000)
@@ -89,10 +107,12 @@ final class DenyCache {
         Key cacheKey = new Key(policy.name(), key);
         boolean refused = !answer.allowed() && answer.retryAfterMicros() > 0;
         if (refused) {
-            denials.put(cacheKey, new Denial(policy, cost, sentMicros + answer.retryAfterMicros(), sentMicros, answer));
+            long until = sentMicros + answer.retryAfterMicros();
+            long trustedUntil = sentMicros + Math.min(answer.retryAfterMicros(), maxAgeMicros);
+            denials.put(cacheKey, new Denial(policy, cost, until, sentMicros, answer, trustedUntil));
         } else if (denials.getIfPresent(cacheKey) != null) {
             // Ended, but remembered, so that the next probes for this key are still coordinated.
-            denials.put(cacheKey, new Denial(policy, cost, sentMicros, sentMicros, answer));
+            denials.put(cacheKey, new Denial(policy, cost, sentMicros, sentMicros, answer, sentMicros));
         }
     }
 
@@ -110,12 +130,18 @@ final class DenyCache {
                                 denial.cost,
                                 Math.min(denial.untilMicros, sentMicros),
                                 denial.sentMicros,
-                                denial.decision));
+                                denial.decision,
+                                Math.min(denial.trustedUntilMicros, sentMicros)));
     }
 
-    /** Forgets any refusal of the key, whose bucket was reset. */
-    void forget(Policy policy, String key) {
-        denials.invalidate(new Key(policy.name(), key));
+    /** Forgets any refusal of the key, whose bucket was reset or given tokens back, here or elsewhere. */
+    void forget(String policyName, String key) {
+        denials.invalidate(new Key(policyName, key));
+    }
+
+    /** Forgets every refusal: announcements of changes may have been missed. */
+    void clear() {
+        denials.invalidateAll();
     }
 
     /** Ends a probe that {@link #lookup} started, whatever its outcome, and wakes the requests waiting on it. */
@@ -130,7 +156,10 @@ final class DenyCache {
      * regained meanwhile (whole tokens only, still fewer than the cost).
      */
     private static Decision refusal(Denial denial, Policy policy, long cost, long nowMicros) {
-        if (cost != denial.cost || nowMicros >= denial.untilMicros || !denial.policy.equals(policy)) {
+        if (cost != denial.cost
+                || nowMicros >= denial.untilMicros
+                || nowMicros >= denial.trustedUntilMicros
+                || !denial.policy.equals(policy)) {
             return null;
         }
         Decision refused = denial.decision;

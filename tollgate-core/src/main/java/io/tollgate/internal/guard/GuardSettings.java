@@ -18,6 +18,7 @@ import java.util.Objects;
  * @param breakerFirstPause how long an open circuit waits before its first probe
  * @param breakerLongestPause the longest it waits, doubling from the first
  * @param denyCacheKeys how many refused keys to remember; 0 turns the deny cache off
+ * @param denyCacheMaxAge how long after its request was sent a remembered refusal is relied on at most
  * @param metrics told of every decision, failure and breaker
  * @param timeSource the clock of the budget, the deny cache and the fallback
  * @param log where degraded decisions are logged
@@ -31,6 +32,7 @@ public record GuardSettings(
         Duration breakerFirstPause,
         Duration breakerLongestPause,
         long denyCacheKeys,
+        Duration denyCacheMaxAge,
         MetricsRecorder metrics,
         TimeSource timeSource,
         System.Logger log) {
@@ -42,6 +44,7 @@ public record GuardSettings(
         failurePolicies = Map.copyOf(failurePolicies);
         Objects.requireNonNull(breakerFirstPause, "breakerFirstPause");
         Objects.requireNonNull(breakerLongestPause, "breakerLongestPause");
+        Objects.requireNonNull(denyCacheMaxAge, "denyCacheMaxAge");
         Objects.requireNonNull(metrics, "metrics");
         Objects.requireNonNull(timeSource, "timeSource");
         Objects.requireNonNull(log, "log");

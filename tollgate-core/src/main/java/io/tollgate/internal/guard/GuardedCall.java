@@ -129,6 +129,9 @@ final class GuardedCall<A> {
         if (reply.superseded()) {
             return decision; // a later request's reply teaches the same, newer: learning this too would be undone
         }
+        if (guard.changesHeard.heardSince(policy.name(), key, sentMicros)) {
+            return decision; // the store may have decided this before a change another instance announced
+        }
         if (guard.denyCache != null) {
             guard.denyCache.update(policy, key, cost, sentMicros, decision);
         }

@@ -51,7 +51,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      * answers at once, but {@code LOCAL} refuses as while the store is late: on a machine so busy that it read no
      * answer for half a second, the store may well be deciding those calls.
      */
-    static final long DOWN_AFTER_MICROS = 2_000_000;
+    public static final long DOWN_AFTER_MICROS = 2_000_000;
 
     /** The longest wait of a charge that must land whatever the bucket holds: every charge but the largest. */
     static final long ANY_WAIT_MICROS = TokenBucket.MAX_TICKS;
@@ -64,6 +64,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     private final Deadlines stalls;
 
     final DenyCache denyCache;
+    final ChangesHeard changesHeard;
     final LocalBuckets local;
     final UnseenCharges unseen;
     final DegradationLog degradations;
@@ -83,7 +84,10 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.deadlines = new Deadlines(settings.timeout());
         long untilStalled = STALL_MICROS - micros(settings.timeout());
         this.stalls = untilStalled > 0 ? new Deadlines(Duration.ofNanos(untilStalled * 1_000)) : null;
-        this.denyCache = settings.denyCacheKeys() > 0 ? new DenyCache(settings.denyCacheKeys(), time) : null;
+        this.denyCache = settings.denyCacheKeys() > 0
+                ? new DenyCache(settings.denyCacheKeys(), micros(settings.denyCacheMaxAge()), time)
+                : null;
+        this.changesHeard = new ChangesHeard(LocalBuckets.DEFAULT_KEYS, time);
         this.local = new LocalBuckets(LocalBuckets.DEFAULT_KEYS, this::instances, time);
         this.unseen = new UnseenCharges(LocalBuckets.DEFAULT_KEYS);
         this.degradations = new DegradationLog(time, settings.log(), store.name());
@@ -191,18 +195,58 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /**
-     * Deletes the key's buckets in the store, and forgets what this instance knew of them. Within the budget.
+     * Deletes the key's buckets in the store, forgets what this instance knew of them, and tells the other
+     * instances sharing the store to forget it too; returns once the store has taken that announcement. Each step
+     * within the budget.
      *
-     * @throws IllegalStateException if the store cannot answer within the budget, saying why
+     * @throws IllegalStateException if the store cannot answer within the budget, saying why; or if the buckets
+     *     were deleted but the other instances could not be told, saying so
      */
     @Override
     public void reset(String key, Policy policy) {
         Arguments.checkRequest(key, policy, 1);
         A address = store.address(key, policy);
         await(address, () -> store.delete(address));
-        local.forget(policy, key);
+        changesHeard.heard(policy.name(), key); // this instance's requests still on their way predate it too
+        forget(policy.name(), key);
+        try {
+            await(address, () -> store.announceChange(policy, key));
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException(
+                    "the buckets of key '" + key + "' under policy '" + policy.name() + "' were deleted, but the"
+                            + " other instances could not be told (" + e.getMessage() + "); they rely on what"
+                            + " they remember of it for at most "
+                            + settings.denyCacheMaxAge().toMillis() + " ms",
+                    e);
+        }
+    }
+
+    /**
+     * Forgets what this instance remembers of the key's buckets (a refusal, the fallback's copy), because another
+     * instance sharing the store changed them outside a request: reset them, or gave tokens back. An answer to a
+     * request sent before this call is not learnt either: the store may have decided it before the change.
+     * Called by the store's channel of announcements ({@link BucketStore#announceChange}); thread-safe and quick.
+     */
+    public void changedElsewhere(String policyName, String key) {
+        changesHeard.heard(policyName, key);
+        forget(policyName, key);
+    }
+
+    /**
+     * Forgets every refusal this instance remembers, because it may have missed announcements of changes: its
+     * channel of announcements was (re)subscribed. The fallback's copy of each bucket is kept: it is what {@code
+     * LOCAL} decides on while the store cannot be asked, and the store's next answer for each key replaces it.
+     */
+    public void changesMayHaveBeenMissed() {
         if (denyCache != null) {
-            denyCache.forget(policy, key);
+            denyCache.clear();
+        }
+    }
+
+    private void forget(String policyName, String key) {
+        local.forget(policyName, key);
+        if (denyCache != null) {
+            denyCache.forget(policyName, key);
         }
     }
 
@@ -304,8 +348,10 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /**
-     * Gives the tokens back in the store, without a budget: a refund that arrives late is still a refund.
-     * Decisions the failure policy made took nothing from the store, and are not given back here.
+     * Gives the tokens back in the store, without a budget: a refund that arrives late is still a refund; then
+     * tells the other instances sharing the store, so that none keeps refusing the key on what it remembers. The
+     * stage completes once both are done (a failed announcement leaves the refund in place). Decisions the failure
+     * policy made took nothing from the store, and are not given back here.
      */
     @Override
     public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
@@ -334,9 +380,39 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     /**
      * Charges {@code cost} to the key's buckets whatever they hold (a request that the failure policy
      * admitted), or gives {@code -cost} back (one that it refused), without a budget; the answer updates
-     * what this instance knows. The stage fails if the store could not be asked.
+     * what this instance knows. Tokens given back are announced to the other instances ({@link
+     * BucketStore#announceChange}) before the stage completes. The stage fails if the store could not be asked.
      */
     CompletableFuture<StoreReply> adjust(String key, Policy policy, long cost, long maxWaitMicros) {
+        CompletableFuture<StoreReply> adjusted = applyAdjustment(key, policy, cost, maxWaitMicros);
+        if (cost >= 0) {
+            return adjusted;
+        }
+        return adjusted.thenCompose(reply -> announceQuietly(policy, key).thenApply(announced -> reply));
+    }
+
+    /** Announces a change of the key; the stage completes either way, a failure logged. */
+    private CompletableFuture<Void> announceQuietly(Policy policy, String key) {
+        CompletableFuture<Void> announced;
+        try {
+            announced = store.announceChange(policy, key);
+        } catch (RuntimeException e) {
+            announced = CompletableFuture.failedFuture(e);
+        }
+        return announced.handle((done, failure) -> {
+            if (failure != null) {
+                settings.log().log(
+                        Level.DEBUG,
+                        () -> "Tollgate: announcing tokens given back to key '" + key + "' failed; the other"
+                                + " instances rely on what they remember of it for at most "
+                                + settings.denyCacheMaxAge().toMillis() + " ms",
+                        failure);
+            }
+            return null;
+        });
+    }
+
+    private CompletableFuture<StoreReply> applyAdjustment(String key, Policy policy, long cost, long maxWaitMicros) {
         String unavailable = store.unavailable();
         if (unavailable != null) {
             return CompletableFuture.failedFuture(new IllegalStateException(unavailable));
@@ -353,6 +429,9 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
                 settings.log().log(
                         Level.DEBUG, () -> "Tollgate: charging or refunding key '" + key + "' failed", failure);
                 return;
+            }
+            if (changesHeard.heardSince(policy.name(), key, sent)) {
+                return; // the store may have applied this before the change another instance announced
             }
             local.learn(
                     policy,

@@ -257,9 +257,9 @@ final class LocalBuckets {
         return before;
     }
 
-    /** Forgets what this instance knows of the key, whose bucket was reset. */
-    void forget(Policy policy, String key) {
-        known.invalidate(new Key(policy.name(), key));
+    /** Forgets what this instance knows of the key, whose bucket was reset or given tokens back elsewhere. */
+    void forget(String policyName, String key) {
+        known.invalidate(new Key(policyName, key));
     }
 
     /**

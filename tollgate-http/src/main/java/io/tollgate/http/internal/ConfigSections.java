@@ -69,7 +69,8 @@ public final class ConfigSections {
             "failure-policy",
             "expected-instances",
             "batching",
-            "require-redis-at-start");
+            "require-redis-at-start",
+            "deny-cache-max-age");
     private static final Set<String> MEMORY = Set.of("maximum-keys");
 
     private ConfigSections() {}
@@ -420,7 +421,8 @@ public final class ConfigSections {
                 failurePolicy(node.child("failure-policy")),
                 (int) expected,
                 node.child("batching").bool(RedisSettings.DEFAULTS.batching()),
-                node.child("require-redis-at-start").bool(RedisSettings.DEFAULTS.requireRedisAtStart()));
+                node.child("require-redis-at-start").bool(RedisSettings.DEFAULTS.requireRedisAtStart()),
+                node.child("deny-cache-max-age").duration(RedisSettings.DEFAULTS.denyCacheMaxAge()));
     }
 
     /**

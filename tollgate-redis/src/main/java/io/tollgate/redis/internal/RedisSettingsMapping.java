@@ -27,6 +27,7 @@ public final class RedisSettingsMapping {
                 .keyPrefix(settings.keyPrefix())
                 .failurePolicy(settings.failurePolicy())
                 .batching(settings.batching())
+                .denyCacheMaxAge(settings.denyCacheMaxAge())
                 .requireRedisAtStart(settings.requireRedisAtStart());
         if (settings.expectedInstances() > 0) {
             builder.expectedInstances(settings.expectedInstances());

@@ -26,6 +26,9 @@ final class EnvoyMetrics {
     }
 
     void decided(String domain, Match match, boolean allowed, boolean degraded) {
+        if (EnvoyWarmUp.isWarmUp(domain)) {
+            return; // the warm-up's calls are the server's own, and their domains are answered only meanwhile
+        }
         String result = allowed ? "ok" : match.shadow() ? "shadow_over_limit" : "over_limit";
         counters.computeIfAbsent(
                         new Tags(domain, match.keys(), result, degraded),

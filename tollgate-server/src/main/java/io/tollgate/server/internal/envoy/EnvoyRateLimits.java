@@ -239,6 +239,24 @@ public final class EnvoyRateLimits {
         }
     }
 
+    /** Returns every policy the descriptors of every domain follow, each once, in the files' order. */
+    List<Policy> policies() {
+        Map<String, Policy> found = new LinkedHashMap<>();
+        for (Map<String, Node> level : domains.values()) {
+            collect(level, found);
+        }
+        return List.copyOf(found.values());
+    }
+
+    private static void collect(Map<String, Node> level, Map<String, Policy> found) {
+        for (Node node : level.values()) {
+            if (node.limit() != null && node.limit().policy() != null) {
+                found.putIfAbsent(node.limit().policy().name(), node.limit().policy());
+            }
+            collect(node.children(), found);
+        }
+    }
+
     /** Whether {@code domain} has a configuration. */
     boolean hasDomain(String domain) {
         return domains.containsKey(domain);

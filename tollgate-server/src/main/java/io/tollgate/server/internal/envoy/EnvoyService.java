@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -49,6 +50,7 @@ public final class EnvoyService implements AutoCloseable {
 
     private final Server server;
     private final HealthStatusManager health;
+    private final Calls calls;
 
     /**
      * Starts listening on {@code host}:{@code port} (0 for a free port) and returns once it accepts calls;
@@ -61,23 +63,64 @@ public final class EnvoyService implements AutoCloseable {
             String host, int port, RateLimiter limiter, MeterRegistry registry, Supplier<Setup> setup)
             throws IOException {
         RateLimitDecisions decisions = new RateLimitDecisions(limiter, new EnvoyMetrics(registry));
+        Calls calls = new Calls(decisions, setup);
         HealthStatusManager health = new HealthStatusManager();
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
                 // Calls are decided on Netty's event loop: a decision never blocks (the limiter answers
                 // asynchronously), so handing each call to another thread would only add a hop.
                 .directExecutor()
-                .addService(new Calls(decisions, setup))
+                .addService(calls)
                 .addService(health.getHealthService())
                 .build();
-        EnvoyService service = new EnvoyService(server, health);
+        EnvoyService service = new EnvoyService(server, health, calls);
         service.serving(false);
         server.start();
         return service;
     }
 
-    private EnvoyService(Server server, HealthStatusManager health) {
+    private EnvoyService(Server server, HealthStatusManager health, Calls calls) {
         this.server = server;
         this.health = health;
+        this.calls = calls;
+    }
+
+    /**
+     * Runs {@code ShouldRateLimit} calls over the loopback to this service until its path is compiled or {@code
+     * deadlineNanos} (of {@link System#nanoTime()}) comes, so that the first real calls do not run out of the
+     * store's time budget; the calls name domains of their own, answered only meanwhile, on policies no client
+     * uses. Returns how many were answered; never throws.
+     */
+    public int warmUp(long deadlineNanos) {
+        calls.warmUp = EnvoyWarmUp.setups();
+        try {
+            return EnvoyWarmUp.run(address(), deadlineNanos);
+        } finally {
+            calls.warmUp = Map.of();
+        }
+    }
+
+    /**
+     * Runs a few {@code ShouldRateLimit} calls for each policy that the descriptors of {@code setup} follow, on a
+     * key no client uses, over the loopback, one at a time, until done or {@code deadlineNanos}: the first calls
+     * for a policy make what it needs, and the last thing a warm-up does should be what real calls do next. Their
+     * decisions are counted under the policies' names in the limiter's metrics, not in the Envoy ones. Returns how
+     * many were answered; never throws.
+     */
+    public int primePolicies(Setup setup, long deadlineNanos) {
+        Map<String, Setup> priming = EnvoyWarmUp.primingSetup(setup.limits());
+        if (priming.isEmpty()) {
+            return 0;
+        }
+        calls.warmUp = priming;
+        try {
+            return EnvoyWarmUp.prime(address(), setup.limits().policies().size(), deadlineNanos);
+        } finally {
+            calls.warmUp = Map.of();
+        }
+    }
+
+    private InetSocketAddress address() {
+        return (InetSocketAddress) server.getListenSockets().get(0);
     }
 
     /** Returns the port it listens on: the configured one, or the one picked for port 0. */
@@ -120,6 +163,8 @@ public final class EnvoyService implements AutoCloseable {
 
         private final RateLimitDecisions decisions;
         private final Supplier<Setup> setup;
+        /** What the warm-up's domains are answered with while it runs; empty otherwise. */
+        private volatile Map<String, Setup> warmUp = Map.of();
 
         Calls(RateLimitDecisions decisions, Supplier<Setup> setup) {
             this.decisions = decisions;
@@ -129,14 +174,17 @@ public final class EnvoyService implements AutoCloseable {
         @Override
         public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> answer) {
             try {
-                decisions.decide(request, setup.get()).whenComplete((response, failure) -> {
-                    if (failure == null) {
-                        answer.onNext(response);
-                        answer.onCompleted();
-                    } else {
-                        failed(answer, failure);
-                    }
-                });
+                Setup warming = warmUp.get(request.getDomain());
+                decisions
+                        .decide(request, warming != null ? warming : setup.get())
+                        .whenComplete((response, failure) -> {
+                            if (failure == null) {
+                                answer.onNext(response);
+                                answer.onCompleted();
+                            } else {
+                                failed(answer, failure);
+                            }
+                        });
             } catch (RateLimitDecisions.InvalidRequest e) {
                 answer.onError(
                         Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());

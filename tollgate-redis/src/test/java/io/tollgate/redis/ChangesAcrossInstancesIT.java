@@ -1,0 +1,250 @@
+package io.tollgate.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.Decision;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.testing.RedisCluster;
+import io.tollgate.testing.RedisExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * One truth across instances: a change made to a key outside a request on one instance (a reset, tokens given
+ * back) reaches what every other instance remembers of it (its deny cache's refusal, the {@code LOCAL}
+ * fallback's copy of the bucket) at once, through Redis; and an announcement lost on its way costs no more than
+ * the deny cache's ceiling.
+ */
+class ChangesAcrossInstancesIT {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    /** Three an hour: a refusal learnt here would last twenty minutes. */
+    private static final Policy THREE_AN_HOUR = Policy.of("hourly", Limit.of(3, Rate.perHour(3)));
+
+    private static final long WITHIN_MILLIS = 200;
+
+    private final List<RedisRateLimiter> limiters = new ArrayList<>();
+
+    @BeforeEach
+    void emptyRedis() {
+        redis.server().command("FLUSHALL");
+    }
+
+    @AfterEach
+    void closeLimiters() {
+        limiters.forEach(RedisRateLimiter::close);
+        redis.server().heal();
+    }
+
+    private RedisRateLimiter limiter(Consumer<RedisRateLimiter.Builder> settings) {
+        RedisRateLimiter.Builder builder =
+                RedisRateLimiter.builder().uri(redis.server().uri()).timeout(Duration.ofMillis(200));
+        settings.accept(builder);
+        RedisRateLimiter limiter = builder.build();
+        limiters.add(limiter);
+        return limiter;
+    }
+
+    @Test
+    void aResetOnOneInstanceEndsTheRefusalsCachedOnTheOthersWithin200Ms() throws Exception {
+        List<RedisRateLimiter> three = List.of(limiter(b -> {}), limiter(b -> {}), limiter(b -> {}));
+        refuseOnEach(three, "alice");
+
+        three.get(0).reset("alice", THREE_AN_HOUR);
+
+        for (RedisRateLimiter other : three.subList(1, 3)) {
+            assertThat(millisUntilAdmitted(other, "alice"))
+                    .as("the next request on another instance is admitted")
+                    .isLessThanOrEqualTo(WITHIN_MILLIS);
+        }
+    }
+
+    @Test
+    void aResetReachesEveryInstanceOnARedisClusterOfThreeMasters() throws Exception {
+        try (RedisCluster cluster = RedisCluster.start(3)) {
+            List<RedisRateLimiter> three = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                RedisRateLimiter limiter = RedisRateLimiter.builder()
+                        .clusterUris(cluster.uris())
+                        .timeout(Duration.ofMillis(500))
+                        .build();
+                limiters.add(limiter);
+                three.add(limiter);
+            }
+            List<String> keys = List.of("alice", "bob", "carol", "dave", "erin", "frank"); // slots on every master
+            for (String key : keys) {
+                refuseOnEach(three, key);
+            }
+
+            for (String key : keys) {
+                three.get(0).reset(key, THREE_AN_HOUR);
+            }
+
+            for (String key : keys) {
+                for (RedisRateLimiter other : three.subList(1, 3)) {
+                    assertThat(millisUntilAdmitted(other, key))
+                            .as("key %s on another instance", key)
+                            .isLessThanOrEqualTo(WITHIN_MILLIS);
+                }
+            }
+        }
+    }
+
+    @Test
+    void tokensGivenBackOnOneInstanceEndTheRefusalCachedOnAnother() throws Exception {
+        RedisRateLimiter one = limiter(b -> {});
+        RedisRateLimiter other = limiter(b -> {});
+        for (int i = 0; i < 3; i++) {
+            assertThat(one.tryAcquire("alice", THREE_AN_HOUR).allowed()).isTrue();
+        }
+        assertThat(other.tryAcquire("alice", THREE_AN_HOUR).allowed()).isFalse();
+        assertThat(other.guard().cachedRefusalMicros(THREE_AN_HOUR, "alice", 1)).isPositive();
+
+        one.refundAsync("alice", THREE_AN_HOUR, 1).toCompletableFuture().get(5, TimeUnit.SECONDS);
+
+        assertThat(millisUntilAdmitted(other, "alice")).isLessThanOrEqualTo(WITHIN_MILLIS);
+        assertThat(other.tryAcquire("alice", THREE_AN_HOUR).allowed())
+                .as("one token was given back, and taken")
+                .isFalse();
+    }
+
+    @Test
+    void withTheSubscriptionKilledJustBeforeAResetAnInstanceAdmitsNoLaterThanTheCeilingAndResubscribes()
+            throws Exception {
+        Duration ceiling = Duration.ofSeconds(2);
+        RedisRateLimiter one = limiter(b -> b.denyCacheMaxAge(ceiling));
+        RedisRateLimiter other = limiter(b -> b.denyCacheMaxAge(ceiling));
+        long subscribedBefore = other.changeSubscriptions();
+        refuseOnEach(List.of(one, other), "alice");
+        long refusedAt = System.nanoTime();
+
+        redis.server().command("CLIENT", "KILL", "TYPE", "pubsub");
+        one.reset("alice", THREE_AN_HOUR);
+
+        long admittedAfter = millisUntilAdmitted(other, "alice");
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - refusedAt))
+                .as("admitted no later than the ceiling after the refusal was learnt")
+                .isLessThanOrEqualTo(ceiling.toMillis() + WITHIN_MILLIS);
+        System.out.printf("after the subscription was killed, admitted %d ms after the reset%n", admittedAfter);
+        awaitTrue(() -> other.changeSubscriptions() > subscribedBefore, "the instance resubscribes");
+        awaitTrue(() -> subscribers() == 2, "both instances listen again");
+        one.reset("alice", THREE_AN_HOUR);
+        refuseOnEach(List.of(one, other), "alice");
+        one.reset("alice", THREE_AN_HOUR);
+        assertThat(millisUntilAdmitted(other, "alice"))
+                .as("once resubscribed, a reset reaches it at once again")
+                .isLessThanOrEqualTo(WITHIN_MILLIS);
+    }
+
+    @Test
+    void aChangeNobodyAnnouncedEndsACachedRefusalAtTheCeilingAndNotBefore() throws Exception {
+        Duration ceiling = Duration.ofSeconds(1);
+        RedisRateLimiter limiter = limiter(b -> b.denyCacheMaxAge(ceiling));
+        for (int i = 0; i < 3; i++) {
+            limiter.tryAcquire("alice", THREE_AN_HOUR);
+        }
+        long refusedAt = System.nanoTime();
+        Decision refused = limiter.tryAcquire("alice", THREE_AN_HOUR);
+        assertThat(refused.allowed()).isFalse();
+
+        redis.server().command("DEL", "tollgate:hourly:alice"); // as an operator might, with redis-cli
+
+        assertThat(limiter.tryAcquire("alice", THREE_AN_HOUR).allowed())
+                .as("still refused from the deny cache right after")
+                .isFalse();
+        long admittedAfter = millisUntilAdmitted(limiter, "alice");
+        long sinceRefusal = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - refusedAt);
+        assertThat(sinceRefusal).isBetween(ceiling.toMillis() - WITHIN_MILLIS, ceiling.toMillis() + WITHIN_MILLIS);
+        System.out.printf(
+                "an unannounced change was seen %d ms after the refusal (%d ms polling)%n",
+                sinceRefusal, admittedAfter);
+    }
+
+    @Test
+    void afterAResetAnotherInstanceDecidesLocallyFromAFullBucketNotFromTheEmptyOneItHadLearnt() throws Exception {
+        RedisRateLimiter one = limiter(b -> b.expectedInstances(1));
+        RedisRateLimiter other = limiter(b -> b.expectedInstances(1));
+        refuseOnEach(List.of(one, other), "alice");
+        assertThat(other.guard().knownUntilFullMicros(THREE_AN_HOUR, "alice"))
+                .as("the other instance learnt the bucket empty")
+                .isGreaterThan(TimeUnit.MINUTES.toMicros(50));
+
+        one.reset("alice", THREE_AN_HOUR);
+        awaitTrue(() -> other.guard().knownUntilFullMicros(THREE_AN_HOUR, "alice") == 0, "the reset is heard");
+        redis.server().pause(); // Redis late right after the reset
+        try {
+            Decision whileLate = other.tryAcquire("alice", THREE_AN_HOUR);
+            for (int i = 0; i < 10; i++) { // enough calls left unanswered to open the circuit
+                other.tryAcquireAsync("someone-" + i, THREE_AN_HOUR, 1);
+            }
+            Thread.sleep(2_500); // unanswered for two seconds: Redis counts as down
+            List<Decision> whileDown = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                whileDown.add(other.tryAcquire("alice", THREE_AN_HOUR));
+            }
+
+            assertThat(whileLate.allowed()).isFalse();
+            assertThat(whileLate.retryAfterMicros())
+                    .as("while late, refused as Redis may be deciding, not as the empty bucket it had learnt")
+                    .isLessThanOrEqualTo(TimeUnit.SECONDS.toMicros(1));
+            assertThat(whileDown)
+                    .extracting(Decision::allowed)
+                    .as("while down, LOCAL decides from a full bucket of three")
+                    .containsExactly(true, true, true, false);
+            assertThat(whileDown).allMatch(Decision::degraded);
+        } finally {
+            redis.server().resume();
+        }
+    }
+
+    /** Takes the key's three tokens and has each limiter refused once, so that each caches the refusal. */
+    private static void refuseOnEach(List<RedisRateLimiter> instances, String key) {
+        for (int i = 0; i < 3; i++) {
+            assertThat(instances.get(0).tryAcquire(key, THREE_AN_HOUR).allowed())
+                    .isTrue();
+        }
+        for (RedisRateLimiter instance : instances) {
+            assertThat(instance.tryAcquire(key, THREE_AN_HOUR).allowed()).isFalse();
+            assertThat(instance.guard().cachedRefusalMicros(THREE_AN_HOUR, key, 1))
+                    .as("the refusal is cached")
+                    .isGreaterThan(TimeUnit.MINUTES.toMicros(10));
+        }
+    }
+
+    /** Asks every 5 ms until the key is admitted; returns how long that took, in ms (at most 10 s). */
+    private static long millisUntilAdmitted(RedisRateLimiter limiter, String key) throws InterruptedException {
+        long start = System.nanoTime();
+        while (!limiter.tryAcquire(key, THREE_AN_HOUR).allowed()) {
+            if (System.nanoTime() - start > TimeUnit.SECONDS.toNanos(10)) {
+                return Long.MAX_VALUE;
+            }
+            Thread.sleep(5);
+        }
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    private static long subscribers() {
+        List<?> numsub = (List<?>) redis.server().command("PUBSUB", "NUMSUB", "tollgate:changes");
+        return Long.parseLong(numsub.get(1).toString());
+    }
+
+    private static void awaitTrue(java.util.function.BooleanSupplier condition, String what)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+            Thread.sleep(10);
+        }
+    }
+}

@@ -1,0 +1,244 @@
+package io.tollgate.server.internal.envoy;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.RateLimiter;
+import io.tollgate.server.internal.envoy.proto.RateLimitDescriptor;
+import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
+import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
+import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
+import java.lang.System.Logger.Level;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The calls that warm up Envoy's rate limit service before the server says it serves: {@code ShouldRateLimit}
+ * over the loopback to the service's own port, through gRPC's parsing, the matching of descriptors, the
+ * limiter, the rendering of header fields, the refund of an all-or-nothing refusal and gRPC's writing, so that
+ * the first real calls pay for no class loading or compilation. Without it the first answers, completed on the
+ * store's I/O thread, load and compile that path there, and every decision that thread completes next runs out
+ * of its budget.
+ *
+ * <p>The calls name domains of their own ({@value #DOMAIN} and {@value #DOMAIN_WITH_HEADERS}), that the service
+ * answers only while it warms up, on policies no client uses; they are not counted in the metrics.
+ */
+final class EnvoyWarmUp {
+
+    /** The domain of the warm-up's calls, answered without the {@code X-RateLimit} header fields. */
+    static final String DOMAIN = RateLimiter.WARM_UP_POLICY_PREFIX;
+
+    /** The domain of the warm-up's calls, answered with the {@code X-RateLimit} header fields. */
+    static final String DOMAIN_WITH_HEADERS = RateLimiter.WARM_UP_POLICY_PREFIX + "-x-ratelimit";
+
+    /**
+     * The domain of the calls that prime each policy the configuration's descriptors follow, on a key no client
+     * uses, so that the first real calls for a policy find everything it needs made (its metrics, its rule, its
+     * buckets' arguments) and the freshly collected heap in use.
+     */
+    static final String POLICIES_DOMAIN = RateLimiter.WARM_UP_POLICY_PREFIX + "-policies";
+
+    /** The most policies primed: a file of more pays for the rest on their first calls. */
+    static final int MAX_PRIMED_POLICIES = 256;
+
+    private static final int CALLS_PER_POLICY = 20;
+
+    /** Enough calls for the JIT's top tier to compile the path of a call. */
+    private static final int CALLS = 3_000;
+
+    private static final int IN_FLIGHT = 32;
+    private static final int KEYS = 8;
+    private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+
+    private static final Policy PASSING =
+            Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX + "-envoy", Limit.of(1_000_000, Rate.perSecond(1_000_000)));
+    private static final Policy REFUSING =
+            Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX + "-envoy-refused", Limit.of(1, Rate.perSecond(1_000)));
+
+    private EnvoyWarmUp() {}
+
+    /**
+     * What the service answers the warm-up's domains with: descriptors that allow (one naming a policy, one with
+     * a {@code rate_limit} of its own), and one that mostly refuses.
+     */
+    static Map<String, EnvoyService.Setup> setups() {
+        Map<String, Policy> policies = Map.of(PASSING.name(), PASSING, REFUSING.name(), REFUSING);
+        String file = """
+                domain: %s
+                descriptors:
+                  - key: allowed
+                    tollgate_policy: %s
+                  - key: refused
+                    tollgate_policy: %s
+                  - key: limited
+                    rate_limit:
+                      unit: second
+                      requests_per_unit: 1000000
+                """;
+        return Map.of(
+                DOMAIN,
+                new EnvoyService.Setup(
+                        EnvoyRateLimits.parse(
+                                file.formatted(DOMAIN, PASSING.name(), REFUSING.name()), "warm-up", policies),
+                        false),
+                DOMAIN_WITH_HEADERS,
+                new EnvoyService.Setup(
+                        EnvoyRateLimits.parse(
+                                file.formatted(DOMAIN_WITH_HEADERS, PASSING.name(), REFUSING.name()),
+                                "warm-up",
+                                policies),
+                        true));
+    }
+
+    /**
+     * What the service answers {@link #POLICIES_DOMAIN} with: a descriptor {@code p0}, {@code p1}, ... naming
+     * each policy of {@code limits}, at most {@value #MAX_PRIMED_POLICIES}.
+     */
+    static Map<String, EnvoyService.Setup> primingSetup(EnvoyRateLimits limits) {
+        List<Policy> policies = limits.policies();
+        Map<String, Policy> byName = new java.util.LinkedHashMap<>();
+        StringBuilder file = new StringBuilder("domain: " + POLICIES_DOMAIN + "\ndescriptors:\n");
+        for (int i = 0; i < Math.min(policies.size(), MAX_PRIMED_POLICIES); i++) {
+            Policy policy = policies.get(i);
+            byName.put(policy.name(), policy);
+            file.append("  - key: p")
+                    .append(i)
+                    .append("\n    tollgate_policy: ")
+                    .append(policy.name())
+                    .append('\n');
+        }
+        if (byName.isEmpty()) {
+            return Map.of();
+        }
+        return Map.of(
+                POLICIES_DOMAIN,
+                new EnvoyService.Setup(EnvoyRateLimits.parse(file.toString(), "warm-up", byName), false));
+    }
+
+    /**
+     * Decides {@value #CALLS_PER_POLICY} calls for each policy of the {@link #primingSetup}, one at a time, on a
+     * key of their own, over the loopback; returns how many were answered. Never throws.
+     */
+    static int prime(InetSocketAddress address, int policies, long deadlineNanos) {
+        String key = "tollgate-warm-up-" + UUID.randomUUID();
+        List<RateLimitRequest> requests = new ArrayList<>();
+        for (int i = 0; i < Math.min(policies, MAX_PRIMED_POLICIES); i++) {
+            RateLimitRequest request = RateLimitRequest.newBuilder()
+                    .setDomain(POLICIES_DOMAIN)
+                    .addDescriptors(descriptor("p" + i, key))
+                    .build();
+            for (int call = 0; call < CALLS_PER_POLICY; call++) {
+                requests.add(request);
+            }
+        }
+        ManagedChannel channel = channel(address);
+        try {
+            RateLimitServiceGrpc.RateLimitServiceBlockingStub stub = RateLimitServiceGrpc.newBlockingStub(channel);
+            int answered = 0;
+            for (RateLimitRequest request : requests) {
+                if (System.nanoTime() >= deadlineNanos) {
+                    break;
+                }
+                stub.withDeadlineAfter(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)
+                        .shouldRateLimit(request);
+                answered++;
+            }
+            return answered;
+        } catch (RuntimeException e) {
+            return failed(e);
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    /** Whether {@code domain} is one of the warm-up's, whose decisions the Envoy metrics leave out. */
+    static boolean isWarmUp(String domain) {
+        return domain.equals(DOMAIN) || domain.equals(DOMAIN_WITH_HEADERS) || domain.equals(POLICIES_DOMAIN);
+    }
+
+    /** Logs a warm-up call that failed (the server starts all the same); returns 0, the calls it counts. */
+    private static int failed(Exception e) {
+        LOG.log(Level.WARNING, "tollgate warm-up: an Envoy rate limit call failed: " + e.getMessage());
+        LOG.log(Level.DEBUG, "tollgate warm-up: the Envoy rate limit call that failed", e);
+        return 0;
+    }
+
+    private static ManagedChannel channel(InetSocketAddress address) {
+        InetAddress host = address.getAddress();
+        String target = host == null || host.isAnyLocalAddress()
+                ? InetAddress.getLoopbackAddress().getHostAddress()
+                : host.getHostAddress();
+        return NettyChannelBuilder.forAddress(target, address.getPort())
+                .usePlaintext()
+                .build();
+    }
+
+    /**
+     * Calls the service listening at {@code address} in waves until done or {@code deadlineNanos} (of {@link
+     * System#nanoTime()}); returns how many calls were answered. Never throws.
+     */
+    static int run(InetSocketAddress address, long deadlineNanos) {
+        ManagedChannel channel = channel(address);
+        try {
+            RateLimitServiceGrpc.RateLimitServiceFutureStub stub = RateLimitServiceGrpc.newFutureStub(channel);
+            List<RateLimitRequest> requests = requests();
+            int answered = 0;
+            while (answered < CALLS && System.nanoTime() < deadlineNanos) {
+                List<ListenableFuture<RateLimitResponse>> wave = new ArrayList<>(requests.size());
+                for (RateLimitRequest request : requests) {
+                    wave.add(
+                            stub.withDeadlineAfter(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)
+                                    .shouldRateLimit(request));
+                }
+                for (ListenableFuture<RateLimitResponse> call : wave) {
+                    call.get();
+                    answered++;
+                }
+            }
+            return answered;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 0;
+        } catch (Exception e) {
+            return failed(e);
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    /**
+     * Allowed (by a policy of the server's and by a {@code rate_limit} of the file's form), refused, and refused
+     * with another descriptor's tokens given back; with and without X-RateLimit.
+     */
+    private static List<RateLimitRequest> requests() {
+        String prefix = "tollgate-warm-up-" + UUID.randomUUID() + "-";
+        List<RateLimitRequest> requests = new ArrayList<>(IN_FLIGHT);
+        for (int i = 0; i < IN_FLIGHT; i++) {
+            String key = prefix + i % KEYS;
+            RateLimitRequest.Builder request =
+                    RateLimitRequest.newBuilder().setDomain(i % 2 == 0 ? DOMAIN : DOMAIN_WITH_HEADERS);
+            switch (i % 4) {
+                case 0, 1 -> request.addDescriptors(descriptor("allowed", key));
+                case 2 -> request.addDescriptors(descriptor("refused", key));
+                default ->
+                    request.addDescriptors(descriptor("allowed", key)).addDescriptors(descriptor("refused", key));
+            }
+            requests.add(request.build());
+        }
+        return requests;
+    }
+
+    private static RateLimitDescriptor descriptor(String key, String value) {
+        return RateLimitDescriptor.newBuilder()
+                .addEntries(RateLimitDescriptor.Entry.newBuilder().setKey(key).setValue(value))
+                .build();
+    }
+}

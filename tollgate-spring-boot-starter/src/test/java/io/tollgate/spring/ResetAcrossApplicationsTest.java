@@ -1,0 +1,86 @@
+package io.tollgate.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.spring.testapp.TestApplication;
+import io.tollgate.testing.RedisExtension;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * Two instances of one application on the application's Redis: a bucket reset through one's Actuator endpoint
+ * ({@code DELETE /actuator/tollgate/{policy}/{key}}) ends the refusal the other had cached, at once.
+ */
+class ResetAcrossApplicationsTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private final HttpClient client = HttpClient.newHttpClient();
+    private final List<ConfigurableApplicationContext> applications = new ArrayList<>();
+
+    @AfterEach
+    void stopApplications() {
+        applications.forEach(ConfigurableApplicationContext::close);
+    }
+
+    @Test
+    void aResetThroughOneInstancesActuatorEndsTheRefusalCachedOnTheOtherWithin200Ms() throws Exception {
+        redis.server().command("FLUSHALL");
+        int one = start();
+        int other = start();
+        for (int i = 0; i < 3; i++) {
+            assertThat(send(one, "GET", "/api/hello").statusCode()).isEqualTo(200);
+        }
+        assertThat(send(one, "GET", "/api/hello").statusCode()).isEqualTo(429);
+        assertThat(send(other, "GET", "/api/hello").statusCode()).isEqualTo(429);
+        assertThat(send(other, "GET", "/api/hello").statusCode())
+                .as("refused from its deny cache")
+                .isEqualTo(429);
+
+        HttpResponse<String> reset = send(one, "DELETE", "/actuator/tollgate/per-ip/ip:127.0.0.1");
+
+        assertThat(reset.statusCode()).isEqualTo(200);
+        long start = System.nanoTime();
+        int status;
+        while ((status = send(other, "GET", "/api/hello").statusCode()) == 429
+                && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
+            Thread.sleep(5);
+        }
+        assertThat(status).isEqualTo(200);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                .as("the other instance admits after the reset, in ms")
+                .isLessThanOrEqualTo(200);
+    }
+
+    private int start() {
+        // Arguments, not default properties: the profile's file sets what the endpoints expose
+        ConfigurableApplicationContext application = new SpringApplicationBuilder(TestApplication.class)
+                .profiles("ratelimited")
+                .run(
+                        "--server.port=0",
+                        "--spring.data.redis.host=127.0.0.1",
+                        "--spring.data.redis.port=" + redis.server().port(),
+                        "--management.endpoints.web.exposure.include=health,tollgate");
+        applications.add(application);
+        return Integer.parseInt(application.getEnvironment().getProperty("local.server.port"));
+    }
+
+    private HttpResponse<String> send(int port, String method, String path) throws Exception {
+        return client.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .method(method, HttpRequest.BodyPublishers.noBody())
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}
