@@ -64,16 +64,19 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
         decisions
                 .computeIfAbsent(
                         tags,
-                        t -> registry.counter(
-                                "tollgate.http.decisions",
-                                "policy",
-                                t.policy(),
-                                "outcome",
-                                t.allowed() ? "allowed" : "refused",
-                                "dry_run",
-                                Boolean.toString(t.dryRun()),
-                                "degraded",
-                                Boolean.toString(t.degraded())))
+                        t -> Counter.builder("tollgate.http.decisions")
+                                .description("HTTP requests a rule decided, by policy, outcome, dry run and whether"
+                                        + " the failure policy decided")
+                                .tags(
+                                        "policy",
+                                        t.policy(),
+                                        "outcome",
+                                        t.allowed() ? "allowed" : "refused",
+                                        "dry_run",
+                                        Boolean.toString(t.dryRun()),
+                                        "degraded",
+                                        Boolean.toString(t.degraded()))
+                                .register(registry))
                 .increment();
     }
 
@@ -83,26 +86,31 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
         String action = onMissing instanceof MissingKey.Reject
                 ? "reject"
                 : onMissing instanceof MissingKey.Fallback ? "fallback" : "skip";
-        registry.counter("tollgate.http.missing_key", "policy", rule.name(), "action", action)
+        Counter.builder("tollgate.http.missing_key")
+                .description("HTTP requests without the key their rule reads, by rule and what it did: reject,"
+                        + " fallback or skip")
+                .tags("policy", rule.name(), "action", action)
+                .register(registry)
                 .increment();
     }
 
     @Override
     public void settled(RuleOutcome outcome, long difference, boolean landed) {
         String action = !landed ? "lost" : difference > 0 ? "charged" : "refunded";
-        registry.counter(
-                        "tollgate.http.settled_tokens",
-                        "policy",
-                        outcome.policy().name(),
-                        "action",
-                        action)
+        Counter.builder("tollgate.http.settled_tokens")
+                .description("Tokens settled after the response against the cost taken up front: charged,"
+                        + " refunded, or lost when the store could not take them")
+                .tags("policy", outcome.policy().name(), "action", action)
+                .register(registry)
                 .increment(Math.abs(difference));
     }
 
     @Override
     public void permit(Rule rule, Permit permit) {
-        registry.counter(
-                        "tollgate.http.permits",
+        Counter.builder("tollgate.http.permits")
+                .description("Slots of a concurrency limit asked for by HTTP requests, by limit, outcome, dry run and"
+                        + " whether the failure policy decided")
+                .tags(
                         "limit",
                         permit.limit().name(),
                         "outcome",
@@ -111,17 +119,16 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
                         Boolean.toString(rule.dryRun()),
                         "degraded",
                         Boolean.toString(permit.degraded()))
+                .register(registry)
                 .increment();
     }
 
     @Override
     public void listed(Rule rule, PolicyChoice.Listing listing) {
-        registry.counter(
-                        "tollgate.http.listed",
-                        "policy",
-                        rule.name(),
-                        "list",
-                        listing == PolicyChoice.Listing.ALLOWED ? "allow" : "deny")
+        Counter.builder("tollgate.http.listed")
+                .description("HTTP requests a rule's allow or deny list decided without a bucket")
+                .tags("policy", rule.name(), "list", listing == PolicyChoice.Listing.ALLOWED ? "allow" : "deny")
+                .register(registry)
                 .increment();
     }
 }

@@ -6,6 +6,7 @@ import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.tollgate.internal.guard.GuardedRateLimiter;
+import io.tollgate.redis.internal.TokenBucketScript;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -56,6 +57,7 @@ final class BucketChanges implements AutoCloseable {
     private volatile StatefulRedisPubSubConnection<byte[], byte[]> subscription;
     private final AtomicLong subscriptions = new AtomicLong();
     private volatile boolean closed;
+    private volatile boolean toldNoPermission;
 
     /**
      * @param channel the channel's name
@@ -169,6 +171,17 @@ final class BucketChanges implements AutoCloseable {
         done.completeExceptionally(failure);
         if (closed) {
             return;
+        }
+        String refused = String.valueOf(TokenBucketScript.unwrap(failure).getMessage());
+        if (refused.startsWith("NOPERM") && !toldNoPermission) {
+            toldNoPermission = true; // once: the retries every second would say the same
+            LOG.log(
+                    Level.WARNING,
+                    "Tollgate cannot subscribe to {0}: Redis answered {1}; other instances'' resets and refunds reach"
+                            + " this one only through its deny cache''s ceiling until the Redis user may use the"
+                            + " channel (ACL SETUSER <user> &{0})",
+                    text(channel),
+                    refused);
         }
         LOG.log(Level.DEBUG, () -> "Tollgate: subscribing to " + text(channel) + " failed; trying again", failure);
         try {

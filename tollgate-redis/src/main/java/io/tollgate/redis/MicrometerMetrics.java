@@ -101,7 +101,11 @@ public final class MicrometerMetrics implements MetricsRecorder {
     }
 
     private Counter decisionCounter(String policy, String outcome, String source) {
-        return registry.counter("tollgate.decisions", "policy", policy, "outcome", outcome, "source", source);
+        return Counter.builder("tollgate.decisions")
+                .description("Decisions made, by policy, outcome and what made them: redis (or memory), deny_cache"
+                        + " (a refusal remembered) or fallback (the failure policy)")
+                .tags("policy", policy, "outcome", outcome, "source", source)
+                .register(registry);
     }
 
     @Override
@@ -120,14 +124,24 @@ public final class MicrometerMetrics implements MetricsRecorder {
 
     @Override
     public void failed(Degradation.Cause cause) {
-        registry.counter("tollgate.redis.failures", "cause", cause.name().toLowerCase(Locale.ROOT))
+        Counter.builder("tollgate.redis.failures")
+                .description("Decisions Redis did not make, by cause: timeout, unreachable, error_reply or"
+                        + " circuit_open")
+                .tag("cause", cause.name().toLowerCase(Locale.ROOT))
+                .register(registry)
                 .increment();
     }
 
     @Override
     public void refusedFromCache(Policy policy) {
         denyCacheHits
-                .computeIfAbsent(policy.name(), name -> registry.counter("tollgate.deny_cache.hits", "policy", name))
+                .computeIfAbsent(
+                        policy.name(),
+                        name -> Counter.builder("tollgate.deny_cache.hits")
+                                .description(
+                                        "Requests refused from a refusal this instance remembered, without asking Redis")
+                                .tag("policy", name)
+                                .register(registry))
                 .increment();
         decided(policy, false, "deny_cache");
     }

@@ -1,6 +1,7 @@
 package io.tollgate.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tollgate.Decision;
 import io.tollgate.Limit;
@@ -205,6 +206,27 @@ class ChangesAcrossInstancesIT {
             assertThat(whileDown).allMatch(Decision::degraded);
         } finally {
             redis.server().resume();
+        }
+    }
+
+    @Test
+    void aResetByARedisUserWithoutTheChannelDeletesTheBucketsAndSaysTheOthersWereNotTold() {
+        redis.server().command("ACL", "SETUSER", "nochannel", "on", ">secret", "~tollgate:*", "+@all");
+        try {
+            RedisRateLimiter restricted = limiter(b ->
+                    b.uri("redis://nochannel:secret@127.0.0.1:" + redis.server().port()));
+            for (int i = 0; i < 3; i++) {
+                restricted.tryAcquire("alice", THREE_AN_HOUR);
+            }
+
+            assertThatThrownBy(() -> restricted.reset("alice", THREE_AN_HOUR))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("were deleted, but the other instances could not be told")
+                    .hasMessageContaining("NOPERM");
+            assertThat(redis.server().command("EXISTS", "tollgate:hourly:alice"))
+                    .isEqualTo(0L);
+        } finally {
+            redis.server().command("ACL", "DELUSER", "nochannel");
         }
     }
 

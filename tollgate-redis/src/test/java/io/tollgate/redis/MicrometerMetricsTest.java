@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -44,6 +45,28 @@ class MicrometerMetricsTest {
     void close() {
         limiter.close();
         redis.server().heal();
+    }
+
+    @Test
+    void everyMeterSaysWhatItCountsForPrometheusHelp() {
+        limiter.tryAcquire("alice", TWO); // the circuit breaker's gauges and the latency
+        MicrometerMetrics metrics = MicrometerMetrics.of(registry);
+        metrics.decided(TWO, true, "redis");
+        metrics.failed(Degradation.Cause.TIMEOUT);
+        metrics.refusedFromCache(TWO);
+        metrics.overLimit(TWO);
+        metrics.unseenCharged(TWO);
+        metrics.unseenDropped(TWO);
+        metrics.refunded(TWO);
+
+        // Not the gauges a simple registry derives from the latency histogram's buckets (synthetic): Prometheus
+        // shows the histogram as one family, with the timer's description.
+        assertThat(registry.getMeters())
+                .filteredOn(meter -> meter.getId().syntheticAssociation() == null)
+                .hasSizeGreaterThan(10)
+                .allSatisfy(meter -> assertThat(meter.getId().getDescription())
+                        .as("the description of %s", meter.getId().getName())
+                        .isNotBlank());
     }
 
     @Test

@@ -103,9 +103,8 @@ final class ConfigReloader implements AutoCloseable {
         List<String> restart = running.restartOnlyChanges(next);
         limits.set(Limits.of(running.reloadedAs(next), limiter, metrics));
         metrics.reloaded(true);
-        String detail = "reloaded " + file + ": " + next.policies().size() + " policies, "
-                + next.rules().size()
-                + " rules"
+        String detail = "reloaded " + file + ": " + counted(next.policies().size(), "policy", "policies") + ", "
+                + counted(next.rules().size(), "rule", "rules")
                 + (restart.isEmpty()
                         ? ""
                         : "; changed, taking effect at the next start: " + String.join(", ", restart));
@@ -170,5 +169,10 @@ final class ConfigReloader implements AutoCloseable {
         if (watcher != null) {
             watcher.shutdownNow();
         }
+    }
+
+    /** Returns {@code count} and the noun, in the singular for one: {@code 1 policy}, {@code 2 policies}. */
+    private static String counted(int count, String one, String many) {
+        return count + " " + (count == 1 ? one : many);
     }
 }

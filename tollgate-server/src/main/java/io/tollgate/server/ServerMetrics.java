@@ -69,30 +69,42 @@ final class ServerMetrics {
 
     /** Counts a reload of the configuration, done or refused. */
     void reloaded(boolean done) {
-        registry.counter("tollgate.config.reloads", "result", done ? "reloaded" : "failed")
+        Counter.builder("tollgate.config.reloads")
+                .description("Reloads of the configuration file: reloaded, or failed (the running one stays)")
+                .tag("result", done ? "reloaded" : "failed")
+                .register(registry)
                 .increment();
     }
 
     void checked(Policy policy, Decision decision) {
         checks.computeIfAbsent(
                         new CheckTags(policy.name(), decision.allowed(), decision.degraded()),
-                        tags -> registry.counter(
-                                "tollgate.api.decisions",
-                                "policy",
-                                tags.policy(),
-                                "outcome",
-                                tags.allowed() ? "allowed" : "refused",
-                                "degraded",
-                                Boolean.toString(tags.degraded())))
+                        tags -> Counter.builder("tollgate.api.decisions")
+                                .description("Decisions of the decision API (POST /v1/check), by policy, outcome and"
+                                        + " whether the failure policy decided")
+                                .tags(
+                                        "policy",
+                                        tags.policy(),
+                                        "outcome",
+                                        tags.allowed() ? "allowed" : "refused",
+                                        "degraded",
+                                        Boolean.toString(tags.degraded()))
+                                .register(registry))
                 .increment();
     }
 
     /** Counts a charge of the decision API, and the tokens it took if it was taken. */
     void charged(Policy policy, long cost, boolean taken) {
-        registry.counter("tollgate.api.charges", "policy", policy.name(), "result", taken ? "charged" : "failed")
+        Counter.builder("tollgate.api.charges")
+                .description("Charges of the decision API (POST /v1/charge): charged, or failed (nothing taken)")
+                .tags("policy", policy.name(), "result", taken ? "charged" : "failed")
+                .register(registry)
                 .increment();
         if (taken) {
-            registry.counter("tollgate.api.charged.tokens", "policy", policy.name())
+            Counter.builder("tollgate.api.charged.tokens")
+                    .description("Tokens the decision API's charges took")
+                    .tag("policy", policy.name())
+                    .register(registry)
                     .increment(cost);
         }
     }
@@ -109,6 +121,11 @@ final class ServerMetrics {
     }
 
     void upstream(String status) {
-        registry.counter("tollgate.proxy.upstream", "status", status).increment();
+        Counter.builder("tollgate.proxy.upstream")
+                .description("Requests the proxy sent upstream, by the upstream's status, or why none came (such"
+                        + " as timeout)")
+                .tag("status", status)
+                .register(registry)
+                .increment();
     }
 }

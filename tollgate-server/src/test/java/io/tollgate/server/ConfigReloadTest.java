@@ -113,7 +113,7 @@ class ConfigReloadTest {
             assertThat(reload.statusCode()).isEqualTo(200);
             assertThat(reload.body())
                     .isEqualTo("{\"reloaded\":true,\"detail\":\"reloaded " + file
-                            + ": 1 policies, 0 rules\",\"restart_required\":[]}");
+                            + ": 1 policy, 0 rules\",\"restart_required\":[]}");
             assertThat(aliceAfter)
                     .as("alice keeps her 3 spent tokens of the bigger bucket")
                     .isEqualTo(7);

@@ -105,6 +105,36 @@ class ServerDocumentationTest {
     }
 
     @Test
+    void everyTollgateMeterOnMetricsSaysWhatItCountsAndIsInTheMetersTable() throws Exception {
+        String table = Files.readString(DocumentationExamples.PROJECT.resolve(PAGE));
+        try (RunningServer server = RunningServer.start("""
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 1
+                        refill: 1/h
+                """)) {
+            server.post("/v1/check", "{\"policy\":\"per-client\",\"key\":\"alice\"}");
+            server.post("/v1/check", "{\"policy\":\"per-client\",\"key\":\"alice\"}");
+            server.post("/v1/charge", "{\"policy\":\"per-client\",\"key\":\"bob\",\"cost\":1}");
+
+            String scraped = server.get("/metrics").body();
+
+            Matcher help = Pattern.compile("(?m)^# HELP (tollgate_\\w+) ?(.*)$").matcher(scraped);
+            List<String> families = new ArrayList<>();
+            while (help.find()) {
+                String family = help.group(1).replaceAll("_total$", "");
+                families.add(family);
+                assertThat(help.group(2)).as("the HELP text of %s", family).isNotBlank();
+                assertThat(table)
+                        .as("%s in the meters table of %s", family, PAGE)
+                        .contains("`" + family);
+            }
+            assertThat(families).contains("tollgate_decisions", "tollgate_api_decisions", "tollgate_api_charges");
+        }
+    }
+
+    @Test
     void theUsageShownIsWhatTheServerPrints() {
         String usage = DocumentationExamples.blocks(PAGE, "text").stream()
                 .filter(block -> block.startsWith("Usage:"))

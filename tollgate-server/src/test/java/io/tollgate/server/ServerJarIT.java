@@ -193,7 +193,7 @@ class ServerJarIT {
             }
 
             assertThat(before).containsExactly(200, 429);
-            assertThat(server.err()).contains("tollgate: reloaded " + config + ": 1 policies, 0 rules (SIGHUP)");
+            assertThat(server.err()).contains("tollgate: reloaded " + config + ": 1 policy, 0 rules (SIGHUP)");
             assertThat(server.isAlive()).isTrue();
             assertThat(post(port, "/v1/check", alice).statusCode())
                     .as("the bigger bucket keeps alice's one spent token")

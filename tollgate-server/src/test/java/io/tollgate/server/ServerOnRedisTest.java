@@ -3,9 +3,11 @@ package io.tollgate.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.tollgate.DocumentationExamples;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -197,6 +199,45 @@ class ServerOnRedisTest {
             assertThat(answer.statusCode()).isEqualTo(200);
             assertThat(millis).as("admitted after the reset, in ms").isLessThanOrEqualTo(200);
         }
+    }
+
+    @Test
+    void theTwoServerExampleSharesItsLimitsPlansAndResetsAsItsCommentsSay() throws Exception {
+        String file = Files.readString(DocumentationExamples.PROJECT.resolve("examples/two-servers/tollgate.yaml"))
+                .replace("redis://127.0.0.1:6379", redis.server().uri())
+                .replace("http://127.0.0.1:9000", upstream.uri().toString());
+        RunningServer one = RunningServer.start(file);
+        servers.add(one);
+        RunningServer other = RunningServer.start(file);
+        servers.add(other);
+
+        List<Integer> free = new ArrayList<>();
+        for (int i = 0; i < 11; i++) {
+            free.add((i % 2 == 0 ? one : other)
+                    .get("/api/hello", "X-API-Key", "k-free")
+                    .statusCode());
+        }
+        List<Integer> pro = new ArrayList<>();
+        for (int i = 0; i < 11; i++) {
+            pro.add((i % 2 == 0 ? one : other)
+                    .get("/api/hello", "X-API-Key", "k-acme")
+                    .statusCode());
+        }
+        int withoutKey = one.get("/api/hello").statusCode();
+        HttpResponse<String> withoutToken = other.management("DELETE", "/admin/buckets/free/header:x-api-key:k-free");
+        HttpResponse<String> reset = other.management(
+                "DELETE", "/admin/buckets/free/header:x-api-key:k-free", "Authorization", "Bearer change-me");
+
+        assertThat(free)
+                .as("ten between both servers, then refused")
+                .containsExactly(200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 429);
+        assertThat(pro).as("the pro plan's burst of 100").containsOnly(200);
+        assertThat(withoutKey).isEqualTo(401);
+        assertThat(withoutToken.statusCode()).isEqualTo(401);
+        assertThat(reset.statusCode()).isEqualTo(204);
+        assertThat(one.get("/api/hello", "X-API-Key", "k-free").statusCode())
+                .as("the reset on one server reaches the other at once")
+                .isEqualTo(200);
     }
 
     @Test

@@ -5,15 +5,23 @@ import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import java.lang.System.Logger.Level;
+import java.lang.ref.WeakReference;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * Says in the log, at WARNING, that decisions were degraded, without flooding it: the first degraded decision
  * of a policy and cause is logged at once, and then at most one line per policy and cause every {@link
  * #INTERVAL_MICROS}, with how many there were since the line before. Likewise for admissions by the failure
- * policy that the store's late answer showed to be over the limit. The metrics count every one of them.
+ * policy that the store's late answer showed to be over the limit. What was held back is logged by {@link
+ * #flush}, which the guard calls every second, once its interval has passed: so every one is counted in a line,
+ * even when the outage ends, or the requests stop, before another comes. The metrics count every one of them.
  *
  * <p>Thread-safe.
  */
@@ -33,7 +41,18 @@ final class DegradationLog {
         private boolean logged;
         private long lastLineMicros;
         private long count;
+        /** What an event is, in the line: a decision, a request. */
+        private String what;
+        /** The line of the latest event, given how many there were as words. */
+        private Function<String, String> line;
     }
+
+    /** One thread for every limiter's flushes: a line is a rare thing. */
+    private static final ScheduledExecutorService FLUSHES = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "tollgate-degradation-log");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     private final TimeSource time;
     private final System.Logger log;
@@ -59,14 +78,12 @@ final class DegradationLog {
             return;
         }
         String cause = degradation.cause().name().toLowerCase(Locale.ROOT).replace('_', '-');
-        String counted = count(new Topic(policy.name(), cause), "decision");
-        if (counted != null) {
-            log.log(
-                    Level.WARNING,
-                    "Tollgate: policy '" + policy.name() + "': " + counted + " degraded (" + cause
-                            + "), decided by the failure policy " + degradation.fallback() + "; the latest: "
-                            + degradation.detail());
-        }
+        count(
+                new Topic(policy.name(), cause),
+                "decision",
+                counted -> "Tollgate: policy '" + policy.name() + "': " + counted + " degraded (" + cause
+                        + "), decided by the failure policy " + degradation.fallback() + "; the latest: "
+                        + degradation.detail());
     }
 
     /**
@@ -96,20 +113,21 @@ final class DegradationLog {
 
     /** Logs, counted as {@link #count} says, requests of {@code topic} that the failure policy admitted. */
     private void admitted(Policy policy, String topic, String how, String key) {
-        String counted = count(new Topic(policy.name(), topic), "request");
-        if (counted != null) {
-            log.log(
-                    Level.WARNING,
-                    "Tollgate: policy '" + policy.name() + "': " + counted + " admitted by the failure policy " + how
-                            + " (the latest for key '" + key + "')");
+        if (policy.name().startsWith(RateLimiter.WARM_UP_POLICY_PREFIX)) {
+            return; // the warm-up's, cold by design
         }
+        count(
+                new Topic(policy.name(), topic),
+                "request",
+                counted -> "Tollgate: policy '" + policy.name() + "': " + counted + " admitted by the failure policy "
+                        + how + " (the latest for key '" + key + "')");
     }
 
     /**
-     * Counts one event of {@code topic}; returns how many there were since the last line, as words, if a
-     * line is due now, else null.
+     * Counts one event of {@code topic}, {@code what} it is, and logs {@code line} (given the count as words) if a
+     * line is due now; else holds it back for the next line, or {@link #flush}.
      */
-    private String count(Topic topic, String what) {
+    private void count(Topic topic, String what, Function<String, String> line) {
         Tally tally = tallies.get(topic);
         if (tally == null) {
             if (tallies.size() >= MAX_TRACKED) {
@@ -117,22 +135,92 @@ final class DegradationLog {
             }
             tally = tallies.computeIfAbsent(topic, t -> new Tally());
         }
-        long now = time.nowMicros();
+        String due;
         synchronized (tally) {
+            long now = time.nowMicros();
             tally.count++;
-            boolean first = !tally.logged;
-            long since = now - tally.lastLineMicros;
-            if (!first && since < INTERVAL_MICROS) {
-                return null;
+            tally.what = what;
+            tally.line = line;
+            if (!tally.logged) { // the first of its topic: at once
+                tally.count = 0;
+                tally.logged = true;
+                tally.lastLineMicros = now;
+                due = line.apply("1 " + what);
+            } else {
+                due = due(tally, now, false);
             }
-            long count = tally.count;
-            tally.count = 0;
-            tally.logged = true;
-            tally.lastLineMicros = now;
-            return first
-                    ? "1 " + what
-                    : count + " " + what + (count == 1 ? "" : "s") + " in the last " + (since + 999_999) / 1_000_000
-                            + " s";
         }
+        if (due != null) {
+            log.log(Level.WARNING, due);
+        }
+    }
+
+    /**
+     * Flushes {@code log} every second until the returned task is cancelled, or the log is no longer used: the task
+     * holds it weakly, so that a limiter dropped without being closed is not kept alive by it.
+     */
+    static ScheduledFuture<?> flushEverySecond(DegradationLog log) {
+        WeakReference<DegradationLog> held = new WeakReference<>(log);
+        ScheduledFuture<?>[] task = new ScheduledFuture<?>[1];
+        synchronized (task) {
+            task[0] = FLUSHES.scheduleWithFixedDelay(
+                    () -> {
+                        DegradationLog alive = held.get();
+                        if (alive != null) {
+                            alive.flush();
+                        } else {
+                            synchronized (task) {
+                                task[0].cancel(false);
+                            }
+                        }
+                    },
+                    1,
+                    1,
+                    TimeUnit.SECONDS);
+            return task[0];
+        }
+    }
+
+    /**
+     * Logs what was held back of each topic whose interval has passed since its last line, so that every event is
+     * counted in a line even if no other comes after it. Cheap when nothing waits; thread-safe.
+     */
+    void flush() {
+        flush(false);
+    }
+
+    /** Logs everything held back, interval or not: the limiter is closing. */
+    void flushAll() {
+        flush(true);
+    }
+
+    private void flush(boolean all) {
+        long now = time.nowMicros();
+        for (Map.Entry<Topic, Tally> each : tallies.entrySet()) {
+            Tally tally = each.getValue();
+            String due;
+            synchronized (tally) {
+                due = tally.count == 0 ? null : due(tally, now, all);
+            }
+            if (due != null) {
+                log.log(Level.WARNING, due);
+            }
+        }
+    }
+
+    /**
+     * Returns the line of the events counted since the topic's last line, if its interval has passed, and starts
+     * counting again; else null. Called under the tally's lock.
+     */
+    private static String due(Tally tally, long now, boolean evenWithinInterval) {
+        long since = now - tally.lastLineMicros;
+        if (since < INTERVAL_MICROS && !evenWithinInterval) {
+            return null;
+        }
+        long count = tally.count;
+        tally.count = 0;
+        tally.lastLineMicros = now;
+        return tally.line.apply(count + " " + tally.what + (count == 1 ? "" : "s") + " in the last "
+                + (since + 999_999) / 1_000_000 + " s");
     }
 }

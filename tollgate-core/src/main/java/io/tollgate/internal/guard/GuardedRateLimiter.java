@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -68,6 +69,9 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     final LocalBuckets local;
     final UnseenCharges unseen;
     final DegradationLog degradations;
+    /** Logs the degraded decisions held back, every second. */
+    private final ScheduledFuture<?> flushing;
+
     final MetricsRecorder metrics;
     /** The source of the store's own decisions, for the metrics. */
     final String source;
@@ -91,6 +95,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.local = new LocalBuckets(LocalBuckets.DEFAULT_KEYS, this::instances, time);
         this.unseen = new UnseenCharges(LocalBuckets.DEFAULT_KEYS);
         this.degradations = new DegradationLog(time, settings.log(), store.name());
+        this.flushing = DegradationLog.flushEverySecond(degradations);
         this.metrics = settings.metrics();
         this.source = store.name().toLowerCase(Locale.ROOT);
     }
@@ -266,9 +271,11 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         }
     }
 
-    /** Stops the budget's timer thread. */
+    /** Stops the budget's timer thread, and logs the degraded decisions not logged yet. */
     @Override
     public void close() {
+        flushing.cancel(false);
+        degradations.flushAll();
         deadlines.close();
         if (stalls != null) {
             stalls.close();

@@ -53,6 +53,51 @@ class DegradationLogTest {
     }
 
     @Test
+    void anOutageThatEndsWithinTheIntervalIsStillCountedWhole() {
+        for (int i = 0; i < 20; i++) { // a ten-second outage: twenty fallback decisions, then Redis answers
+            log.degraded(POLICY, TIMEOUT);
+            time.advance(Duration.ofMillis(450));
+        }
+        log.flush(); // the guard's every second: the interval has not passed, nothing yet
+        int beforeTheInterval = logged.lines().size();
+        time.advance(Duration.ofMillis(1_000));
+
+        log.flush();
+        log.flush();
+
+        assertThat(beforeTheInterval).isEqualTo(1);
+        assertThat(logged.lines())
+                .extracting(LogRecord::getMessage)
+                .containsExactly(
+                        "Tollgate: policy 'per-client': 1 decision degraded (timeout), decided by the failure policy"
+                                + " LOCAL; the latest: Redis did not answer within 50 ms",
+                        "Tollgate: policy 'per-client': 19 decisions in the last 10 s degraded (timeout), decided by"
+                                + " the failure policy LOCAL; the latest: Redis did not answer within 50 ms");
+    }
+
+    @Test
+    void whatIsHeldBackIsLoggedWhenTheLimiterCloses() {
+        log.degraded(POLICY, TIMEOUT);
+        log.degraded(POLICY, TIMEOUT);
+        time.advance(Duration.ofSeconds(2));
+
+        log.flushAll();
+
+        assertThat(logged.lines())
+                .extracting(LogRecord::getMessage)
+                .last()
+                .asString()
+                .startsWith("Tollgate: policy 'per-client': 1 decision in the last 2 s degraded (timeout)");
+    }
+
+    @Test
+    void theWarmUpsAdmissionsOverTheLimitAreNotLogged() {
+        log.overLimit(Policy.of("tollgate.warm-up-refused", Limit.of(1, Rate.perSecond(1_000))), "k");
+
+        assertThat(logged.lines()).isEmpty();
+    }
+
+    @Test
     void eachPolicyAndCauseHasItsOwnLine() {
         log.degraded(POLICY, TIMEOUT);
         log.degraded(POLICY, new Degradation(Degradation.Cause.CIRCUIT_OPEN, FailurePolicy.LOCAL, "open"));
