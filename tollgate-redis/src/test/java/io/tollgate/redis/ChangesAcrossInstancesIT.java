@@ -12,7 +12,11 @@ import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -68,6 +72,60 @@ class ChangesAcrossInstancesIT {
             assertThat(millisUntilAdmitted(other, "alice"))
                     .as("the next request on another instance is admitted")
                     .isLessThanOrEqualTo(WITHIN_MILLIS);
+        }
+    }
+
+    @Test
+    void aResetReachesAnInstanceServingAFloodOfRefusalsOnThousandsOfKeysWithin200Ms() throws Exception {
+        RedisRateLimiter one = limiter(b -> {});
+        RedisRateLimiter other = limiter(b -> {});
+        int keys = 2_000;
+        for (int k = 0; k < keys; k++) { // every key empty, its refusal cached on the other instance
+            one.tryAcquireAsync("flooder-" + k, THREE_AN_HOUR, 3)
+                    .toCompletableFuture()
+                    .join();
+        }
+        for (int k = 0; k < keys; k++) {
+            other.tryAcquireAsync("flooder-" + k, THREE_AN_HOUR, 1)
+                    .toCompletableFuture()
+                    .join();
+        }
+        refuseOnEach(List.of(one, other), "alice");
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong refused = new AtomicLong();
+        Semaphore inFlight = new Semaphore(256);
+        Thread flood = new Thread(
+                () -> { // 256 in flight on the other instance, at random over the keys
+                    SplittableRandom random = new SplittableRandom(3);
+                    while (!stop.get()) {
+                        inFlight.acquireUninterruptibly();
+                        other.tryAcquireAsync("flooder-" + random.nextInt(keys), THREE_AN_HOUR, 1)
+                                .whenComplete((decision, failure) -> {
+                                    if (decision != null && !decision.allowed()) {
+                                        refused.incrementAndGet();
+                                    }
+                                    inFlight.release();
+                                });
+                    }
+                });
+        flood.start();
+        try {
+            Thread.sleep(1_000); // the flood at full speed
+
+            one.reset("alice", THREE_AN_HOUR);
+
+            long admittedAfter = millisUntilAdmitted(other, "alice");
+            long refusedBefore = refused.get();
+            Thread.sleep(200);
+            long perSecond = (refused.get() - refusedBefore) * 5;
+            System.out.printf(
+                    "under a flood of %,d refusals/s on %,d keys, the reset was admitted after %d ms%n",
+                    perSecond, keys, admittedAfter);
+            assertThat(perSecond).as("the flood is still on").isGreaterThan(1_000);
+            assertThat(admittedAfter).isLessThanOrEqualTo(WITHIN_MILLIS);
+        } finally {
+            stop.set(true);
+            flood.join(10_000);
         }
     }
 
