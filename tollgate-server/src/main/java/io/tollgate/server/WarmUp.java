@@ -82,6 +82,9 @@ final class WarmUp {
         // Then what real calls do next: calls for each policy of the Envoy files, on keys no client uses. Without
         // them one cold start in ten still ran a decision of a first burst out of its budget; with them none did.
         int primed = envoy == null ? 0 : envoy.primePolicies(envoySetup, deadline);
+        if (primed > 0) {
+            compiled = awaitCompilation(deadline); // what the priming compiled, before the first real call
+        }
         LOG.log(
                 Level.INFO,
                 "tollgate warmed up in {0} ms: store {1}, {2} decision API checks, {3} HTTP requests{4}, {5}",
