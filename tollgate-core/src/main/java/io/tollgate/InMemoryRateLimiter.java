@@ -247,6 +247,19 @@ public final class InMemoryRateLimiter implements RateLimiter {
     }
 
     /**
+     * Says whether this limiter keeps buckets of the key: not for a key it never saw, nor once they were reset,
+     * swept away full, or forgotten.
+     *
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public boolean holds(String key, Policy policy) {
+        Bucket bucket = cachePolicy.getIfPresentQuietly(bucketKey(key, policy, 1));
+        return bucket != null && !bucket.isForgotten(timeSource.nowMicros());
+    }
+
+    /**
      * Forgets the key's buckets: its next request finds new ones.
      *
      * @throws IllegalArgumentException if the key is empty

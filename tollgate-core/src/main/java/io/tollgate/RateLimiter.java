@@ -25,8 +25,9 @@ public interface RateLimiter {
 
     /**
      * The names of the policies that {@link #warmUp} decides start with this: {@code tollgate.warm-up} and
-     * {@code tollgate.warm-up-refused}. Their decisions are counted in metrics like any other, but a limiter
-     * does not log them as degraded.
+     * {@code tollgate.warm-up-refused}. A warm-up decides on keys that no client can guess, and leaves no trace in
+     * the meters operators watch or in the log: its decisions are counted only by the meter {@code
+     * tollgate.warm_up.decisions}, and never logged as degraded.
      */
     String WARM_UP_POLICY_PREFIX = "tollgate.warm-up";
 
@@ -144,6 +145,20 @@ public interface RateLimiter {
      */
     default BucketState inspect(String key, Policy policy) {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot show its buckets");
+    }
+
+    /**
+     * Says whether the store keeps buckets of {@code key} under {@code policy} now. It does not for a key it
+     * has never seen (or one mistyped), nor once the buckets were reset or were full again long enough to be
+     * forgotten ({@link #inspect} then reports them as new buckets would start, which is the same thing). For
+     * operators and admin tools, so that a full bucket is not mistaken for a key that is in use.
+     *
+     * @throws UnsupportedOperationException if this limiter cannot say (the default)
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    default boolean holds(String key, Policy policy) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot say which keys it holds");
     }
 
     /**

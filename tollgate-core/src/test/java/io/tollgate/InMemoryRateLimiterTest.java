@@ -36,6 +36,19 @@ class InMemoryRateLimiterTest {
     }
 
     @Test
+    void holdsSaysWhetherTheLimiterKeepsTheKeysBuckets() {
+        boolean neverSeen = limiter.holds("alice", TEN_PER_SECOND);
+        limiter.tryAcquire("alice", TEN_PER_SECOND);
+        boolean used = limiter.holds("alice", TEN_PER_SECOND);
+        limiter.reset("alice", TEN_PER_SECOND);
+        boolean reset = limiter.holds("alice", TEN_PER_SECOND);
+
+        assertThat(neverSeen).isFalse();
+        assertThat(used).isTrue();
+        assertThat(reset).isFalse();
+    }
+
+    @Test
     void aWarmUpWithNoTimeLeftSaysItIsNotWarm() {
         assertThat(limiter.warmUp(Duration.ZERO)).isFalse();
         assertThatThrownBy(() -> limiter.warmUp(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);

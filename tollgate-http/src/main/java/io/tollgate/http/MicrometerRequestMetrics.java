@@ -3,6 +3,7 @@ package io.tollgate.http;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tollgate.Permit;
+import io.tollgate.internal.WarmUpKeys;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,6 +57,9 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
 
     @Override
     public void decided(RuleOutcome outcome) {
+        if (WarmUpKeys.isWarmUp(outcome.key())) {
+            return; // a warm-up's: counted by the limiter as such (tollgate.warm_up.decisions), nowhere else
+        }
         DecisionTags tags = new DecisionTags(
                 outcome.policy().name(),
                 outcome.decision().allowed(),
@@ -96,6 +100,9 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
 
     @Override
     public void settled(RuleOutcome outcome, long difference, boolean landed) {
+        if (WarmUpKeys.isWarmUp(outcome.key())) {
+            return;
+        }
         String action = !landed ? "lost" : difference > 0 ? "charged" : "refunded";
         Counter.builder("tollgate.http.settled_tokens")
                 .description("Tokens settled after the response against the cost taken up front: charged,"

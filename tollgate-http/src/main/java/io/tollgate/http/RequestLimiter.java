@@ -10,6 +10,7 @@ import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.RateLimitFields;
 import io.tollgate.internal.Arguments;
+import io.tollgate.internal.WarmUpKeys;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -125,8 +126,8 @@ public final class RequestLimiter {
      * or compilation: warms its limiter ({@link RateLimiter#warmUp}), then checks and answers, allowed and
      * refused, rules of its own (policies {@code tollgate.warm-up-http} and {@code
      * tollgate.warm-up-http-refused}, on keys no client uses, whose buckets are full again within
-     * milliseconds). A server or an application calls it before it says it is ready. The checks are
-     * counted in the metrics like any other.
+     * milliseconds). A server or an application calls it before it says it is ready. Its checks leave no
+     * trace in the metrics: the limiter counts them in {@code tollgate.warm_up.decisions} only.
      *
      * @param maxTime the longest this may take
      * @return true once warm; false if the limiter's store could not be reached or {@code maxTime} ran out
@@ -144,7 +145,7 @@ public final class RequestLimiter {
             if (System.nanoTime() - start > maxNanos) {
                 return false;
             }
-            String key = "tollgate-warm-up-" + i % 8;
+            String key = WarmUpKeys.key(i % 8);
             RuleOutcome allowed = check(passing, key);
             respond(List.of(allowed));
             respond(List.of(allowed, check(refusing, key)));

@@ -43,7 +43,9 @@ import java.util.stream.DoubleStream;
  *   <li>{@code tollgate.fallback.unseen} (counter), tags {@code policy} and {@code outcome} = {@code charged}
  *       (what the {@code LOCAL} failure policy admitted for one key while Redis could not be asked, summed,
  *       reached Redis once it answered again: one per key and outage) or {@code dropped} (an admission that
- *       could not be remembered, as 100 000 keys were waiting already: Redis is never charged for it).
+ *       could not be remembered, as 100 000 keys were waiting already: Redis is never charged for it);
+ *   <li>{@code tollgate.warm_up.decisions} (counter, no tags): the decisions of warm-ups ({@link
+ *       io.tollgate.RateLimiter#warmUp}), which are counted here and in no other meter.
  * </ul>
  *
  * <p>Micrometer is an optional dependency of tollgate-redis: applications that use this class add {@code
@@ -67,6 +69,8 @@ public final class MicrometerMetrics implements MetricsRecorder {
     private final Map<String, Counter> denyCacheHits = new ConcurrentHashMap<>();
     /** Registered on the first answer, so that an in-memory limiter publishes no Redis latency. */
     private volatile Timer latency;
+    /** Registered on the first warm-up decision. */
+    private volatile Counter warmUpDecisions;
 
     private MicrometerMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -98,6 +102,19 @@ public final class MicrometerMetrics implements MetricsRecorder {
                     decisionCounter(name, "refused", source), decisionCounter(name, "allowed", source)
                 });
         counters[allowed ? 1 : 0].increment();
+    }
+
+    @Override
+    public void warmUpDecided() {
+        Counter counter = warmUpDecisions;
+        if (counter == null) {
+            counter = Counter.builder("tollgate.warm_up.decisions")
+                    .description("Decisions of the warm-up before the application or server said it was ready;"
+                            + " counted in no other meter")
+                    .register(registry);
+            warmUpDecisions = counter;
+        }
+        counter.increment();
     }
 
     private Counter decisionCounter(String policy, String outcome, String source) {

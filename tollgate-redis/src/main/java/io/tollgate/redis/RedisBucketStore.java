@@ -102,6 +102,18 @@ final class RedisBucketStore implements BucketStore<byte[]> {
     }
 
     @Override
+    public CompletableFuture<Boolean> exists(byte[] address) {
+        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
+        if (redis == null) {
+            return CompletableFuture.failedFuture(new RedisConnectionException(connector.notConnected()));
+        }
+        return ((RedisKeyAsyncCommands<byte[], byte[]>) redis)
+                .exists(address)
+                .toCompletableFuture()
+                .thenApply(count -> count > 0);
+    }
+
+    @Override
     public CompletableFuture<Void> delete(byte[] address) {
         RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
         if (redis == null) {

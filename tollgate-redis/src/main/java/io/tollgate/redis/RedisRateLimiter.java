@@ -298,6 +298,19 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     }
 
     /**
+     * Says whether Redis keeps the key's buckets now ({@code EXISTS}): not for a key never seen, nor once they
+     * were reset or expired full. Within the time budget.
+     *
+     * @throws IllegalStateException if Redis cannot answer within the budget, saying why
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException if an argument is null
+     */
+    @Override
+    public boolean holds(String key, Policy policy) {
+        return guard.holds(key, policy);
+    }
+
+    /**
      * Asks Redis whether it answers, for readiness probes: {@code PING}, to every master on Redis Cluster,
      * within the time budget. The stage completes with an empty optional when Redis answered, or with why
      * it did not, such as {@code not connected to Redis at 127.0.0.1:6379} or {@code Redis did not

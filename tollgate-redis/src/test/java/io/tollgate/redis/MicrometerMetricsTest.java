@@ -10,6 +10,7 @@ import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.internal.WarmUpKeys;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -58,6 +59,7 @@ class MicrometerMetricsTest {
         metrics.unseenCharged(TWO);
         metrics.unseenDropped(TWO);
         metrics.refunded(TWO);
+        metrics.warmUpDecided();
 
         // Not the gauges a simple registry derives from the latency histogram's buckets (synthetic): Prometheus
         // shows the histogram as one family, with the timer's description.
@@ -67,6 +69,33 @@ class MicrometerMetricsTest {
                 .allSatisfy(meter -> assertThat(meter.getId().getDescription())
                         .as("the description of %s", meter.getId().getName())
                         .isNotBlank());
+    }
+
+    @Test
+    void aWarmUpIsCountedInItsOwnMeterAndNowhereElse() {
+        boolean warm = limiter.warmUp(Duration.ofSeconds(30));
+
+        assertThat(warm).isTrue();
+        assertThat(registry.get("tollgate.warm_up.decisions").counter().count()).isGreaterThanOrEqualTo(10_000);
+        assertThat(registry.getMeters())
+                .extracting(meter -> meter.getId().getName())
+                .as("no decision, latency, failure or refusal of the warm-up in the meters operators watch")
+                .allMatch(name -> name.equals("tollgate.warm_up.decisions") || name.equals("tollgate.circuit.state"));
+    }
+
+    @Test
+    void aWarmUpOnARealPolicyLeavesItsMetersAlone() {
+        for (int i = 0; i < 5; i++) {
+            limiter.tryAcquire(WarmUpKeys.key("primed"), TWO);
+        }
+        limiter.tryAcquire("alice", TWO);
+
+        assertThat(count("tollgate.decisions", "policy", "two", "outcome", "allowed", "source", "redis"))
+                .isEqualTo(1);
+        assertThat(count("tollgate.decisions", "policy", "two", "outcome", "refused", "source", "redis"))
+                .isZero();
+        assertThat(registry.find("tollgate.deny_cache.hits").counters()).isEmpty();
+        assertThat(registry.get("tollgate.warm_up.decisions").counter().count()).isEqualTo(5);
     }
 
     @Test

@@ -394,6 +394,19 @@ class RedisRateLimiterTest {
         }
 
         @Test
+        void holdsSaysWhetherRedisKeepsTheKeysBuckets() {
+            boolean neverSeen = limiter.holds("alice", TEN_PER_SECOND);
+            limiter.tryAcquire("alice", TEN_PER_SECOND);
+            boolean used = limiter.holds("alice", TEN_PER_SECOND);
+            limiter.reset("alice", TEN_PER_SECOND);
+            boolean reset = limiter.holds("alice", TEN_PER_SECOND);
+
+            assertThat(neverSeen).isFalse();
+            assertThat(used).isTrue();
+            assertThat(reset).isFalse();
+        }
+
+        @Test
         void onAnUnreachableRedisInspectAndResetSaySo() throws Exception {
             int closed = FreePorts.nobodyListens();
             try (RedisRateLimiter unreachable = RedisRateLimiter.builder()
@@ -404,6 +417,9 @@ class RedisRateLimiterTest {
                         .hasMessageStartingWith("not connected to Redis at 127.0.0.1:" + closed);
                 assertThatThrownBy(() -> unreachable.reset("alice", TEN_PER_SECOND))
                         .isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> unreachable.holds("alice", TEN_PER_SECOND))
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageStartingWith("not connected to Redis at 127.0.0.1:" + closed);
             }
         }
     }

@@ -1,6 +1,5 @@
 package io.tollgate.server;
 
-import io.tollgate.BucketState;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.AdminViews;
@@ -87,8 +86,8 @@ final class AdminApi {
                 limiter.reset(address.key(), address.policy());
                 Responses.write(response, callback, 204, Map.of("Cache-Control", "no-store"), new byte[0]);
             } else {
-                BucketState state = limiter.inspect(address.key(), address.policy());
-                Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), bucket(address, state));
+                String bucket = JsonText.ofValue(AdminViews.bucket(limiter, address.policy(), address.key()));
+                Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), bucket);
             }
         } catch (IllegalStateException e) {
             Responses.problem(response, callback, 503, "The store cannot answer: " + e.getMessage());
@@ -153,10 +152,6 @@ final class AdminApi {
                 throw new CheckRequest.BadRequest(400, "The path is not percent-encoded correctly: " + text);
             }
         }
-    }
-
-    private static String bucket(BucketAddress address, BucketState state) {
-        return JsonText.ofValue(AdminViews.bucket(address.policy(), address.key(), state));
     }
 
     private String policies(ServerConfig running) {

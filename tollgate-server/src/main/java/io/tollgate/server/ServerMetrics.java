@@ -120,6 +120,19 @@ final class ServerMetrics {
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
 
+    /**
+     * Returns how many decisions the failure policy has made so far ({@code tollgate.decisions} with {@code
+     * source=fallback}, summed over policies and outcomes).
+     */
+    long fallbackDecisions() {
+        double sum = 0;
+        for (Counter counter :
+                registry.find("tollgate.decisions").tag("source", "fallback").counters()) {
+            sum += counter.count();
+        }
+        return (long) sum;
+    }
+
     void upstream(String status) {
         Counter.builder("tollgate.proxy.upstream")
                 .description("Requests the proxy sent upstream, by the upstream's status, or why none came (such"

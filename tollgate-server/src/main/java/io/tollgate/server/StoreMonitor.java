@@ -4,6 +4,7 @@ import io.tollgate.internal.guard.GuardedRateLimiter;
 import io.tollgate.redis.RedisRateLimiter;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -11,10 +12,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * Knows whether the store answers: asks it every second and on every readiness probe, and logs one line
- * whenever that changes. The in-memory store always answers. Redis is unavailable when it cannot be reached,
+ * whenever that changes; the line that says the store answers again says how long it did not, and how many
+ * decisions the failure policy made meanwhile. The in-memory store always answers. Redis is unavailable when it cannot be reached,
  * answers an error, or leaves a {@code PING} unanswered for as long as the limiter waits before it counts Redis
  * as down ({@link GuardedRateLimiter#DOWN_AFTER_MICROS}, two seconds): an answer that merely misses the time
  * budget of a decision, as one may on a busy machine, is not an outage. Thread-safe.
@@ -29,12 +32,22 @@ final class StoreMonitor implements AutoCloseable {
     private final RedisRateLimiter redis;
     private final String description;
     private final ScheduledExecutorService probes;
+    /** How many decisions the failure policy has made so far, as the metrics count them. */
+    private final LongSupplier degradedDecisions;
+
     private Optional<String> last = Optional.empty();
+    /** When this monitor found the store not answering, of {@link System#nanoTime()}. */
+    private long downSinceNanos;
+
+    /** How many decisions the failure policy had made when the store last answered. */
+    private long degradedBefore;
+
     private Consumer<Boolean> listener = answers -> {};
 
-    private StoreMonitor(RedisRateLimiter redis, String description) {
+    private StoreMonitor(RedisRateLimiter redis, String description, LongSupplier degradedDecisions) {
         this.redis = redis;
         this.description = description;
+        this.degradedDecisions = degradedDecisions;
         this.probes = redis == null
                 ? null
                 : Executors.newSingleThreadScheduledExecutor(runnable -> {
@@ -46,12 +59,17 @@ final class StoreMonitor implements AutoCloseable {
 
     /** Returns a monitor of a store that always answers. */
     static StoreMonitor memory() {
-        return new StoreMonitor(null, "memory");
+        return new StoreMonitor(null, "memory", () -> 0);
     }
 
-    /** Returns a monitor of a Redis store, already asking it every second. */
-    static StoreMonitor redis(RedisRateLimiter redis, String description) {
-        StoreMonitor monitor = new StoreMonitor(redis, description);
+    /**
+     * Returns a monitor of a Redis store, already asking it every second.
+     *
+     * @param degradedDecisions how many decisions the failure policy has made so far, for the line that says
+     *     Redis answers again
+     */
+    static StoreMonitor redis(RedisRateLimiter redis, String description, LongSupplier degradedDecisions) {
+        StoreMonitor monitor = new StoreMonitor(redis, description, degradedDecisions);
         monitor.probes.scheduleWithFixedDelay(monitor::check, 1, 1, TimeUnit.SECONDS);
         return monitor;
     }
@@ -69,16 +87,29 @@ final class StoreMonitor implements AutoCloseable {
 
     private synchronized void changed(Optional<String> now) {
         if (now.isPresent() && last.isEmpty()) {
+            downSinceNanos = System.nanoTime();
             LOG.log(
                     Level.WARNING,
                     "store {0} is unavailable: {1}; deciding by the failure policy until it answers",
                     description,
-                    now.get());
+                    now.get().endsWith(".") ? now.get().substring(0, now.get().length() - 1) : now.get());
         } else if (now.isEmpty() && last.isPresent()) {
-            LOG.log(Level.INFO, "store {0} answers again", description);
+            long degraded = Math.max(0, degradedDecisions.getAsLong() - degradedBefore);
+            LOG.log(
+                    Level.INFO,
+                    "store {0} answers again after {1} s; the failure policy made {2} {3} meanwhile",
+                    description,
+                    String.format(Locale.ROOT, "%.1f", (System.nanoTime() - downSinceNanos) / 1e9),
+                    Long.toString(degraded),
+                    degraded == 1 ? "decision" : "decisions");
         }
         if (now.isPresent() != last.isPresent()) {
             listener.accept(now.isEmpty());
+        }
+        if (now.isEmpty()) {
+            // The count of an outage starts at the last answer before it: the decisions degraded before this
+            // monitor noticed are the outage's too
+            degradedBefore = degradedDecisions.getAsLong();
         }
         last = now;
     }

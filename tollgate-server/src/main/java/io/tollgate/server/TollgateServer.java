@@ -59,7 +59,7 @@ public final class TollgateServer implements AutoCloseable {
             RedisRateLimiter redisLimiter = redis(redis, clock, metrics);
             limiter = redisLimiter;
             storeDescription = "redis at " + redis.settings().target();
-            store = StoreMonitor.redis(redisLimiter, storeDescription);
+            store = StoreMonitor.redis(redisLimiter, storeDescription, metrics::fallbackDecisions);
         } else {
             long maximumKeys = ((ServerConfig.MemoryStore) storeConfig).maximumKeys();
             InMemoryRateLimiter.Builder memory = InMemoryRateLimiter.builder().maximumKeys(maximumKeys);

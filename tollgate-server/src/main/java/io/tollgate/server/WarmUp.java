@@ -5,6 +5,7 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.RequestLimiter;
+import io.tollgate.internal.WarmUpKeys;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.server.Request;
 
 /**
  * Runs the server's paths before it says it is ready, so that the first real requests do not pay for
@@ -49,6 +51,12 @@ final class WarmUp {
     private static final int CHECKS = 5_000;
     private static final int CHECKS_IN_FLIGHT = 32;
     private static final int HTTP_REQUESTS = 1_000;
+
+    /**
+     * The header field that marks the warm-up's own requests to {@code /healthz}, whose value no client can
+     * guess: they are not counted in the server's metrics.
+     */
+    private static final String HEADER = "Tollgate-Warm-Up";
 
     /** How long the JIT must stay idle, compiling nothing, before the warm-up counts as done. */
     private static final long QUIET_MILLIS = 200;
@@ -127,7 +135,7 @@ final class WarmUp {
         for (int i = 0; i < bodies.length; i++) {
             // Allowed and refused (rendered as 429), one by one and in batches, on a few keys.
             String check = "\"policy\":\"" + (i % 2 == 0 ? POLICY_NAME : REFUSING_POLICY_NAME) + "\",\"key\":\""
-                    + "tollgate-warm-up-" + i % 8 + "\"";
+                    + WarmUpKeys.key(i % 8) + "\"";
             bodies[i] = (i % 4 == 3 ? "{\"checks\":[{" + check + "}]}" : "{" + check + ",\"cost\":1}")
                     .getBytes(StandardCharsets.UTF_8);
         }
@@ -151,7 +159,8 @@ final class WarmUp {
     /** Sends {@code GET /healthz} over one kept-alive loopback connection; returns how many were answered. */
     private static int httpRequests(int port, String token, long deadline) {
         String authorization = token == null ? "" : "Authorization: Bearer " + token + "\r\n";
-        byte[] request = ("GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + authorization + "\r\n")
+        byte[] request = ("GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + HEADER + ": " + WarmUpKeys.PREFIX + "\r\n"
+                        + authorization + "\r\n")
                 .getBytes(StandardCharsets.US_ASCII);
         int answered = 0;
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
@@ -168,6 +177,11 @@ final class WarmUp {
             LOG.log(Level.DEBUG, "tollgate warm-up: loopback request failed", e);
         }
         return answered;
+    }
+
+    /** Whether {@code request} is one of the warm-up's own requests to {@code /healthz}. */
+    static boolean isWarmUpRequest(Request request) {
+        return WarmUpKeys.PREFIX.equals(request.getHeaders().get(HEADER));
     }
 
     /** Reads one response with a Content-Length body. */

@@ -178,7 +178,8 @@ class ManagementPortTest {
         HttpResponse<String> full = server.management("GET", "/admin/buckets/layered/alice");
 
         assertThat(emptied.body())
-                .isEqualTo("{\"policy\":\"layered\",\"key\":\"alice\",\"remaining\":0,\"retry_after_ms\":3600000,"
+                .isEqualTo("{\"policy\":\"layered\",\"key\":\"alice\",\"stored\":true,\"remaining\":0,"
+                        + "\"retry_after_ms\":3600000,"
                         + "\"reset_after_ms\":10800000,\"limits\":["
                         + "{\"limit\":10,\"refill\":\"1/h\",\"remaining\":7,\"retry_after_ms\":0,"
                         + "\"reset_after_ms\":10800000},"
@@ -186,7 +187,9 @@ class ManagementPortTest {
                         + "\"reset_after_ms\":10800000}]}");
         assertThat(again.body()).isEqualTo(emptied.body());
         assertThat(reset.statusCode()).isEqualTo(204);
-        assertThat(full.body()).contains("\"remaining\":3,\"retry_after_ms\":0,\"reset_after_ms\":0");
+        assertThat(full.body())
+                .contains("\"stored\":false")
+                .contains("\"remaining\":3,\"retry_after_ms\":0,\"reset_after_ms\":0");
         assertThat(server.post("/v1/check", "{\"policy\": \"layered\", \"key\": \"alice\"}")
                         .statusCode())
                 .isEqualTo(200);
@@ -200,7 +203,21 @@ class ManagementPortTest {
         HttpResponse<String> state = server.management("GET", "/admin/buckets/per-client/2001%3Adb8%3A%3A1%2Fa%20b+c");
 
         assertThat(state.body())
-                .startsWith("{\"policy\":\"per-client\",\"key\":\"2001:db8::1/a b+c\",\"remaining\":4,");
+                .startsWith("{\"policy\":\"per-client\",\"key\":\"2001:db8::1/a b+c\",\"stored\":true,"
+                        + "\"remaining\":4,");
+    }
+
+    @Test
+    void aKeyTheStoreDoesNotHoldIsShownFullAndSaidNotStored() throws Exception {
+        RunningServer server = decisionApi("  management-port: 0\n");
+        server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"alice\"}");
+
+        HttpResponse<String> mistyped = server.management("GET", "/admin/buckets/per-client/alcie");
+        HttpResponse<String> used = server.management("GET", "/admin/buckets/per-client/alice");
+
+        assertThat(mistyped.statusCode()).isEqualTo(200);
+        assertThat(mistyped.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"alcie\",\"stored\":false,");
+        assertThat(used.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"alice\",\"stored\":true,");
     }
 
     @Test

@@ -198,7 +198,7 @@ class ServerDocumentationTest {
             assertThat(reset.statusCode()).isEqualTo(204);
             assertThat(server.management("GET", "/admin/buckets/per-client/alice", "Authorization", "Bearer change-me")
                             .body())
-                    .startsWith("{\"policy\":\"per-client\",\"key\":\"alice\",\"remaining\":10,");
+                    .startsWith("{\"policy\":\"per-client\",\"key\":\"alice\",\"stored\":false,\"remaining\":10,");
         }
     }
 

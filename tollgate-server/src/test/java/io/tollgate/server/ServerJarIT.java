@@ -252,6 +252,35 @@ class ServerJarIT {
     }
 
     @Test
+    void theLogSaysWhenRedisAnswersAgainAndHowManyDecisionsTheFailurePolicyMadeMeanwhile() throws Exception {
+        Path config = config("redis: {uri: " + redis.server().uri() + ", failure-policy: allow}");
+        try (ServerProcess server = ServerProcess.start(config)) {
+            int port = server.awaitPort();
+            redis.server().kill();
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                statuses.add(post(port, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"k" + i + "\"}")
+                        .statusCode());
+            }
+            int readyDuring = get(port, "/readyz").statusCode();
+            redis.server().restart();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!server.err().contains("answers again") && System.nanoTime() < deadline) {
+                get(port, "/readyz");
+                TimeUnit.MILLISECONDS.sleep(100);
+            }
+
+            assertThat(statuses).as("failure-policy: allow").containsOnly(200);
+            assertThat(readyDuring).isEqualTo(503);
+            assertThat(server.err())
+                    .containsPattern("store redis at \\S+ is unavailable: .*; deciding by the failure policy until it"
+                            + " answers")
+                    .containsPattern("store redis at \\S+ answers again after \\d+\\.\\d s; the failure policy made 20"
+                            + " decisions meanwhile");
+        }
+    }
+
+    @Test
     void twoJarsOnOneRedisShareOneLimitAndReadyzFollowsRedis() throws Exception {
         Path config = config("redis: {uri: " + redis.server().uri() + ", failure-policy: deny}");
         try (ServerProcess one = ServerProcess.start(config);
@@ -278,8 +307,15 @@ class ServerJarIT {
     }
 
     @Test
-    void theJarWarmsUpOnRedisBeforeItSaysItListens() throws Exception {
-        Path config = config("redis: {uri: " + redis.server().uri() + "}");
+    void theJarWarmsUpOnRedisBeforeItSaysItListensAndLeavesNoTraceButItsOwnCount() throws Exception {
+        Files.writeString(dir.resolve("ratelimit.yaml"), """
+                domain: edge
+                descriptors:
+                  - key: tenant
+                    tollgate_policy: per-client
+                """);
+        Path config = config("redis: {uri: " + redis.server().uri() + "}\nenvoy: {port: 0, host: 127.0.0.1, config: "
+                + dir.resolve("ratelimit.yaml") + "}");
         try (ServerProcess server = ServerProcess.start(config)) {
             int port = server.awaitPort();
 
@@ -287,11 +323,16 @@ class ServerJarIT {
             HttpResponse<String> readyAtOnce = get(port, "/readyz");
 
             assertThat(metricsAtOnce)
-                    .as("decisions of the warm-up, on Redis, before the listening line")
-                    .containsPattern("tollgate_decisions_total\\{outcome=\"allowed\",policy=\"tollgate.warm-up\","
-                            + "source=\"redis\"} [1-9]")
-                    .containsPattern("tollgate_api_decisions_total\\{degraded=\"false\",outcome=\"refused\","
-                            + "policy=\"tollgate.warm-up-refused\"} [1-9]");
+                    .as("the warm-up's decisions, on Redis, before the listening line, counted in their own meter")
+                    .containsPattern("(?m)^tollgate_warm_up_decisions_total [1-9]");
+            assertThat(metricsAtOnce.lines().filter(line -> !line.startsWith("#")))
+                    .as("no decision, failure or request of the warm-up counted anywhere else, the priming of the"
+                            + " Envoy file's policy per-client included")
+                    .noneMatch(line -> line.contains("warm-up"))
+                    .noneMatch(line -> line.matches("tollgate_(decisions|api_decisions|http_decisions"
+                            + "|redis_failures|envoy_[a-z_]+)_total\\{.*} [1-9].*"))
+                    .noneMatch(line -> line.startsWith("tollgate_server_requests_seconds_count"));
+            assertThat(server.err()).as("the log").doesNotContain("WARNING");
             assertThat(readyAtOnce.statusCode()).isEqualTo(200);
             assertThat(redis.server().command("SCRIPT", "EXISTS", scriptDigest(TokenBucketScript.RESOURCE)))
                     .as("the scripts are loaded")

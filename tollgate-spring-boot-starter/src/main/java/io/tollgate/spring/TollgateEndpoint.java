@@ -1,6 +1,5 @@
 package io.tollgate.spring;
 
-import io.tollgate.BucketState;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.RequestLimiter;
@@ -60,8 +59,7 @@ public class TollgateEndpoint {
         if (known == null) {
             return null;
         }
-        BucketState state = limiter.inspect(key, known);
-        return AdminViews.bucket(known, key, state);
+        return AdminViews.bucket(limiter, known, key);
     }
 
     /**
@@ -76,7 +74,7 @@ public class TollgateEndpoint {
             return null;
         }
         limiter.reset(key, known);
-        return AdminViews.bucket(known, key, limiter.inspect(key, known));
+        return AdminViews.bucket(limiter, known, key);
     }
 
     private Map<String, Policy> policiesByName() {

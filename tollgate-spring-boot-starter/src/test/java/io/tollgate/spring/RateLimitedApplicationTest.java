@@ -169,10 +169,13 @@ class RateLimitedApplicationTest {
     }
 
     @Test
-    void theRequestLimiterWarmedUpBeforeTheApplicationWasReady() throws Exception {
-        HttpResponse<String> decisions = get("/actuator/metrics/tollgate.http.decisions");
+    void theRequestLimiterWarmedUpBeforeTheApplicationWasReadyLeavingOnlyItsOwnCount() throws Exception {
+        HttpResponse<String> warmUp = get("/actuator/metrics/tollgate.warm_up.decisions");
+        HttpResponse<String> limiterDecisions = get("/actuator/metrics/tollgate.decisions");
+        HttpResponse<String> ruleDecisions = get("/actuator/metrics/tollgate.http.decisions");
 
-        assertThat(decisions.body()).contains("\"tollgate.warm-up-http\"", "\"tollgate.warm-up-http-refused\"");
+        assertThat(warmUp.body()).containsPattern("\"statistic\":\"COUNT\",\"value\":[1-9]");
+        assertThat(limiterDecisions.body() + ruleDecisions.body()).doesNotContain("warm-up");
     }
 
     @Test

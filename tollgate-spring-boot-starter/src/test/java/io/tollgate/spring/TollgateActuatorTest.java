@@ -52,9 +52,10 @@ class TollgateActuatorTest {
         HttpResponse<String> unknown = send("GET", "/actuator/tollgate/per-ipp/ip:127.0.0.1");
 
         assertThat(spent.statusCode()).isEqualTo(200);
-        assertThat(spent.body()).contains("\"policy\":\"per-ip\"", "\"key\":\"ip:127.0.0.1\"", "\"remaining\":1");
+        assertThat(spent.body())
+                .contains("\"policy\":\"per-ip\"", "\"key\":\"ip:127.0.0.1\"", "\"stored\":true", "\"remaining\":1");
         assertThat(reset.statusCode()).isEqualTo(200);
-        assertThat(reset.body()).contains("\"remaining\":3", "\"reset_after_ms\":0");
+        assertThat(reset.body()).contains("\"stored\":false", "\"remaining\":3", "\"reset_after_ms\":0");
         assertThat(unknown.statusCode()).isEqualTo(404);
         for (int i = 0; i < 3; i++) {
             assertThat(send("GET", "/api/hello").statusCode()).isEqualTo(200);

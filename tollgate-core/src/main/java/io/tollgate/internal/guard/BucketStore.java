@@ -42,6 +42,9 @@ public interface BucketStore<A> {
      */
     CompletableFuture<StoreReply> charge(A address, Policy policy, long cost, long maxWaitMicros, boolean batchable);
 
+    /** Says whether the store keeps buckets at {@code address}; the stage fails as {@link #charge}'s does. */
+    CompletableFuture<Boolean> exists(A address);
+
     /** Deletes the buckets at {@code address}; the stage fails as {@link #charge}'s does. */
     CompletableFuture<Void> delete(A address);
 

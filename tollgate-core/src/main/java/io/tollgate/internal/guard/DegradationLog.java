@@ -2,8 +2,8 @@ package io.tollgate.internal.guard;
 
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
-import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
+import io.tollgate.internal.WarmUpKeys;
 import java.lang.System.Logger.Level;
 import java.lang.ref.WeakReference;
 import java.util.Locale;
@@ -71,10 +71,10 @@ final class DegradationLog {
 
     /**
      * Notes a decision that the failure policy made because the store could not, as {@code degradation} says;
-     * those of a warm-up ({@link RateLimiter#warmUp}), cold by design, are not logged.
+     * those of a warm-up (on a {@linkplain WarmUpKeys warm-up key}), cold by design, are not logged.
      */
-    void degraded(Policy policy, Degradation degradation) {
-        if (policy.name().startsWith(RateLimiter.WARM_UP_POLICY_PREFIX)) {
+    void degraded(Policy policy, String key, Degradation degradation) {
+        if (WarmUpKeys.isWarmUp(key)) {
             return;
         }
         String cause = degradation.cause().name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -113,7 +113,7 @@ final class DegradationLog {
 
     /** Logs, counted as {@link #count} says, requests of {@code topic} that the failure policy admitted. */
     private void admitted(Policy policy, String topic, String how, String key) {
-        if (policy.name().startsWith(RateLimiter.WARM_UP_POLICY_PREFIX)) {
+        if (WarmUpKeys.isWarmUp(key)) {
             return; // the warm-up's, cold by design
         }
         count(

@@ -6,6 +6,7 @@ import io.tollgate.Decision;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
+import io.tollgate.internal.WarmUpKeys;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
@@ -23,6 +24,7 @@ public final class MeteredRateLimiter implements RateLimiter {
 
     private final RateLimiter limiter;
     private final MetricsRecorder metrics;
+    private final MetricsRecorder warmUpMetrics;
     private final String source;
 
     /**
@@ -35,19 +37,20 @@ public final class MeteredRateLimiter implements RateLimiter {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.source = Objects.requireNonNull(source, "source");
+        this.warmUpMetrics = metrics.forWarmUp();
     }
 
     @Override
     public Decision tryAcquire(String key, Policy policy, long cost) {
         Decision decision = limiter.tryAcquire(key, policy, cost);
-        metrics.decided(policy, decision.allowed(), source);
+        metricsFor(key).decided(policy, decision.allowed(), source);
         return decision;
     }
 
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
         return limiter.tryAcquireAsync(key, policy, cost).thenApply(decision -> {
-            metrics.decided(policy, decision.allowed(), source);
+            metricsFor(key).decided(policy, decision.allowed(), source);
             return decision;
         });
     }
@@ -55,8 +58,13 @@ public final class MeteredRateLimiter implements RateLimiter {
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         boolean granted = limiter.acquire(key, policy, cost, maxWait);
-        metrics.decided(policy, granted, source);
+        metricsFor(key).decided(policy, granted, source);
         return granted;
+    }
+
+    /** A warm-up's decisions ({@link WarmUpKeys}) are only counted as such. */
+    private MetricsRecorder metricsFor(String key) {
+        return WarmUpKeys.isWarmUp(key) ? warmUpMetrics : metrics;
     }
 
     @Override
@@ -87,6 +95,11 @@ public final class MeteredRateLimiter implements RateLimiter {
     @Override
     public BucketState inspect(String key, Policy policy) {
         return limiter.inspect(key, policy);
+    }
+
+    @Override
+    public boolean holds(String key, Policy policy) {
+        return limiter.holds(key, policy);
     }
 
     @Override

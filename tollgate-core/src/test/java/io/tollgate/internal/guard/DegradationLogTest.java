@@ -9,6 +9,7 @@ import io.tollgate.LoggedLines;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.internal.WarmUpKeys;
 import java.time.Duration;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -33,14 +34,14 @@ class DegradationLogTest {
     @Test
     void logsTheFirstDegradedDecisionAtOnceAndThenAtMostOneCountedLinePerTenSeconds() {
         for (int i = 0; i < 5; i++) {
-            log.degraded(POLICY, TIMEOUT);
+            log.degraded(POLICY, "k", TIMEOUT);
         }
         time.advance(Duration.ofSeconds(5));
         for (int i = 0; i < 3; i++) {
-            log.degraded(POLICY, TIMEOUT);
+            log.degraded(POLICY, "k", TIMEOUT);
         }
         time.advance(Duration.ofSeconds(6));
-        log.degraded(POLICY, TIMEOUT);
+        log.degraded(POLICY, "k", TIMEOUT);
 
         assertThat(logged.lines()).extracting(LogRecord::getLevel).containsExactly(Level.WARNING, Level.WARNING);
         assertThat(logged.lines())
@@ -55,7 +56,7 @@ class DegradationLogTest {
     @Test
     void anOutageThatEndsWithinTheIntervalIsStillCountedWhole() {
         for (int i = 0; i < 20; i++) { // a ten-second outage: twenty fallback decisions, then Redis answers
-            log.degraded(POLICY, TIMEOUT);
+            log.degraded(POLICY, "k", TIMEOUT);
             time.advance(Duration.ofMillis(450));
         }
         log.flush(); // the guard's every second: the interval has not passed, nothing yet
@@ -77,8 +78,8 @@ class DegradationLogTest {
 
     @Test
     void whatIsHeldBackIsLoggedWhenTheLimiterCloses() {
-        log.degraded(POLICY, TIMEOUT);
-        log.degraded(POLICY, TIMEOUT);
+        log.degraded(POLICY, "k", TIMEOUT);
+        log.degraded(POLICY, "k", TIMEOUT);
         time.advance(Duration.ofSeconds(2));
 
         log.flushAll();
@@ -92,16 +93,16 @@ class DegradationLogTest {
 
     @Test
     void theWarmUpsAdmissionsOverTheLimitAreNotLogged() {
-        log.overLimit(Policy.of("tollgate.warm-up-refused", Limit.of(1, Rate.perSecond(1_000))), "k");
+        log.overLimit(POLICY, WarmUpKeys.key(1));
 
         assertThat(logged.lines()).isEmpty();
     }
 
     @Test
     void eachPolicyAndCauseHasItsOwnLine() {
-        log.degraded(POLICY, TIMEOUT);
-        log.degraded(POLICY, new Degradation(Degradation.Cause.CIRCUIT_OPEN, FailurePolicy.LOCAL, "open"));
-        log.degraded(Policy.of("login", Limit.of(5, Rate.perSecond(1))), TIMEOUT);
+        log.degraded(POLICY, "k", TIMEOUT);
+        log.degraded(POLICY, "k", new Degradation(Degradation.Cause.CIRCUIT_OPEN, FailurePolicy.LOCAL, "open"));
+        log.degraded(Policy.of("login", Limit.of(5, Rate.perSecond(1))), "k", TIMEOUT);
 
         assertThat(logged.lines()).hasSize(3);
     }
@@ -125,8 +126,8 @@ class DegradationLogTest {
     }
 
     @Test
-    void aWarmUpIsColdByDesignAndNotLogged() {
-        log.degraded(Policy.of("tollgate.warm-up", Limit.of(5, Rate.perSecond(1))), TIMEOUT);
+    void aWarmUpIsColdByDesignAndNotLoggedWhateverItsPolicy() {
+        log.degraded(POLICY, WarmUpKeys.key(1), TIMEOUT);
 
         assertThat(logged.lines()).isEmpty();
     }

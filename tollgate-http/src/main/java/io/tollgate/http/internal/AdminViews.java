@@ -5,6 +5,7 @@ import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
+import io.tollgate.RateLimiter;
 import io.tollgate.http.PolicyChoice;
 import io.tollgate.http.PolicySource;
 import io.tollgate.http.ResponseCost;
@@ -141,14 +142,27 @@ public final class AdminViews {
     }
 
     /**
-     * Returns what the buckets of {@code key} under {@code policy} hold: {@code remaining} (the tokens a
-     * request could take now), {@code retry_after_ms} (until one token is there), {@code reset_after_ms}
-     * (until every limit is full), and the same for each limit, with its {@code limit} and {@code refill}.
+     * Returns what {@code limiter} holds for {@code key} under {@code policy}: {@code stored} (whether the store
+     * keeps buckets of the key at all; left out for a limiter that cannot say), {@code remaining} (the tokens a
+     * request could take now), {@code retry_after_ms} (until one token is there), {@code reset_after_ms} (until
+     * every limit is full), and the same for each limit, with its {@code limit} and {@code refill}.
+     *
+     * @throws IllegalStateException if the store cannot answer within its time budget, saying why
      */
-    public static Map<String, Object> bucket(Policy policy, String key, BucketState state) {
+    public static Map<String, Object> bucket(RateLimiter limiter, Policy policy, String key) {
+        Boolean stored;
+        try {
+            stored = limiter.holds(key, policy);
+        } catch (UnsupportedOperationException e) {
+            stored = null;
+        }
+        BucketState state = limiter.inspect(key, policy);
         Map<String, Object> view = new LinkedHashMap<>();
         view.put("policy", policy.name());
         view.put("key", key);
+        if (stored != null) {
+            view.put("stored", stored);
+        }
         view.put("remaining", state.tokens());
         long retryAfter = 0;
         long reset = 0;

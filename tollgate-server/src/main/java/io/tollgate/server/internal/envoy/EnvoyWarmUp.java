@@ -7,6 +7,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
+import io.tollgate.internal.WarmUpKeys;
 import io.tollgate.server.internal.envoy.proto.RateLimitDescriptor;
 import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
@@ -28,23 +29,23 @@ import java.util.concurrent.TimeUnit;
  * store's I/O thread, load and compile that path there, and every decision that thread completes next runs out
  * of its budget.
  *
- * <p>The calls name domains of their own ({@value #DOMAIN} and {@value #DOMAIN_WITH_HEADERS}), that the service
- * answers only while it warms up, on policies no client uses; they are not counted in the metrics.
+ * <p>The calls name domains of their own, that the service answers only while it warms up, and that start with
+ * {@link WarmUpKeys#PREFIX}, as do the keys of their buckets: they leave no trace in the metrics.
  */
 final class EnvoyWarmUp {
 
     /** The domain of the warm-up's calls, answered without the {@code X-RateLimit} header fields. */
-    static final String DOMAIN = RateLimiter.WARM_UP_POLICY_PREFIX;
+    static final String DOMAIN = WarmUpKeys.key("envoy");
 
     /** The domain of the warm-up's calls, answered with the {@code X-RateLimit} header fields. */
-    static final String DOMAIN_WITH_HEADERS = RateLimiter.WARM_UP_POLICY_PREFIX + "-x-ratelimit";
+    static final String DOMAIN_WITH_HEADERS = WarmUpKeys.key("envoy-x-ratelimit");
 
     /**
      * The domain of the calls that prime each policy the configuration's descriptors follow, on a key no client
-     * uses, so that the first real calls for a policy find everything it needs made (its metrics, its rule, its
-     * buckets' arguments) and the freshly collected heap in use.
+     * uses, so that the first real calls for a policy find everything it needs made (its rule, its buckets'
+     * arguments) and the freshly collected heap in use.
      */
-    static final String POLICIES_DOMAIN = RateLimiter.WARM_UP_POLICY_PREFIX + "-policies";
+    static final String POLICIES_DOMAIN = WarmUpKeys.key("envoy-policies");
 
     /** The most policies primed: a file of more pays for the rest on their first calls. */
     static final int MAX_PRIMED_POLICIES = 256;
@@ -128,7 +129,7 @@ final class EnvoyWarmUp {
      * key of their own, over the loopback; returns how many were answered. Never throws.
      */
     static int prime(InetSocketAddress address, int policies, long deadlineNanos) {
-        String key = "tollgate-warm-up-" + UUID.randomUUID();
+        String key = WarmUpKeys.key(UUID.randomUUID());
         List<RateLimitRequest> requests = new ArrayList<>();
         for (int i = 0; i < Math.min(policies, MAX_PRIMED_POLICIES); i++) {
             RateLimitRequest request = RateLimitRequest.newBuilder()
@@ -219,7 +220,7 @@ final class EnvoyWarmUp {
      * with another descriptor's tokens given back; with and without X-RateLimit.
      */
     private static List<RateLimitRequest> requests() {
-        String prefix = "tollgate-warm-up-" + UUID.randomUUID() + "-";
+        String prefix = WarmUpKeys.key(UUID.randomUUID() + "-");
         List<RateLimitRequest> requests = new ArrayList<>(IN_FLIGHT);
         for (int i = 0; i < IN_FLIGHT; i++) {
             String key = prefix + i % KEYS;
