@@ -25,6 +25,13 @@ public final class Rate {
 
     private static final long MICROS_PER_SECOND = 1_000_000L;
 
+    /**
+     * Every unit {@link #parse} reads, as its errors and the docs (configuration.md, concepts.md) name them: one
+     * list, written once.
+     */
+    static final String UNITS = "us, ms, s, m, h, d, or the words microsecond, millisecond, second, minute, hour,"
+            + " day (also plural, and micro, milli, sec, min)";
+
     private static final Pattern SLASH_FORM = Pattern.compile("(\\d+)\\s*/\\s*(\\d+)?\\s*([a-z]+)");
     private static final Pattern PER_FORM = Pattern.compile("(\\d+)\\s+per\\s+(\\d+)?\\s*([a-z]+)");
 
@@ -96,9 +103,7 @@ public final class Rate {
     /**
      * Parses a rate written as {@code N/UNIT}, {@code N/AMOUNT UNIT} or {@code N per [AMOUNT] UNIT}, for
      * example {@code 5/s}, {@code 1000/d}, {@code 1/10s}, {@code 1 per 10s} or {@code 100 per minute}.
-     * Units are {@code us}, {@code ms}, {@code s}, {@code m}, {@code h} and {@code d}, or the words
-     * {@code second}, {@code minute}, {@code hour}, {@code day} (also plural). Case and surrounding
-     * whitespace are ignored. {@link #toString()} gives back text that this method accepts.
+     * Units are {@value #UNITS}. Case and surrounding whitespace are ignored. {@link #toString()} gives back text that this method accepts.
      *
      * @throws IllegalArgumentException if the text is not a rate in this form, naming the text
      * @throws NullPointerException if text is null
@@ -112,7 +117,8 @@ public final class Rate {
         }
         if (!matcher.matches()) {
             throw new IllegalArgumentException("invalid rate '" + text
-                    + "': expected N/UNIT or 'N per [AMOUNT] UNIT' such as 5/s, 1000/d or 1 per 10s");
+                    + "': expected N/UNIT, N/AMOUNT UNIT or 'N per [AMOUNT] UNIT' such as 5/s, 1/10s or 100 per minute;"
+                    + " units are " + UNITS);
         }
         long tokens = parseNumber(matcher.group(1), text);
         long amount = matcher.group(2) == null ? 1 : parseNumber(matcher.group(2), text);
@@ -212,7 +218,7 @@ public final class Rate {
             case "d", "day", "days" -> 86_400 * MICROS_PER_SECOND;
             default ->
                 throw new IllegalArgumentException(
-                        "invalid rate '" + text + "': unknown unit '" + unit + "' (use us, ms, s, m, h or d)");
+                        "invalid rate '" + text + "': unknown unit '" + unit + "'; units are " + UNITS);
         };
     }
 

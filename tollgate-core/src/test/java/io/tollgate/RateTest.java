@@ -3,6 +3,7 @@ package io.tollgate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -121,10 +122,32 @@ class RateTest {
     }
 
     @Test
-    void namesAnUnknownUnit() {
-        assertThatThrownBy(() -> Rate.parse("5/fortnight"))
+    void namesAnUnknownUnitAndEveryUnitThatIsRead() {
+        assertThatThrownBy(() -> Rate.parse("100/mn"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("unknown unit 'fortnight'");
+                .hasMessage("invalid rate '100/mn': unknown unit 'mn'; units are us, ms, s, m, h, d, or the words"
+                        + " microsecond, millisecond, second, minute, hour, day (also plural, and micro, milli, sec,"
+                        + " min)");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"docs/configuration.md", "docs/concepts.md"})
+    void theDocsNameTheSameUnitsAsTheErrors(String page) throws Exception {
+        String text =
+                Files.readString(DocumentationExamples.PROJECT.resolve(page)).replaceAll("\\s+", " ");
+
+        assertThat(text).contains("units are " + Rate.UNITS);
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "1/us", "1/micro", "1/micros", "1/microsecond", "1/microseconds", "1/ms", "1/milli", "1/millis",
+                "1/millisecond", "1/milliseconds", "1/s", "1/sec", "1/second", "1/seconds", "1/m", "1/min",
+                "1/minute", "1/minutes", "1/h", "1/hour", "1/hours", "1/d", "1/day", "1/days"
+            })
+    void readsEveryUnitTheListNames(String text) {
+        assertThat(Rate.parse(text).tokens()).isEqualTo(1);
     }
 
     @Test

@@ -235,6 +235,7 @@ class HttpDocumentationExamplesTest {
         Rule completions = Rule.builder(tokensPerMinute)
                 .path("/v1/completions")
                 .key(ClientKey.header("X-API-Key"))
+                .cost(1_000) // taken up front: a team with less left is refused before the model runs
                 .responseCost(ResponseCost.fromHeader("X-Tokens-Used").refunding("5xx"))
                 .build();
         Rule logins = Rule.builder(failedLogins)
@@ -248,10 +249,12 @@ class HttpDocumentationExamplesTest {
         RequestLimiterConfig fromFile = RequestLimiterConfig.load(Files.writeString(dir.resolve("llm.yaml"), file));
         assertThat(fromFile.rules()).containsExactly(completions, logins);
         try (JettyApp app = JettyApp.start(new TollgateFilter(fromFile.newRequestLimiter(limiter)))) {
-            HttpResponse<String> used9000 = app.get("/v1/completions?used=9000", "X-API-Key", "k-1");
+            HttpResponse<String> used8000 = app.get("/v1/completions?used=8000", "X-API-Key", "k-1");
             HttpResponse<String> next = app.get("/v1/completions?used=1", "X-API-Key", "k-1");
             HttpResponse<String> failed = app.get("/v1/completions?used=500&status=503", "X-API-Key", "k-1");
             HttpResponse<String> afterFailure = app.get("/v1/completions?used=1", "X-API-Key", "k-1");
+            HttpResponse<String> used1500 = app.get("/v1/completions?used=1500", "X-API-Key", "k-1");
+            HttpResponse<String> with498Left = app.get("/v1/completions?used=1", "X-API-Key", "k-1");
             List<Integer> loginStatuses = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 loginStatuses.add(app.send("POST", "/login").statusCode());
@@ -260,10 +263,15 @@ class HttpDocumentationExamplesTest {
                 loginStatuses.add(app.send("POST", "/login?status=401").statusCode());
             }
 
-            assertThat(used9000.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=9999;t=1");
-            assertThat(next.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=999;t=55");
-            assertThat(failed.statusCode()).isEqualTo(503);
-            assertThat(afterFailure.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=998;t=55");
+            // Each RateLimit field shows the bucket after the 1 000 taken up front, before the settlement
+            assertThat(used8000.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=9000;t=6");
+            assertThat(next.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=1000;t=54");
+            assertThat(failed.statusCode()).as("served, and given back: 5xx").isEqualTo(503);
+            assertThat(afterFailure.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=999;t=55");
+            assertThat(used1500.headers().firstValue("RateLimit")).hasValue("\"llm-tokens\";r=998;t=55");
+            assertThat(with498Left.statusCode())
+                    .as("498 tokens left, less than the 1 000 taken up front")
+                    .isEqualTo(429);
             assertThat(loginStatuses).containsExactly(200, 200, 200, 401, 401, 401, 401, 401, 429);
         }
     }
