@@ -281,6 +281,38 @@ class ServerJarIT {
     }
 
     @Test
+    void aStallOfTheServerItselfIsNotRedisBeingLate() throws Exception {
+        Path config = config("redis: {uri: " + redis.server().uri() + ", timeout: 500ms}");
+        try (ServerProcess server = ServerProcess.start(config)) {
+            int port = server.awaitPort();
+            post(port, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"first\"}");
+
+            // Redis holds the decision until the server has stopped running; its answer then waits in the
+            // server's socket while the budget passes, as it does when a busy machine does not run the server
+            redis.server().pause();
+            CompletableFuture<HttpResponse<String>> check = client.sendAsync(
+                    request(port, "/v1/check")
+                            .POST(HttpRequest.BodyPublishers.ofString(
+                                    "{\"policy\": \"per-client\", \"key\": \"stalled\"}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            TimeUnit.MILLISECONDS.sleep(150);
+            server.signal("STOP");
+            redis.server().resume();
+            TimeUnit.MILLISECONDS.sleep(800);
+            server.signal("CONT");
+            HttpResponse<String> answer = check.get(30, TimeUnit.SECONDS);
+
+            assertThat(answer.statusCode()).isEqualTo(200);
+            assertThat(answer.body())
+                    .as("Redis's answer, read once the server ran again, not the failure policy's")
+                    .contains("\"allowed\":true", "\"degraded\":false");
+        } finally {
+            redis.server().heal();
+        }
+    }
+
+    @Test
     void twoJarsOnOneRedisShareOneLimitAndReadyzFollowsRedis() throws Exception {
         Path config = config("redis: {uri: " + redis.server().uri() + ", failure-policy: deny}");
         try (ServerProcess one = ServerProcess.start(config);

@@ -131,7 +131,8 @@ class ServerOnRedisTest {
         redis.server().kill();
         HttpResponse<String> down = one.management("GET", "/admin/buckets/per-client/dave");
 
-        assertThat(empty.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"dave\",\"remaining\":0,");
+        assertThat(empty.body())
+                .startsWith("{\"policy\":\"per-client\",\"key\":\"dave\",\"stored\":true,\"remaining\":0,");
         assertThat(reset.statusCode()).isEqualTo(204);
         assertThat(elsewhere.statusCode()).isEqualTo(200);
         assertThat(elsewhere.body()).contains("\"remaining\":4");

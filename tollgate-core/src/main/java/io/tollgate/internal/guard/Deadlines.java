@@ -18,6 +18,12 @@ import java.util.concurrent.locks.LockSupport;
  * while another thread was between reading the clock and queueing its own may time out late by that
  * interval.
  *
+ * <p>The budget is the store's time, not this process's: when the thread wakes more than 10 ms ({@link
+ * #STALL_NANOS}) later than it asked to, this process (or the whole machine) did not run meanwhile, and an
+ * answer that came in time may be waiting, unread, in the store's socket, whose reader was stopped too. Calls
+ * whose deadline passed during such a stall get as long again as the stall, at most one budget, before they
+ * are called late, so that the reader can catch up: a stall of this process is not the store being late.
+ *
  * <p>Thread-safe. The thread is a daemon, parked while no call is running, and stops on {@link #close()}.
  */
 final class Deadlines implements AutoCloseable {
@@ -28,16 +34,34 @@ final class Deadlines implements AutoCloseable {
      */
     private static final long SWEEP_NANOS = 1_000_000;
 
+    /** A wake-up later than asked for by more than this means that the thread did not run meanwhile. */
+    static final long STALL_NANOS = 10_000_000;
+
+    /** How the thread waits: {@link LockSupport#parkNanos}, or a test's stand-in that stalls. */
+    interface Parker {
+        void parkNanos(Object blocker, long nanos);
+    }
+
     private record Call(CompletableFuture<?> future, long deadlineNanos) {}
 
     private final long budgetNanos;
     private final String budgetText;
     private final ConcurrentLinkedQueue<Call> running = new ConcurrentLinkedQueue<>();
     private final Thread thread;
+    private final Parker parker;
     private volatile boolean idle;
     private volatile boolean closed;
 
+    /** Until when calls past their deadline are not called late, after a stall; confined to the thread. */
+    private long graceUntilNanos;
+
     Deadlines(Duration budget) {
+        this(budget, LockSupport::parkNanos);
+    }
+
+    /** For tests: waits with {@code parker}. */
+    Deadlines(Duration budget, Parker parker) {
+        this.parker = parker;
         this.budgetNanos = budget.toNanos();
         this.budgetText = budget.toMillis() + " ms";
         this.thread = new Thread(this::expire, "tollgate-deadlines");
@@ -75,10 +99,20 @@ final class Deadlines implements AutoCloseable {
             } else if (oldest.future().isDone()) {
                 running.poll();
             } else {
-                long left = oldest.deadlineNanos() - System.nanoTime();
+                long now = System.nanoTime();
+                long left = oldest.deadlineNanos() - now;
+                if (left <= 0 && graceUntilNanos - now > 0) {
+                    left = graceUntilNanos - now; // after a stall: the store's answers may be read yet
+                }
                 if (left > 0) {
                     // Every later call's deadline is no earlier: none is due before this one.
-                    LockSupport.parkNanos(this, Math.min(left, SWEEP_NANOS));
+                    long asked = Math.min(left, SWEEP_NANOS);
+                    parker.parkNanos(this, asked);
+                    long woke = System.nanoTime();
+                    long overslept = woke - now - asked;
+                    if (overslept > STALL_NANOS) {
+                        graceUntilNanos = woke + Math.min(overslept, budgetNanos);
+                    }
                 } else {
                     running.poll();
                     oldest.future().completeExceptionally(new TimeoutException("no answer within " + budgetText));

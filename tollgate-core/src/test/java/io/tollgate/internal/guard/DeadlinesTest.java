@@ -8,10 +8,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -60,6 +62,81 @@ class DeadlinesTest {
 
         assertThat(second).as("a hundred milliseconds from its deadline").isNotDone();
         assertThat(second.handle((answer, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+    }
+
+    @Test
+    void aCallWhoseDeadlinePassedWhileThisProcessStalledKeepsTheAnswerReadRightAfter() throws Exception {
+        StallingParker parker = new StallingParker();
+        Deadlines stalling = new Deadlines(Duration.ofMillis(200), parker);
+        try {
+            CompletableFuture<String> call = stalling.limit(new CompletableFuture<>());
+            parker.stallNextPark();
+            TimeUnit.MILLISECONDS.sleep(300); // nothing of the process runs: the deadline passes meanwhile
+
+            parker.resume();
+            TimeUnit.MILLISECONDS.sleep(5); // the reader of the store's answers resumes too, and reads it
+            call.complete("answer");
+
+            assertThat(call.join()).isEqualTo("answer");
+        } finally {
+            parker.resume();
+            stalling.close();
+        }
+    }
+
+    @Test
+    void aCallStillUnansweredAfterAStallIsEndedOneBudgetLater() throws Exception {
+        StallingParker parker = new StallingParker();
+        Deadlines stalling = new Deadlines(Duration.ofMillis(200), parker);
+        try {
+            CompletableFuture<String> call = stalling.limit(new CompletableFuture<>());
+            parker.stallNextPark();
+            TimeUnit.MILLISECONDS.sleep(300);
+
+            long resumed = System.nanoTime();
+            parker.resume();
+            Throwable failure = call.handle((answer, thrown) -> thrown).join();
+
+            assertThat(failure).isInstanceOf(TimeoutException.class);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumed))
+                    .isBetween(150L, 2_000L);
+        } finally {
+            parker.resume();
+            stalling.close();
+        }
+    }
+
+    /** Parks as the JVM does, except that the park after {@link #stallNextPark} lasts until {@link #resume}. */
+    private static final class StallingParker implements Deadlines.Parker {
+
+        private final CountDownLatch stalled = new CountDownLatch(1);
+        private final CountDownLatch resumed = new CountDownLatch(1);
+        private volatile boolean stallNext;
+
+        /** Returns once the thread is in its stalled park. */
+        void stallNextPark() throws InterruptedException {
+            stallNext = true;
+            assertThat(stalled.await(10, TimeUnit.SECONDS)).isTrue();
+        }
+
+        void resume() {
+            resumed.countDown();
+        }
+
+        @Override
+        public void parkNanos(Object blocker, long nanos) {
+            if (!stallNext) {
+                LockSupport.parkNanos(blocker, nanos);
+                return;
+            }
+            stallNext = false;
+            stalled.countDown();
+            try {
+                resumed.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     @Test
