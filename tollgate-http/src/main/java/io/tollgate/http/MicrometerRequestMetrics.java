@@ -3,7 +3,8 @@ package io.tollgate.http;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tollgate.Permit;
-import io.tollgate.internal.WarmUpKeys;
+import io.tollgate.RateLimiter;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -57,9 +58,6 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
 
     @Override
     public void decided(RuleOutcome outcome) {
-        if (WarmUpKeys.isWarmUp(outcome.key())) {
-            return; // a warm-up's: counted by the limiter as such (tollgate.warm_up.decisions), nowhere else
-        }
         DecisionTags tags = new DecisionTags(
                 outcome.policy().name(),
                 outcome.decision().allowed(),
@@ -84,6 +82,33 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
                 .increment();
     }
 
+    /**
+     * Removes from the registry what the warm-up's own rules ({@code tollgate.warm-up*} policies) recorded, so
+     * that no series of them is left once the application or server is ready. The recording path stays the one
+     * real requests run.
+     */
+    @Override
+    public void forgetWarmUp() {
+        for (Map.Entry<DecisionTags, Counter> decision : decisions.entrySet()) {
+            if (decision.getKey().policy().startsWith(RateLimiter.WARM_UP_POLICY_PREFIX)) {
+                registry.remove(decision.getValue());
+                decisions.remove(decision.getKey());
+            }
+        }
+        for (String name : List.of(
+                "tollgate.http.missing_key",
+                "tollgate.http.listed",
+                "tollgate.http.settled_tokens",
+                "tollgate.http.permits")) {
+            registry.find(name).meters().stream()
+                    .filter(meter -> {
+                        String policy = meter.getId().getTag("policy");
+                        return policy != null && policy.startsWith(RateLimiter.WARM_UP_POLICY_PREFIX);
+                    })
+                    .forEach(registry::remove);
+        }
+    }
+
     @Override
     public void missingKey(Rule rule) {
         MissingKey onMissing = rule.onMissingKey();
@@ -100,9 +125,6 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
 
     @Override
     public void settled(RuleOutcome outcome, long difference, boolean landed) {
-        if (WarmUpKeys.isWarmUp(outcome.key())) {
-            return;
-        }
         String action = !landed ? "lost" : difference > 0 ? "charged" : "refunded";
         Counter.builder("tollgate.http.settled_tokens")
                 .description("Tokens settled after the response against the cost taken up front: charged,"

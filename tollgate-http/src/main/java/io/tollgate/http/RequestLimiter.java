@@ -126,8 +126,9 @@ public final class RequestLimiter {
      * or compilation: warms its limiter ({@link RateLimiter#warmUp}), then checks and answers, allowed and
      * refused, rules of its own (policies {@code tollgate.warm-up-http} and {@code
      * tollgate.warm-up-http-refused}, on keys no client uses, whose buckets are full again within
-     * milliseconds). A server or an application calls it before it says it is ready. Its checks leave no
-     * trace in the metrics: the limiter counts them in {@code tollgate.warm_up.decisions} only.
+     * milliseconds). A server or an application calls it before it says it is ready. What its checks recorded
+     * in the request metrics is removed at the end; the limiter's own meters are the caller's to clean
+     * ({@code MicrometerMetrics.forgetWarmUp}).
      *
      * @param maxTime the longest this may take
      * @return true once warm; false if the limiter's store could not be reached or {@code maxTime} ran out
@@ -143,13 +144,15 @@ public final class RequestLimiter {
         Rule refusing = Rule.builder(WARM_UP_REFUSING).build();
         for (int i = 0; i < WARM_UP_CHECKS; i++) {
             if (System.nanoTime() - start > maxNanos) {
-                return false;
+                warm = false;
+                break;
             }
             String key = WarmUpKeys.key(i % 8);
             RuleOutcome allowed = check(passing, key);
             respond(List.of(allowed));
             respond(List.of(allowed, check(refusing, key)));
         }
+        metrics.forgetWarmUp();
         return warm;
     }
 

@@ -27,4 +27,7 @@ interface RequestMetrics {
 
     /** Called for every slot of a concurrency limit asked for a request, taken or refused. */
     default void permit(Rule rule, io.tollgate.Permit permit) {}
+
+    /** Called at the end of {@link RequestLimiter#warmUp}: forgets what the warm-up's own rules recorded. */
+    default void forgetWarmUp() {}
 }

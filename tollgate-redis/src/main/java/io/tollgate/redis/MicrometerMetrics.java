@@ -6,9 +6,11 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
+import io.tollgate.RateLimiter;
 import io.tollgate.internal.guard.CircuitBreaker;
 import io.tollgate.internal.guard.MetricsRecorder;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -44,8 +46,8 @@ import java.util.stream.DoubleStream;
  *       (what the {@code LOCAL} failure policy admitted for one key while Redis could not be asked, summed,
  *       reached Redis once it answered again: one per key and outage) or {@code dropped} (an admission that
  *       could not be remembered, as 100 000 keys were waiting already: Redis is never charged for it);
- *   <li>{@code tollgate.warm_up.decisions} (counter, no tags): the decisions of warm-ups ({@link
- *       io.tollgate.RateLimiter#warmUp}), which are counted here and in no other meter.
+ *   <li>{@code tollgate.warm_up.decisions} (counter, no tags): the decisions of warm-ups, once {@link
+ *       #forgetWarmUp} has taken them out of the other meters.
  * </ul>
  *
  * <p>Micrometer is an optional dependency of tollgate-redis: applications that use this class add {@code
@@ -69,8 +71,6 @@ public final class MicrometerMetrics implements MetricsRecorder {
     private final Map<String, Counter> denyCacheHits = new ConcurrentHashMap<>();
     /** Registered on the first answer, so that an in-memory limiter publishes no Redis latency. */
     private volatile Timer latency;
-    /** Registered on the first warm-up decision. */
-    private volatile Counter warmUpDecisions;
 
     private MicrometerMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -96,25 +96,73 @@ public final class MicrometerMetrics implements MetricsRecorder {
 
     @Override
     public void decided(Policy policy, boolean allowed, String source) {
-        Counter[] counters = decisions
-                .computeIfAbsent(source, s -> new ConcurrentHashMap<>())
-                .computeIfAbsent(policy.name(), name -> new Counter[] {
-                    decisionCounter(name, "refused", source), decisionCounter(name, "allowed", source)
-                });
-        counters[allowed ? 1 : 0].increment();
+        decisionCounters(policy, source)[allowed ? 1 : 0].increment();
     }
 
-    @Override
-    public void warmUpDecided() {
-        Counter counter = warmUpDecisions;
-        if (counter == null) {
-            counter = Counter.builder("tollgate.warm_up.decisions")
+    /** The decision counters of a policy and source, refused then allowed, registered on first use. */
+    private Counter[] decisionCounters(Policy policy, String source) {
+        return decisions.computeIfAbsent(source, s -> new ConcurrentHashMap<>()).computeIfAbsent(policy.name(), name ->
+                new Counter[] {decisionCounter(name, "refused", source), decisionCounter(name, "allowed", source)});
+    }
+
+    /**
+     * Forgets what a warm-up ({@link RateLimiter#warmUp} and the warm-ups above it) recorded, so that the meters
+     * of a server or an application that says it is ready start from nothing: removes from the registry every
+     * meter this has recorded to, and registers again at zero those of real policies (the server primes the
+     * policies of its Envoy files) and the latency histogram, so that the first real decisions find them made
+     * rather than make them on Redis's I/O thread; the warm-up's own policies ({@code tollgate.warm-up*}) leave
+     * no series at all. The decisions forgotten are added to {@code tollgate.warm_up.decisions}, the one meter
+     * that says a warm-up ran. The recording paths stay the same for the warm-up and for real traffic, so that
+     * what the warm-up compiled is what real traffic runs. Decisions recorded while this runs may be lost: call
+     * it before the instance says it is ready.
+     */
+    public void forgetWarmUp() {
+        double forgotten = 0;
+        for (Map.Entry<String, Map<String, Counter[]>> bySource : decisions.entrySet()) {
+            String source = bySource.getKey();
+            for (Map.Entry<String, Counter[]> byPolicy : bySource.getValue().entrySet()) {
+                for (Counter counter : byPolicy.getValue()) {
+                    forgotten += counter.count();
+                    registry.remove(counter);
+                }
+                String policy = byPolicy.getKey();
+                if (policy.startsWith(RateLimiter.WARM_UP_POLICY_PREFIX)) {
+                    bySource.getValue().remove(policy);
+                } else {
+                    byPolicy.setValue(new Counter[] {
+                        decisionCounter(policy, "refused", source), decisionCounter(policy, "allowed", source)
+                    });
+                }
+            }
+        }
+        for (Map.Entry<String, Counter> byPolicy : denyCacheHits.entrySet()) {
+            registry.remove(byPolicy.getValue());
+            if (byPolicy.getKey().startsWith(RateLimiter.WARM_UP_POLICY_PREFIX)) {
+                denyCacheHits.remove(byPolicy.getKey());
+            } else {
+                byPolicy.setValue(denyCacheCounter(byPolicy.getKey()));
+            }
+        }
+        Timer timer = latency;
+        if (timer != null) {
+            registry.remove(timer);
+            latency = null;
+            latency();
+        }
+        for (String name : List.of(
+                "tollgate.redis.failures",
+                "tollgate.fallback.over_limit",
+                "tollgate.fallback.refunded",
+                "tollgate.fallback.unseen")) {
+            registry.find(name).meters().forEach(registry::remove);
+        }
+        if (forgotten > 0) {
+            Counter.builder("tollgate.warm_up.decisions")
                     .description("Decisions of the warm-up before the application or server said it was ready;"
                             + " counted in no other meter")
-                    .register(registry);
-            warmUpDecisions = counter;
+                    .register(registry)
+                    .increment(forgotten);
         }
-        counter.increment();
     }
 
     private Counter decisionCounter(String policy, String outcome, String source) {
@@ -127,6 +175,10 @@ public final class MicrometerMetrics implements MetricsRecorder {
 
     @Override
     public void answered(long micros) {
+        latency().record(micros, TimeUnit.MICROSECONDS);
+    }
+
+    private Timer latency() {
         Timer timer = latency;
         if (timer == null) {
             // Registering twice returns the same timer: a race here costs a lookup, not a second meter.
@@ -136,7 +188,7 @@ public final class MicrometerMetrics implements MetricsRecorder {
                     .register(registry);
             latency = timer;
         }
-        timer.record(micros, TimeUnit.MICROSECONDS);
+        return timer;
     }
 
     @Override
@@ -151,16 +203,19 @@ public final class MicrometerMetrics implements MetricsRecorder {
 
     @Override
     public void refusedFromCache(Policy policy) {
-        denyCacheHits
-                .computeIfAbsent(
-                        policy.name(),
-                        name -> Counter.builder("tollgate.deny_cache.hits")
-                                .description(
-                                        "Requests refused from a refusal this instance remembered, without asking Redis")
-                                .tag("policy", name)
-                                .register(registry))
-                .increment();
+        denyCacheHits(policy).increment();
         decided(policy, false, "deny_cache");
+    }
+
+    private Counter denyCacheHits(Policy policy) {
+        return denyCacheHits.computeIfAbsent(policy.name(), this::denyCacheCounter);
+    }
+
+    private Counter denyCacheCounter(String policy) {
+        return Counter.builder("tollgate.deny_cache.hits")
+                .description("Requests refused from a refusal this instance remembered, without asking Redis")
+                .tag("policy", policy)
+                .register(registry);
     }
 
     @Override

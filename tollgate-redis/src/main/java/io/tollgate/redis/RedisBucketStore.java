@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The buckets in Redis, one hash per key, each charge one script call: batched with others for ordinary
@@ -103,26 +104,22 @@ final class RedisBucketStore implements BucketStore<byte[]> {
 
     @Override
     public CompletableFuture<Boolean> exists(byte[] address) {
-        RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
-        if (redis == null) {
-            return CompletableFuture.failedFuture(new RedisConnectionException(connector.notConnected()));
-        }
-        return ((RedisKeyAsyncCommands<byte[], byte[]>) redis)
-                .exists(address)
-                .toCompletableFuture()
-                .thenApply(count -> count > 0);
+        return onKeys(keys -> keys.exists(address)).thenApply(count -> count > 0);
     }
 
     @Override
     public CompletableFuture<Void> delete(byte[] address) {
+        return onKeys(keys -> keys.del(address)).thenApply(deleted -> null);
+    }
+
+    /** Runs a key command, or fails as {@link #charge} does when there is no connection. */
+    private <T> CompletableFuture<T> onKeys(
+            Function<RedisKeyAsyncCommands<byte[], byte[]>, CompletionStage<T>> command) {
         RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
         if (redis == null) {
             return CompletableFuture.failedFuture(new RedisConnectionException(connector.notConnected()));
         }
-        return ((RedisKeyAsyncCommands<byte[], byte[]>) redis)
-                .del(address)
-                .toCompletableFuture()
-                .thenApply(deleted -> null);
+        return command.apply((RedisKeyAsyncCommands<byte[], byte[]>) redis).toCompletableFuture();
     }
 
     @Override

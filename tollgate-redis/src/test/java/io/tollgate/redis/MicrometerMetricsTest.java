@@ -53,13 +53,14 @@ class MicrometerMetricsTest {
         limiter.tryAcquire("alice", TWO); // the circuit breaker's gauges and the latency
         MicrometerMetrics metrics = MicrometerMetrics.of(registry);
         metrics.decided(TWO, true, "redis");
+        metrics.forgetWarmUp(); // tollgate.warm_up.decisions, counting the decision above
+        metrics.decided(TWO, true, "redis");
         metrics.failed(Degradation.Cause.TIMEOUT);
         metrics.refusedFromCache(TWO);
         metrics.overLimit(TWO);
         metrics.unseenCharged(TWO);
         metrics.unseenDropped(TWO);
         metrics.refunded(TWO);
-        metrics.warmUpDecided();
 
         // Not the gauges a simple registry derives from the latency histogram's buckets (synthetic): Prometheus
         // shows the histogram as one family, with the timer's description.
@@ -72,30 +73,67 @@ class MicrometerMetricsTest {
     }
 
     @Test
-    void aWarmUpIsCountedInItsOwnMeterAndNowhereElse() {
-        boolean warm = limiter.warmUp(Duration.ofSeconds(30));
+    void aWarmUpForgottenLeavesOnlyItsOwnCount() {
+        MicrometerMetrics metrics = MicrometerMetrics.of(registry);
+        RedisRateLimiter warmed = RedisRateLimiter.builder()
+                .uri(redis.server().uri())
+                .metrics(metrics)
+                .build();
+        try {
+            warmed.warmUp(Duration.ofSeconds(30));
+            metrics.failed(Degradation.Cause.TIMEOUT); // as a cold warm-up's decision may
+            double decided = registry.find("tollgate.decisions").counters().stream()
+                    .mapToDouble(Counter::count)
+                    .sum();
 
-        assertThat(warm).isTrue();
-        assertThat(registry.get("tollgate.warm_up.decisions").counter().count()).isGreaterThanOrEqualTo(10_000);
-        assertThat(registry.getMeters())
-                .extracting(meter -> meter.getId().getName())
-                .as("no decision, latency, failure or refusal of the warm-up in the meters operators watch")
-                .allMatch(name -> name.equals("tollgate.warm_up.decisions") || name.equals("tollgate.circuit.state"));
+            metrics.forgetWarmUp();
+
+            assertThat(registry.get("tollgate.warm_up.decisions").counter().count())
+                    .isEqualTo(decided);
+            assertThat(registry.getMeters())
+                    .filteredOn(meter -> meter.getId().syntheticAssociation() == null) // the histogram's buckets
+                    .extracting(meter -> meter.getId().getName())
+                    .as("no decision, failure or refusal of the warm-up's own policies, not even at zero")
+                    .containsOnly("tollgate.warm_up.decisions", "tollgate.circuit.state", "tollgate.redis.latency");
+            assertThat(registry.get("tollgate.redis.latency").timer().count())
+                    .as("the latency histogram is made again, and has recorded nothing")
+                    .isZero();
+        } finally {
+            warmed.close();
+        }
     }
 
     @Test
-    void aWarmUpOnARealPolicyLeavesItsMetersAlone() {
-        for (int i = 0; i < 5; i++) {
-            limiter.tryAcquire(WarmUpKeys.key("primed"), TWO);
-        }
-        limiter.tryAcquire("alice", TWO);
+    void aRealPolicyPrimedByTheWarmUpFindsItsMetersReadyAtZero() {
+        MicrometerMetrics metrics = MicrometerMetrics.of(registry);
+        RedisRateLimiter primed = RedisRateLimiter.builder()
+                .uri(redis.server().uri())
+                .metrics(metrics)
+                .build();
+        try {
+            for (int i = 0; i < 5; i++) {
+                primed.tryAcquire(WarmUpKeys.key("primed"), TWO);
+            }
 
-        assertThat(count("tollgate.decisions", "policy", "two", "outcome", "allowed", "source", "redis"))
-                .isEqualTo(1);
-        assertThat(count("tollgate.decisions", "policy", "two", "outcome", "refused", "source", "redis"))
-                .isZero();
-        assertThat(registry.find("tollgate.deny_cache.hits").counters()).isEmpty();
-        assertThat(registry.get("tollgate.warm_up.decisions").counter().count()).isEqualTo(5);
+            metrics.forgetWarmUp();
+
+            assertThat(count("tollgate.decisions", "policy", "two", "outcome", "allowed", "source", "redis"))
+                    .isZero();
+            assertThat(count("tollgate.decisions", "policy", "two", "outcome", "refused", "source", "redis"))
+                    .isZero();
+            assertThat(registry.get("tollgate.deny_cache.hits").counter().count())
+                    .isZero();
+            assertThat(registry.get("tollgate.warm_up.decisions").counter().count())
+                    .isEqualTo(5);
+
+            primed.tryAcquire("alice", TWO);
+
+            assertThat(count("tollgate.decisions", "policy", "two", "outcome", "allowed", "source", "redis"))
+                    .as("the counter made again is the one counting")
+                    .isEqualTo(1);
+        } finally {
+            primed.close();
+        }
     }
 
     @Test

@@ -9,7 +9,6 @@ import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.RuleOutcome;
-import io.tollgate.internal.WarmUpKeys;
 import io.tollgate.server.CheckRequest.BadRequest;
 import io.tollgate.server.CheckRequest.Check;
 import java.io.ByteArrayOutputStream;
@@ -253,9 +252,7 @@ final class CheckApi {
         }
         return charged.handleAsync(
                 (state, failure) -> {
-                    if (!WarmUpKeys.isWarmUp(charge.key())) {
-                        metrics.charged(charge.policy(), charge.cost(), failure == null);
-                    }
+                    metrics.charged(charge.policy(), charge.cost(), failure == null);
                     if (failure != null) {
                         Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
                         LOG.log(System.Logger.Level.DEBUG, "a charge failed", cause);
@@ -286,9 +283,7 @@ final class CheckApi {
             decision = CompletableFuture.failedFuture(e);
         }
         return decision.thenApply(decided -> {
-            if (!WarmUpKeys.isWarmUp(check.key())) { // the warm-up's are counted as such by the limiter
-                metrics.checked(check.policy(), decided);
-            }
+            metrics.checked(check.policy(), decided);
             return decided;
         });
     }

@@ -9,7 +9,10 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tollgate.Decision;
 import io.tollgate.Policy;
+import io.tollgate.RateLimiter;
+import io.tollgate.redis.MicrometerMetrics;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -52,10 +55,43 @@ final class ServerMetrics {
 
     private final Map<CheckTags, Counter> checks = new ConcurrentHashMap<>();
     private final Map<AnswerTags, Timer> answers = new ConcurrentHashMap<>();
+    /** The limiter's meters ({@code tollgate.decisions}, {@code tollgate.redis.*}), on this registry. */
+    private final MicrometerMetrics limiter = MicrometerMetrics.of(registry);
 
     ServerMetrics() {
         new JvmMemoryMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
+    }
+
+    /** Returns where the limiter, in memory or on Redis, records its work: this registry. */
+    MicrometerMetrics limiter() {
+        return limiter;
+    }
+
+    /**
+     * Forgets what the warm-up recorded, once it is done and before the server says it is ready, so that an
+     * operator finds no trace of it but {@code tollgate_warm_up_decisions_total}: the limiter's meters ({@link
+     * MicrometerMetrics#forgetWarmUp}), the decision API's counters of the warm-up's policies, and the request
+     * timers (the only requests so far were the warm-up's own). The warm-up ran the very paths real requests
+     * run, meters included, so that what it compiled is what they need.
+     */
+    void forgetWarmUp() {
+        limiter.forgetWarmUp();
+        for (Map.Entry<CheckTags, Counter> check : checks.entrySet()) {
+            if (check.getKey().policy().startsWith(RateLimiter.WARM_UP_POLICY_PREFIX)) {
+                registry.remove(check.getValue());
+                checks.remove(check.getKey());
+            }
+        }
+        for (Map.Entry<AnswerTags, Timer> answer : answers.entrySet()) {
+            registry.remove(answer.getValue());
+            answers.remove(answer.getKey());
+        }
+        for (String name : List.of("tollgate.api.charges", "tollgate.api.charged.tokens")) {
+            registry.find(name).meters().stream()
+                    .filter(meter -> meter.getId().getTag("policy").startsWith(RateLimiter.WARM_UP_POLICY_PREFIX))
+                    .forEach(registry::remove);
+        }
     }
 
     MeterRegistry registry() {

@@ -84,10 +84,7 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
         boolean onManagementPort =
                 managementConnector != null && request.getConnectionMetaData().getConnector() == managementConnector;
         String handler = onManagementPort ? managementRoute(path) : publicRoute(path);
-        // The warm-up's own requests, over the loopback before the server is ready, are not counted
-        Callback timed = handler.equals("health") && WarmUp.isWarmUpRequest(request)
-                ? callback
-                : timed(handler, response, callback);
+        Callback timed = timed(handler, response, callback);
         if (onManagementPort && !authorized(request)) {
             response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"tollgate management\"");
             Responses.problem(

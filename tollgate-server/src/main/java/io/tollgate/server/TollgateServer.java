@@ -4,7 +4,6 @@ import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.guard.MeteredRateLimiter;
-import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisSettingsMapping;
 import io.tollgate.server.internal.envoy.EnvoyService;
@@ -64,9 +63,7 @@ public final class TollgateServer implements AutoCloseable {
             long maximumKeys = ((ServerConfig.MemoryStore) storeConfig).maximumKeys();
             InMemoryRateLimiter.Builder memory = InMemoryRateLimiter.builder().maximumKeys(maximumKeys);
             limiter = new MeteredRateLimiter(
-                    (clock == null ? memory : memory.timeSource(clock)).build(),
-                    MicrometerMetrics.of(metrics.registry()),
-                    "memory");
+                    (clock == null ? memory : memory.timeSource(clock)).build(), metrics.limiter(), "memory");
             storeDescription = "memory";
             store = StoreMonitor.memory();
         }
@@ -264,7 +261,7 @@ public final class TollgateServer implements AutoCloseable {
 
     private static RedisRateLimiter redis(ServerConfig.RedisStore redis, TimeSource clock, ServerMetrics metrics) {
         RedisRateLimiter.Builder builder = RedisSettingsMapping.configure(RedisRateLimiter.builder(), redis.settings())
-                .metrics(MicrometerMetrics.of(metrics.registry()));
+                .metrics(metrics.limiter());
         if (clock != null) {
             builder.clientClock(clock);
         }

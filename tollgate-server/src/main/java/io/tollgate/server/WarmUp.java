@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.eclipse.jetty.server.Request;
 
 /**
  * Runs the server's paths before it says it is ready, so that the first real requests do not pay for
@@ -51,12 +50,6 @@ final class WarmUp {
     private static final int CHECKS = 5_000;
     private static final int CHECKS_IN_FLIGHT = 32;
     private static final int HTTP_REQUESTS = 1_000;
-
-    /**
-     * The header field that marks the warm-up's own requests to {@code /healthz}, whose value no client can
-     * guess: they are not counted in the server's metrics.
-     */
-    private static final String HEADER = "Tollgate-Warm-Up";
 
     /** How long the JIT must stay idle, compiling nothing, before the warm-up counts as done. */
     private static final long QUIET_MILLIS = 200;
@@ -93,6 +86,8 @@ final class WarmUp {
         if (primed > 0) {
             compiled = awaitCompilation(deadline); // what the priming compiled, before the first real call
         }
+        // The warm-up ran every path real requests run, meters included: now it leaves no trace in them
+        metrics.forgetWarmUp();
         LOG.log(
                 Level.INFO,
                 "tollgate warmed up in {0} ms: store {1}, {2} decision API checks, {3} HTTP requests{4}, {5}",
@@ -159,8 +154,7 @@ final class WarmUp {
     /** Sends {@code GET /healthz} over one kept-alive loopback connection; returns how many were answered. */
     private static int httpRequests(int port, String token, long deadline) {
         String authorization = token == null ? "" : "Authorization: Bearer " + token + "\r\n";
-        byte[] request = ("GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + HEADER + ": " + WarmUpKeys.PREFIX + "\r\n"
-                        + authorization + "\r\n")
+        byte[] request = ("GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + authorization + "\r\n")
                 .getBytes(StandardCharsets.US_ASCII);
         int answered = 0;
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
@@ -177,11 +171,6 @@ final class WarmUp {
             LOG.log(Level.DEBUG, "tollgate warm-up: loopback request failed", e);
         }
         return answered;
-    }
-
-    /** Whether {@code request} is one of the warm-up's own requests to {@code /healthz}. */
-    static boolean isWarmUpRequest(Request request) {
-        return WarmUpKeys.PREFIX.equals(request.getHeaders().get(HEADER));
     }
 
     /** Reads one response with a Content-Length body. */

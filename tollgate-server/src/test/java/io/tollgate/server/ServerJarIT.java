@@ -364,7 +364,7 @@ class ServerJarIT {
                     .noneMatch(line -> line.matches("tollgate_(decisions|api_decisions|http_decisions"
                             + "|redis_failures|envoy_[a-z_]+)_total\\{.*} [1-9].*"))
                     .noneMatch(line -> line.startsWith("tollgate_server_requests_seconds_count"));
-            assertThat(server.err()).as("the log").doesNotContain("WARNING");
+            assertThat(server.err()).as("the log").doesNotContain(" WARN ", " ERROR ");
             assertThat(readyAtOnce.statusCode()).isEqualTo(200);
             assertThat(redis.server().command("SCRIPT", "EXISTS", scriptDigest(TokenBucketScript.RESOURCE)))
                     .as("the scripts are loaded")

@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.AopUtils;
@@ -139,10 +140,12 @@ public final class TollgateAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnBooleanProperty(name = "tollgate.warm-up", matchIfMissing = true)
-    ApplicationRunner tollgateWarmUp(RequestLimiter requests) {
+    ApplicationRunner tollgateWarmUp(RequestLimiter requests, ObjectProvider<LimiterMetrics> metrics) {
         return arguments -> {
             long start = System.nanoTime();
             boolean warm = requests.warmUp(WARM_UP_LIMIT);
+            // The warm-up ran the paths real requests run, meters included: now it leaves no trace in them
+            metrics.ifAvailable(limiterMetrics -> limiterMetrics.forgetWarmUp().run());
             LOG.log(
                     warm ? Level.INFO : Level.WARNING,
                     "Tollgate warmed up in {0} ms{1}",
@@ -216,17 +219,34 @@ public final class TollgateAutoConfiguration {
 
         @Bean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        TollgateRedisCustomizer tollgateRedisMetrics(ObjectProvider<MeterRegistry> registry) {
-            return builder -> registry.ifUnique(meters -> builder.metrics(MicrometerMetrics.of(meters)));
+        TollgateRedisCustomizer tollgateRedisMetrics(LimiterMetrics metrics) {
+            return builder -> {
+                MetricsRecorder recorder = metrics.recorder().get();
+                if (recorder != null) {
+                    builder.metrics((MicrometerMetrics) recorder);
+                }
+            };
         }
 
+        /** The limiter's one recorder, made on first use when the application has one meter registry. */
         @Bean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        InMemoryMetrics tollgateInMemoryMetrics(ObjectProvider<MeterRegistry> registry) {
-            return new InMemoryMetrics(() -> {
-                MeterRegistry meters = registry.getIfUnique();
-                return meters == null ? null : MicrometerMetrics.of(meters);
-            });
+        LimiterMetrics tollgateLimiterMetrics(ObjectProvider<MeterRegistry> registry) {
+            AtomicReference<MicrometerMetrics> made = new AtomicReference<>();
+            return new LimiterMetrics(
+                    () -> {
+                        MeterRegistry meters = registry.getIfUnique();
+                        return meters == null
+                                ? null
+                                : made.updateAndGet(
+                                        metrics -> metrics != null ? metrics : MicrometerMetrics.of(meters));
+                    },
+                    () -> {
+                        MicrometerMetrics metrics = made.get();
+                        if (metrics != null) {
+                            metrics.forgetWarmUp();
+                        }
+                    });
         }
     }
 
@@ -243,7 +263,7 @@ public final class TollgateAutoConfiguration {
             TollgateProperties properties,
             ObjectProvider<ApplicationRedisClient> applicationRedis,
             ObjectProvider<TollgateRedisCustomizer> customizers,
-            ObjectProvider<InMemoryMetrics> inMemoryMetrics) {
+            ObjectProvider<LimiterMetrics> limiterMetrics) {
         RedisSettings redis = PropertiesReader.redis(properties);
         if (redis.hasTarget()) {
             return build(redis, customizers, builder -> {}); // the settings say where
@@ -269,13 +289,16 @@ public final class TollgateAutoConfiguration {
         long maximumKeys = PropertiesReader.maximumKeys(properties);
         RateLimiter inMemory =
                 InMemoryRateLimiter.builder().maximumKeys(maximumKeys).build();
-        InMemoryMetrics metrics = inMemoryMetrics.getIfAvailable();
+        LimiterMetrics metrics = limiterMetrics.getIfAvailable();
         MetricsRecorder recorder = metrics == null ? null : metrics.recorder().get();
         return recorder == null ? inMemory : new MeteredRateLimiter(inMemory, recorder, "memory");
     }
 
-    /** Where the in-memory limiter reports its decisions, when the application has one meter registry. */
-    record InMemoryMetrics(Supplier<MetricsRecorder> recorder) {}
+    /**
+     * Where the limiter reports its work, when the application has one meter registry (else the supplier gives
+     * null), and how to forget what a warm-up recorded there.
+     */
+    record LimiterMetrics(Supplier<MetricsRecorder> recorder, Runnable forgetWarmUp) {}
 
     /**
      * The Lettuce client behind the application's own Redis connection factory, which the limiter shares, and

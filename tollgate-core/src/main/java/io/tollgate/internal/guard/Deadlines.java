@@ -18,11 +18,12 @@ import java.util.concurrent.locks.LockSupport;
  * while another thread was between reading the clock and queueing its own may time out late by that
  * interval.
  *
- * <p>The budget is the store's time, not this process's: when the thread wakes more than 10 ms ({@link
- * #STALL_NANOS}) later than it asked to, this process (or the whole machine) did not run meanwhile, and an
- * answer that came in time may be waiting, unread, in the store's socket, whose reader was stopped too. Calls
- * whose deadline passed during such a stall get as long again as the stall, at most one budget, before they
- * are called late, so that the reader can catch up: a stall of this process is not the store being late.
+ * <p>The budget is the store's time, not this process's. While calls run, the thread wakes at least every
+ * millisecond; when it wakes more than {@link #STALL_NANOS} later than it asked to, this process (or the whole
+ * machine) was not running for that long, and an answer that came in time may be waiting, unread, in the
+ * store's socket, whose reader was held up too. That time is added up, and each call's deadline moves by what
+ * was added up since it started, at most one budget more: a process that did not run is not the store being
+ * late. (A later call may then wait behind an earlier one's moved deadline, as long as that.)
  *
  * <p>Thread-safe. The thread is a daemon, parked while no call is running, and stops on {@link #close()}.
  */
@@ -35,14 +36,15 @@ final class Deadlines implements AutoCloseable {
     private static final long SWEEP_NANOS = 1_000_000;
 
     /** A wake-up later than asked for by more than this means that the thread did not run meanwhile. */
-    static final long STALL_NANOS = 10_000_000;
+    static final long STALL_NANOS = 2_000_000;
 
     /** How the thread waits: {@link LockSupport#parkNanos}, or a test's stand-in that stalls. */
     interface Parker {
         void parkNanos(Object blocker, long nanos);
     }
 
-    private record Call(CompletableFuture<?> future, long deadlineNanos) {}
+    /** A call, its deadline, and how much time this process had not run for when it started. */
+    private record Call(CompletableFuture<?> future, long deadlineNanos, long stalledAtStart) {}
 
     private final long budgetNanos;
     private final String budgetText;
@@ -52,8 +54,8 @@ final class Deadlines implements AutoCloseable {
     private volatile boolean idle;
     private volatile boolean closed;
 
-    /** Until when calls past their deadline are not called late, after a stall; confined to the thread. */
-    private long graceUntilNanos;
+    /** How long the thread found that this process had not run, added up; written by the thread only. */
+    private volatile long stalledNanos;
 
     Deadlines(Duration budget) {
         this(budget, LockSupport::parkNanos);
@@ -72,7 +74,7 @@ final class Deadlines implements AutoCloseable {
     /** Completes {@code call} with a {@link TimeoutException} unless it completes within the budget. */
     <T> CompletableFuture<T> limit(CompletableFuture<T> call) {
         if (!call.isDone()) {
-            running.offer(new Call(call, System.nanoTime() + budgetNanos));
+            running.offer(new Call(call, System.nanoTime() + budgetNanos, stalledNanos));
             if (idle) {
                 LockSupport.unpark(thread);
             }
@@ -100,18 +102,15 @@ final class Deadlines implements AutoCloseable {
                 running.poll();
             } else {
                 long now = System.nanoTime();
-                long left = oldest.deadlineNanos() - now;
-                if (left <= 0 && graceUntilNanos - now > 0) {
-                    left = graceUntilNanos - now; // after a stall: the store's answers may be read yet
-                }
+                long stalled = Math.min(stalledNanos - oldest.stalledAtStart(), budgetNanos);
+                long left = oldest.deadlineNanos() + stalled - now;
                 if (left > 0) {
-                    // Every later call's deadline is no earlier: none is due before this one.
+                    // Every later call's deadline is no earlier, but for time stalled: none is due before this one.
                     long asked = Math.min(left, SWEEP_NANOS);
                     parker.parkNanos(this, asked);
-                    long woke = System.nanoTime();
-                    long overslept = woke - now - asked;
+                    long overslept = System.nanoTime() - now - asked;
                     if (overslept > STALL_NANOS) {
-                        graceUntilNanos = woke + Math.min(overslept, budgetNanos);
+                        stalledNanos += overslept;
                     }
                 } else {
                     running.poll();

@@ -23,9 +23,6 @@ final class GuardedCall<A> {
     private final long maxWaitMicros;
     private final long sentMicros;
     private final A address;
-    /** Where this call reports: the guard's recorder, or its warm-up's for a warm-up key. */
-    private final MetricsRecorder metrics;
-
     private CircuitBreaker breaker;
     /** The call to the store, once sent. */
     private CompletableFuture<StoreReply> sending;
@@ -56,14 +53,13 @@ final class GuardedCall<A> {
         this.maxWaitMicros = maxWaitMicros;
         this.sentMicros = sentMicros;
         this.address = guard.store.address(key, policy);
-        this.metrics = guard.metricsFor(key);
     }
 
     /** Sends the request; the stage completes within the budget, never exceptionally. */
     CompletableFuture<Decision> start() {
         breaker = guard.breakerFor(address);
         if (!breaker.tryCall(sentMicros)) {
-            metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
+            guard.metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
             return CompletableFuture.completedFuture(decideWithout(guard.degradation(
                     policy,
                     Degradation.Cause.CIRCUIT_OPEN,
@@ -105,7 +101,7 @@ final class GuardedCall<A> {
         if (reserving && decision.allowed()) {
             waitMicros = reply.waitMicros(policy, cost);
         }
-        metrics.decided(policy, decision.allowed(), guard.source);
+        guard.metrics.decided(policy, decision.allowed(), guard.source);
         return decision;
     }
 
@@ -128,7 +124,7 @@ final class GuardedCall<A> {
     /** Takes note of what the store reported and returns its decision on this request. */
     private Decision learn(StoreReply reply) {
         long now = guard.time.nowMicros();
-        metrics.answered(Math.max(0, now - sentMicros));
+        guard.metrics.answered(Math.max(0, now - sentMicros));
         Decision decision = reply.decision(policy, cost, maxWaitMicros);
         if (reply.superseded()) {
             return decision; // a later request's reply teaches the same, newer: learning this too would be undone
@@ -153,7 +149,7 @@ final class GuardedCall<A> {
         } else {
             breaker.onSuccess(); // the store answered; only this key's value is wrong
         }
-        metrics.failed(failure.cause());
+        guard.metrics.failed(failure.cause());
         Decision decided = decideWithout(guard.degradation(policy, failure.cause(), failure.detail()));
         Decision late;
         synchronized (this) {
@@ -184,7 +180,7 @@ final class GuardedCall<A> {
         if (decided.allowed() && unseenByStore && degradation.fallback() == FailurePolicy.LOCAL) {
             guard.noteUnseen(policy, key, cost);
         }
-        metrics.decided(policy, decided.allowed(), MetricsRecorder.FALLBACK);
+        guard.metrics.decided(policy, decided.allowed(), MetricsRecorder.FALLBACK);
         return decided;
     }
 
@@ -213,11 +209,11 @@ final class GuardedCall<A> {
      */
     private void settle(Decision decidedInstead, Decision storeDecision) {
         if (decidedInstead.allowed() && !storeDecision.allowed()) {
-            metrics.overLimit(policy);
+            guard.metrics.overLimit(policy);
             guard.degradations.overLimit(policy, key);
             guard.adjust(key, policy, cost, GuardedRateLimiter.ANY_WAIT_MICROS);
         } else if (!decidedInstead.allowed() && storeDecision.allowed()) {
-            metrics.refunded(policy);
+            guard.metrics.refunded(policy);
             guard.adjust(key, policy, -cost, GuardedRateLimiter.ANY_WAIT_MICROS); // lands in debt too
         }
     }

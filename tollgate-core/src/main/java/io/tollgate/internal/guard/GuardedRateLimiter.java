@@ -11,7 +11,6 @@ import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
 import io.tollgate.internal.PolicyArithmetic;
 import io.tollgate.internal.TokenBucket;
-import io.tollgate.internal.WarmUpKeys;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Locale;
@@ -74,8 +73,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     private final ScheduledFuture<?> flushing;
 
     final MetricsRecorder metrics;
-    /** Where the calls of a warm-up report: to nothing but the count of warm-up decisions. */
-    private final MetricsRecorder warmUpMetrics;
     /** The source of the store's own decisions, for the metrics. */
     final String source;
 
@@ -100,7 +97,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.degradations = new DegradationLog(time, settings.log(), store.name());
         this.flushing = DegradationLog.flushEverySecond(degradations);
         this.metrics = settings.metrics();
-        this.warmUpMetrics = metrics.forWarmUp();
         this.source = store.name().toLowerCase(Locale.ROOT);
     }
 
@@ -122,7 +118,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         long now = time.nowMicros();
         DenyCache.Lookup lookup = denyCache == null ? null : denyCache.lookup(policy, key, cost, now);
         if (lookup != null && lookup.refusal() != null) {
-            metricsFor(key).refusedFromCache(policy);
+            metrics.refusedFromCache(policy);
             return CompletableFuture.completedFuture(lookup.refusal());
         }
         if (lookup != null && !lookup.probing() && lookup.probe() != null) {
@@ -151,7 +147,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      * for its key to ask the store; if that admits it, it is charged to the store.
      */
     private Decision waitedTooLong(String key, Policy policy, long cost) {
-        MetricsRecorder metrics = metricsFor(key);
         metrics.failed(Degradation.Cause.TIMEOUT);
         Decision decided = fallback(
                 false, // Redis is late
@@ -180,7 +175,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
         long now = time.nowMicros();
         if (denyCache != null && denyCache.refusedForMicros(policy, key, cost, now) > maxWaitMicros) {
-            metricsFor(key).refusedFromCache(policy);
+            metrics.refusedFromCache(policy);
             return false;
         }
         GuardedCall<A> call = new GuardedCall<>(this, key, policy, cost, true, maxWaitMicros, now);
@@ -354,11 +349,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         return local.untilFullMicros(policy, key);
     }
 
-    /** Returns where a call for {@code key} reports: a warm-up's ({@link WarmUpKeys}) only to its own count. */
-    MetricsRecorder metricsFor(String key) {
-        return WarmUpKeys.isWarmUp(key) ? warmUpMetrics : metrics;
-    }
-
     /** Returns the circuit breaker of the node that serves {@code address}, made on first use. */
     CircuitBreaker breakerFor(A address) {
         String node = store.nodeOf(address);
@@ -482,7 +472,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     private CompletableFuture<StoreReply> chargeUnseen(String key, Policy policy, long cost) {
         return adjust(key, policy, cost, ANY_WAIT_MICROS).whenComplete((charged, failure) -> {
             if (failure == null) {
-                metricsFor(key).unseenCharged(policy);
+                metrics.unseenCharged(policy);
             } else if (store.classify(failure, null).cause() == Degradation.Cause.UNREACHABLE) {
                 noteUnseen(policy, key, cost);
             }
@@ -492,7 +482,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     /** Notes an admission the store never saw, to be charged once it answers; counts it if there is no room. */
     void noteUnseen(Policy policy, String key, long cost) {
         if (!unseen.add(policy, key, cost)) {
-            metricsFor(key).unseenDropped(policy);
+            metrics.unseenDropped(policy);
             degradations.unremembered(policy, key);
         }
     }

@@ -6,7 +6,6 @@ import io.tollgate.Decision;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
-import io.tollgate.internal.WarmUpKeys;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
@@ -24,7 +23,6 @@ public final class MeteredRateLimiter implements RateLimiter {
 
     private final RateLimiter limiter;
     private final MetricsRecorder metrics;
-    private final MetricsRecorder warmUpMetrics;
     private final String source;
 
     /**
@@ -37,20 +35,19 @@ public final class MeteredRateLimiter implements RateLimiter {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.source = Objects.requireNonNull(source, "source");
-        this.warmUpMetrics = metrics.forWarmUp();
     }
 
     @Override
     public Decision tryAcquire(String key, Policy policy, long cost) {
         Decision decision = limiter.tryAcquire(key, policy, cost);
-        metricsFor(key).decided(policy, decision.allowed(), source);
+        metrics.decided(policy, decision.allowed(), source);
         return decision;
     }
 
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
         return limiter.tryAcquireAsync(key, policy, cost).thenApply(decision -> {
-            metricsFor(key).decided(policy, decision.allowed(), source);
+            metrics.decided(policy, decision.allowed(), source);
             return decision;
         });
     }
@@ -58,13 +55,8 @@ public final class MeteredRateLimiter implements RateLimiter {
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         boolean granted = limiter.acquire(key, policy, cost, maxWait);
-        metricsFor(key).decided(policy, granted, source);
+        metrics.decided(policy, granted, source);
         return granted;
-    }
-
-    /** A warm-up's decisions ({@link WarmUpKeys}) are only counted as such. */
-    private MetricsRecorder metricsFor(String key) {
-        return WarmUpKeys.isWarmUp(key) ? warmUpMetrics : metrics;
     }
 
     @Override

@@ -60,30 +60,4 @@ public interface MetricsRecorder {
      * it could not be remembered to be charged later: as many keys as allowed were waiting already.
      */
     default void unseenDropped(Policy policy) {}
-
-    /**
-     * Called for every decision of a warm-up (one on a {@linkplain io.tollgate.internal.WarmUpKeys warm-up
-     * key}) instead of every other method: a warm-up leaves no trace in the meters operators watch, only this
-     * count.
-     */
-    default void warmUpDecided() {}
-
-    /**
-     * Returns the recorder of a warm-up's calls: each decision it reports, the deny cache's included, is counted
-     * by {@link #warmUpDecided} of this recorder, and nothing else is recorded.
-     */
-    default MetricsRecorder forWarmUp() {
-        MetricsRecorder counted = this;
-        return new MetricsRecorder() {
-            @Override
-            public void decided(Policy policy, boolean allowed, String source) {
-                counted.warmUpDecided();
-            }
-
-            @Override
-            public void refusedFromCache(Policy policy) {
-                counted.warmUpDecided();
-            }
-        };
-    }
 }

@@ -85,7 +85,7 @@ class DeadlinesTest {
     }
 
     @Test
-    void aCallStillUnansweredAfterAStallIsEndedOneBudgetLater() throws Exception {
+    void aCallStillUnansweredAfterAStallIsEndedAtMostOneBudgetLater() throws Exception {
         StallingParker parker = new StallingParker();
         Deadlines stalling = new Deadlines(Duration.ofMillis(200), parker);
         try {
@@ -99,7 +99,8 @@ class DeadlinesTest {
 
             assertThat(failure).isInstanceOf(TimeoutException.class);
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumed))
-                    .isBetween(150L, 2_000L);
+                    .as("its deadline moved by the stall, at most one budget: 400 ms after it started")
+                    .isBetween(50L, 2_000L);
         } finally {
             parker.resume();
             stalling.close();

@@ -113,7 +113,7 @@ public final class EnvoyService implements AutoCloseable {
         }
         calls.warmUp = priming;
         try {
-            return EnvoyWarmUp.prime(address(), setup.limits().policies().size(), deadlineNanos);
+            return EnvoyWarmUp.prime(address(), setup.limits().policies(), deadlineNanos);
         } finally {
             calls.warmUp = Map.of();
         }

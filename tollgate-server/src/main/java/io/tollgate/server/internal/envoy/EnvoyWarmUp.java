@@ -51,9 +51,14 @@ final class EnvoyWarmUp {
     static final int MAX_PRIMED_POLICIES = 256;
 
     private static final int CALLS_PER_POLICY = 20;
+    private static final int REFUSED_CALLS_PER_POLICY = 3;
 
-    /** Enough calls for the JIT's top tier to compile the path of a call. */
-    private static final int CALLS = 3_000;
+    /**
+     * Enough calls for the JIT's top tier to compile the path of a call: a method without loops reaches C2 after
+     * about 5 000 to 15 000 calls (HotSpot's Tier4 thresholds); below that it runs C1's profiling code, several
+     * times slower, which a first burst on two busy cores ran out of its budget with, one run in ten.
+     */
+    private static final int CALLS = 16_000;
 
     private static final int IN_FLIGHT = 32;
     private static final int KEYS = 8;
@@ -125,18 +130,29 @@ final class EnvoyWarmUp {
     }
 
     /**
-     * Decides {@value #CALLS_PER_POLICY} calls for each policy of the {@link #primingSetup}, one at a time, on a
-     * key of their own, over the loopback; returns how many were answered. Never throws.
+     * Decides, for each policy of the {@link #primingSetup}, one at a time on a key of their own over the
+     * loopback, {@value #CALLS_PER_POLICY} calls, then one that takes every token left and {@value
+     * #REFUSED_CALLS_PER_POLICY} that are refused; returns how many were answered. Never throws.
      */
-    static int prime(InetSocketAddress address, int policies, long deadlineNanos) {
+    static int prime(InetSocketAddress address, List<Policy> policies, long deadlineNanos) {
         String key = WarmUpKeys.key(UUID.randomUUID());
         List<RateLimitRequest> requests = new ArrayList<>();
-        for (int i = 0; i < Math.min(policies, MAX_PRIMED_POLICIES); i++) {
+        for (int i = 0; i < Math.min(policies.size(), MAX_PRIMED_POLICIES); i++) {
             RateLimitRequest request = RateLimitRequest.newBuilder()
                     .setDomain(POLICIES_DOMAIN)
                     .addDescriptors(descriptor("p" + i, key))
                     .build();
             for (int call = 0; call < CALLS_PER_POLICY; call++) {
+                requests.add(request);
+            }
+            // Then empty the bucket and be refused, as a first burst is: the refusal of this policy (its
+            // unit, its retry-after, the deny cache) is answered on the store's I/O thread, where a path
+            // run for the first time would hold up every answer behind it
+            requests.add(request.toBuilder()
+                    .setHitsAddend(
+                            (int) Math.min(Integer.MAX_VALUE, policies.get(i).maxCost()))
+                    .build());
+            for (int call = 0; call < REFUSED_CALLS_PER_POLICY; call++) {
                 requests.add(request);
             }
         }
