@@ -257,6 +257,12 @@ class ServerJarIT {
         try (ServerProcess server = ServerProcess.start(config)) {
             int port = server.awaitPort();
             redis.server().kill();
+            // The outage's count starts at Redis's last answer: wait until the server has seen it gone, so that
+            // no ping still on its way when Redis was killed comes back as an answer after the checks below
+            long noticed = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (get(port, "/readyz").statusCode() != 503 && System.nanoTime() < noticed) {
+                TimeUnit.MILLISECONDS.sleep(50);
+            }
             List<Integer> statuses = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
                 statuses.add(post(port, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"k" + i + "\"}")
