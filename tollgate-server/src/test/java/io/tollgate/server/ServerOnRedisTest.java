@@ -236,8 +236,15 @@ class ServerOnRedisTest {
         assertThat(withoutKey).isEqualTo(401);
         assertThat(withoutToken.statusCode()).isEqualTo(401);
         assertThat(reset.statusCode()).isEqualTo(204);
-        assertThat(one.get("/api/hello", "X-API-Key", "k-free").statusCode())
-                .as("the reset on one server reaches the other at once")
+        // The reset returns once Redis took the announcement; the other server hears it on its own connection
+        // a moment later: within the 200 ms that docs/resilience.md and ChangesAcrossInstancesIT allow
+        long start = System.nanoTime();
+        int afterReset = one.get("/api/hello", "X-API-Key", "k-free").statusCode();
+        while (afterReset != 200 && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(200)) {
+            afterReset = one.get("/api/hello", "X-API-Key", "k-free").statusCode();
+        }
+        assertThat(afterReset)
+                .as("the reset on one server reaches the other within 200 ms")
                 .isEqualTo(200);
     }
 
