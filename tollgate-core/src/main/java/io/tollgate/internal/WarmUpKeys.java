@@ -5,11 +5,12 @@ import java.util.UUID;
 
 /**
  * The keys that a warm-up ({@link RateLimiter#warmUp}, and the warm-ups of the layers above it) decides on. They
- * start with a prefix drawn at random once per JVM, that no client can guess, so that every layer can tell a
- * warm-up's decision from a client's by its key alone and leave it out of what operators watch: the metrics
- * count it only in {@code tollgate.warm_up.decisions}, and the log of degraded decisions never names it. A
- * policy needs no name of its own for that: a warm-up may decide on a real policy (the server primes the
- * policies of its Envoy files) and still leave no trace under its name.
+ * start with a prefix drawn at random once per JVM, that no client can guess: no client's bucket is ever a
+ * warm-up's, and the log of degraded decisions, which is not on a request's path, leaves them out by their key,
+ * also where a warm-up decides on a real policy (the server primes the policies of its Envoy files). The
+ * metrics do not look at keys: a per-request "is this the warm-up?" branch would be compiled for the warm-up
+ * and thrown away on the first real request; what a warm-up recorded is removed once it is done
+ * ({@code MicrometerMetrics.forgetWarmUp}).
  *
  * <p>For the modules of Tollgate; no compatibility promise.
  */

@@ -30,7 +30,8 @@ import java.util.concurrent.TimeUnit;
  * of its budget.
  *
  * <p>The calls name domains of their own, that the service answers only while it warms up, and that start with
- * {@link WarmUpKeys#PREFIX}, as do the keys of their buckets: they leave no trace in the metrics.
+ * {@link WarmUpKeys#PREFIX}, as do the keys of their buckets: the Envoy meters leave these domains out, and
+ * what the limiter's meters recorded of them is removed at the end of the warm-up.
  */
 final class EnvoyWarmUp {
 
