@@ -9,6 +9,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.TokenBucket;
+import io.tollgate.internal.guard.StoreAnswer;
 import io.tollgate.internal.guard.StoreReply;
 import io.tollgate.redis.internal.NotABucketException;
 import io.tollgate.redis.internal.ScriptArguments;
@@ -67,13 +68,7 @@ final class DecisionBatcher {
      * A request waiting in a lane; {@code slot} is its key's hash slot on Redis Cluster, else -1; a {@code
      * charge} takes its cost whatever the bucket holds.
      */
-    private record Pending(
-            byte[] bucketKey,
-            Policy policy,
-            long cost,
-            boolean charge,
-            int slot,
-            CompletableFuture<StoreReply> result) {}
+    private record Pending(byte[] bucketKey, Policy policy, long cost, boolean charge, int slot, StoreAnswer result) {}
 
     /** Requests in a row for one key, policy and cost, in arrival order. */
     private static final class Run {
@@ -154,7 +149,7 @@ final class DecisionBatcher {
     }
 
     private CompletableFuture<StoreReply> submit(byte[] bucketKey, Policy policy, long cost, boolean charge) {
-        CompletableFuture<StoreReply> result = new CompletableFuture<>();
+        StoreAnswer result = new StoreAnswer();
         if (commands.get() instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
             int slot = SlotHash.getSlot(bucketKey);
             RedisClusterNode master =
@@ -299,6 +294,15 @@ final class DecisionBatcher {
         /** Answers every caller once Redis replied; outside the lane's lock, as callers' stages run here. */
         void answerWhenDone() {
             call.whenComplete((replies, failure) -> {
+                if (failure == null) {
+                    // Every caller's answer is here now, though each is delivered only after the callers before
+                    // it (and those of a batch read just before) have run: their time is not Redis's.
+                    for (Run run : runs) {
+                        for (Pending member : run.members) {
+                            member.result().arrived();
+                        }
+                    }
+                }
                 Executor sending = lane.sent(); // the next batch goes before this one's callers run
                 if (sending == null) {
                     answerAll(replies, failure);

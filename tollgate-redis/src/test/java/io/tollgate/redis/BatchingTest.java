@@ -63,6 +63,29 @@ class BatchingTest {
     }
 
     @Test
+    void answersThatArriveInTimeAreRedisAnswersEvenWhenTheirCallersTakeLongerThanTheBudgetToRun() throws Exception {
+        try (RedisRateLimiter limiter = limiter(Duration.ofMillis(200), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN);
+
+            // One reply answers the burst's requests; each caller then runs for 12 ms on the thread that
+            // delivers the answers, so the last are delivered about 290 ms after they were sent
+            server.pause();
+            List<CompletableFuture<Decision>> burst = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                burst.add(limiter.tryAcquireAsync("hot", TEN, 1)
+                        .toCompletableFuture()
+                        .whenComplete((decision, failure) -> sleepMillis(12)));
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+            server.resume();
+
+            List<Decision> decisions = join(burst);
+            assertThat(decisions).noneMatch(Decision::degraded);
+            assertThat(decisions.stream().filter(Decision::allowed)).hasSize(10);
+        }
+    }
+
+    @Test
     void aBurstOnAHotKeyLeavesItsRefusalInTheDenyCache() throws Exception {
         try (RedisRateLimiter limiter = RedisRateLimiter.builder()
                 .uri(server.uri())
@@ -201,6 +224,14 @@ class BatchingTest {
             futures.add(limiter.tryAcquireAsync(key, TEN, 1).toCompletableFuture());
         }
         return futures;
+    }
+
+    private static void sleepMillis(long millis) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static List<Decision> join(List<CompletableFuture<Decision>> futures) {

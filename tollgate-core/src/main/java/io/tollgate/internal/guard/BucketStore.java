@@ -34,7 +34,8 @@ public interface BucketStore<A> {
      * Takes {@code cost} tokens (a negative cost gives tokens back) from every limit of the buckets at
      * {@code address}, if all of them can give it within {@code maxWaitMicros}, in one atomic step; a cost
      * of 0 only reads. The stage completes with the buckets' state just before, or exceptionally, for {@link
-     * #classify} to sort. It has no timeout of its own.
+     * #classify} to sort. It has no timeout of its own. A store that answers several requests with one reply
+     * returns a {@link StoreAnswer} for each, and marks them all arrived before it completes the first.
      *
      * @param batchable whether the request may travel with others, rather than alone: an ordinary decision
      *     ({@code maxWaitMicros} 0), or a charge that takes a positive cost whatever the buckets hold ({@code

@@ -25,6 +25,10 @@ import java.util.concurrent.locks.LockSupport;
  * was added up since it started, at most one budget more: a process that did not run is not the store being
  * late. (A later call may then wait behind an earlier one's moved deadline, as long as that.)
  *
+ * <p>Likewise, a call whose {@link StoreAnswer} has arrived by its deadline, and waits for this process to
+ * deliver it, is given one more budget for that, rather than being ended with its answer in hand; it goes to
+ * the back of the queue, whose calls all have earlier deadlines than its new one.
+ *
  * <p>Thread-safe. The thread is a daemon, parked while no call is running, and stops on {@link #close()}.
  */
 final class Deadlines implements AutoCloseable {
@@ -43,8 +47,17 @@ final class Deadlines implements AutoCloseable {
         void parkNanos(Object blocker, long nanos);
     }
 
-    /** A call, its deadline, and how much time this process had not run for when it started. */
-    private record Call(CompletableFuture<?> future, long deadlineNanos, long stalledAtStart) {}
+    /**
+     * A call, its deadline, how much time this process had not run for when it started, and the store's answer
+     * that it waits for, if that may arrive before it is delivered (else null).
+     */
+    private record Call(CompletableFuture<?> future, long deadlineNanos, long stalledAtStart, StoreAnswer answer) {
+
+        /** Whether the store's answer arrived, and waits for this process to deliver it. */
+        boolean arrived() {
+            return answer != null && answer.hasArrived();
+        }
+    }
 
     private final long budgetNanos;
     private final String budgetText;
@@ -73,8 +86,16 @@ final class Deadlines implements AutoCloseable {
 
     /** Completes {@code call} with a {@link TimeoutException} unless it completes within the budget. */
     <T> CompletableFuture<T> limit(CompletableFuture<T> call) {
+        return limit(call, null);
+    }
+
+    /**
+     * Completes {@code call} with a {@link TimeoutException} unless it completes within the budget or, if {@code
+     * answer} (which completes {@code call} when delivered) arrives within the budget, within one budget more.
+     */
+    <T> CompletableFuture<T> limit(CompletableFuture<T> call, StoreAnswer answer) {
         if (!call.isDone()) {
-            running.offer(new Call(call, System.nanoTime() + budgetNanos, stalledNanos));
+            running.offer(new Call(call, System.nanoTime() + budgetNanos, stalledNanos, answer));
             if (idle) {
                 LockSupport.unpark(thread);
             }
@@ -112,6 +133,9 @@ final class Deadlines implements AutoCloseable {
                     if (overslept > STALL_NANOS) {
                         stalledNanos += overslept;
                     }
+                } else if (oldest.arrived()) {
+                    running.poll();
+                    running.offer(new Call(oldest.future(), now + budgetNanos, stalledNanos, null));
                 } else {
                     running.poll();
                     oldest.future().completeExceptionally(new TimeoutException("no answer within " + budgetText));

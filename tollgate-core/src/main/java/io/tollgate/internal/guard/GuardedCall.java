@@ -83,7 +83,7 @@ final class GuardedCall<A> {
             }
         });
         return guard.deadlines
-                .limit(inTime)
+                .limit(inTime, sending instanceof StoreAnswer answer ? answer : null)
                 .handle((reply, failure) ->
                         failure == null ? answered(reply) : failed(guard.store.classify(failure, address)));
     }

@@ -53,6 +53,31 @@ class DeadlinesTest {
     }
 
     @Test
+    void aCallWhoseAnswerArrivedInTimeWaitsOneMoreBudgetToBeDelivered() throws Exception {
+        StoreAnswer answer = new StoreAnswer();
+        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), answer);
+
+        TimeUnit.MILLISECONDS.sleep(100);
+        answer.arrived();
+        TimeUnit.MILLISECONDS.sleep(200); // past the deadline: the answer waits for its turn to be delivered
+        call.complete("answer");
+
+        assertThat(call.join()).isEqualTo("answer");
+    }
+
+    @Test
+    void aCallWhoseAnswerArrivedButIsNeverDeliveredTimesOutOneBudgetLater() {
+        StoreAnswer answer = new StoreAnswer();
+        answer.arrived();
+        long start = System.nanoTime();
+
+        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), answer);
+
+        assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(400L, 2_000L);
+    }
+
+    @Test
     void eachCallHasItsOwnBudgetCountedFromItsStart() throws Exception {
         CompletableFuture<String> first = deadlines.limit(new CompletableFuture<>());
         TimeUnit.MILLISECONDS.sleep(100);
