@@ -7,10 +7,14 @@
 # listens on 127.0.0.1 only and is stopped at the end; nothing outside this machine is touched.
 #
 # Usage: tollgate-benchmarks/server-benchmark.sh [SECONDS] [CONNECTIONS]   (default 10 s, 64 connections)
+# SECTIONS="nginx proxy api ceiling" (the default: all) picks the groups of rows to run: nginx's own rows, the
+# proxy's, the decision API alone on each data plane (Jetty, then Netty's event loops), forwarding only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SECONDS_PER_RUN=${1:-10}
+SECTIONS=${SECTIONS:-nginx proxy api ceiling}
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 CONNECTIONS=${2:-64}
 JAR=tollgate-server/target/tollgate-server.jar
 for tool in wrk nginx redis-server java curl python3; do
@@ -81,6 +85,20 @@ rules:
   - {path: /shut/**, key: ip, policy: shut}
 EOF
 }
+# The decision API alone (no upstream) on one data plane: jetty or netty
+api_conf() { # file plane store
+  cat > "$1" <<EOF
+server: {host: 127.0.0.1, data-plane: $2}
+$3
+policies:
+  per-key:    # 10 000 keys, each far from its limit
+    limits: [{capacity: 100000000, refill: 1000000/s}]
+EOF
+}
+for plane in jetty netty; do
+  api_conf "$WORK/api-$plane-memory.yaml" "$plane" ""
+  api_conf "$WORK/api-$plane-redis.yaml" "$plane" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
+done
 tollgate_conf "$WORK/memory.yaml" ""
 tollgate_conf "$WORK/redis.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
 await_port "$REDIS"
@@ -94,6 +112,14 @@ start_tollgate() { # config port: one Tollgate JVM at a time, so that two never 
   wrk -t1 -c"$CONNECTIONS" -d25s "http://127.0.0.1:$2/open/x" > /dev/null
   wrk -t1 -c"$CONNECTIONS" -d10s -s "$WORK/check.lua" "http://127.0.0.1:$2/v1/check" > /dev/null
   wrk -t1 -c"$CONNECTIONS" -d5s "http://127.0.0.1:$2/shut/x" > /dev/null
+}
+start_api() { # config port: the decision API alone, warmed as start_tollgate warms it
+  java "${JAVA_OPTS[@]}" -jar "$JAR" --config "$1" --port "$2" > "$WORK/tollgate.out" 2> "$WORK/tollgate.err" &
+  TOLLGATE=$!
+  PIDS+=($TOLLGATE)
+  await_port "$2"
+  wrk -t1 -c"$CONNECTIONS" -d25s -s "$WORK/check.lua" "http://127.0.0.1:$2/v1/check" > /dev/null
+  wrk -t1 -c"$CONNECTIONS" -d5s "http://127.0.0.1:$2/healthz" > /dev/null
 }
 stop_tollgate() {
   if grep -q 'degraded="true"' <(curl -s "http://127.0.0.1:$1/metrics" 2>/dev/null || true); then
@@ -133,9 +159,12 @@ echo
 echo "| path | requests/s | p50 | p99 | non-2xx |"
 echo "| --- | --- | --- | --- | --- |"
 measure "upstream alone (nginx return 200)" "http://127.0.0.1:$UPSTREAM/open/x"
+if section nginx; then
 measure "nginx limit_req proxy, allowing" "http://127.0.0.1:$NGINX/open/x"
 measure "nginx limit_req proxy, refusing (429)" "http://127.0.0.1:$NGINX/shut/x"
 measure "nginx proxy, no limit_req" "http://127.0.0.1:$NGINX/free/x"
+fi
+if section proxy; then
 start_tollgate "$WORK/memory.yaml" "$MEMORY"
 measure "Tollgate proxy, in memory, allowing" "http://127.0.0.1:$MEMORY/open/x"
 measure "Tollgate proxy, in memory, refusing (429)" "http://127.0.0.1:$MEMORY/shut/x"
@@ -149,11 +178,27 @@ measure "Tollgate proxy, Redis, refusing (429)" "http://127.0.0.1:$ONREDIS/shut/
 measure "Tollgate decision API, Redis, 10 000 keys" "http://127.0.0.1:$ONREDIS/v1/check" "$WORK/check.lua"
 measure "Tollgate /healthz, Redis (the same server's HTTP alone)" "http://127.0.0.1:$ONREDIS/healthz"
 stop_tollgate "$ONREDIS"
+fi
+
+# The decision API alone, on each data plane in turn, in memory and on Redis
+if section api; then
+for store in memory redis; do
+  for plane in jetty netty; do
+    API=$(free_port)
+    start_api "$WORK/api-$plane-$store.yaml" "$API"
+    measure "decision API alone, $plane, $store, 10 000 keys" "http://127.0.0.1:$API/v1/check" "$WORK/check.lua"
+    measure "/healthz alone, $plane, $store" "http://127.0.0.1:$API/healthz"
+    stop_tollgate "$API"
+  done
+done
+fi
 
 # Forwarding alone, no limiter, one JVM at a time (HttpStackCeiling; skipped without the benchmarks jar):
 # where the ceiling of each way of building a JVM proxy lies on this machine.
 CEILING_JAR=tollgate-benchmarks/target/benchmarks.jar
-if [ -f "$CEILING_JAR" ]; then
+if ! section ceiling; then
+  :
+elif [ -f "$CEILING_JAR" ]; then
   for mode in jetty-proxy jetty-netty-proxy netty-proxy; do
     CEILING=$(free_port)
     java "${JAVA_OPTS[@]}" -cp "$CEILING_JAR" io.tollgate.benchmarks.HttpStackCeiling "$mode" "$CEILING" "$UPSTREAM" \

@@ -52,6 +52,9 @@ final class CheckApi {
     /** The largest request body, in bytes. */
     static final int MAX_BODY_BYTES = 64 * 1024;
 
+    /** The detail of the 413 that a body over {@link #MAX_BODY_BYTES} gets. */
+    static final String TOO_LARGE = "The body is larger than " + MAX_BODY_BYTES + " bytes; send fewer checks.";
+
     /** The most bytes of a refused body read and thrown away after a 413. */
     static final long LINGER_MAX_BYTES = 32L * 1024 * 1024;
 
@@ -136,7 +139,7 @@ final class CheckApi {
      * Answers a whole request body, rendering the answer on {@code renderer} once a decision that was not
      * made at once arrives (so that it is not rendered on the thread that reads the store's replies).
      */
-    private CompletableFuture<Answer> answer(byte[] body, Executor renderer) {
+    CompletableFuture<Answer> answer(byte[] body, Executor renderer) {
         try {
             return decide(body, renderer);
         } catch (BadRequest bad) {
@@ -179,7 +182,7 @@ final class CheckApi {
                             if (failure != null) {
                                 Responses.limiterFailed(response, callback, failure);
                             } else {
-                                Responses.write(response, callback, answer.status(), answer.headers(), answer.body());
+                                Responses.write(response, callback, answer);
                             }
                         });
                 return;
@@ -234,8 +237,11 @@ final class CheckApi {
         return Answer.json(rendered.status(), headers, result);
     }
 
-    /** Answers a charge's body; the stage never fails: a store that could not be asked is a 503 problem. */
-    private CompletableFuture<Answer> charge(byte[] body, Executor renderer) {
+    /**
+     * Answers a charge's body, rendering the answer on {@code renderer} once a charge that was not made at once
+     * is; the stage never fails: a store that could not be asked is a 503 problem.
+     */
+    CompletableFuture<Answer> charge(byte[] body, Executor renderer) {
         Check charge;
         try {
             charge = CheckRequest.parseCharge(body, policies);
@@ -330,7 +336,7 @@ final class CheckApi {
                         },
                         once::failed),
                 413,
-                "The body is larger than " + MAX_BODY_BYTES + " bytes; send fewer checks.");
+                TOO_LARGE);
     }
 
     /** Reads and throws away the body until its end, {@value #LINGER_MAX_BYTES} bytes, or {@code done}. */

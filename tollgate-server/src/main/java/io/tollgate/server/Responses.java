@@ -19,6 +19,9 @@ final class Responses {
 
     static final String JSON = "application/json";
 
+    /** The Content-Type of Prometheus's text format, which {@code /metrics} answers in. */
+    static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+
     private Responses() {}
 
     /**
@@ -47,6 +50,11 @@ final class Responses {
         headers.forEach((name, value) -> response.getHeaders().put(name, value));
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
         response.write(true, ByteBuffer.wrap(body), callback);
+    }
+
+    /** Writes an answer: its status, headers and body. */
+    static void write(Response response, Callback callback, CheckApi.Answer answer) {
+        write(response, callback, answer.status(), answer.headers(), answer.body());
     }
 
     /** Writes what a request decision says: the refusal's status, headers and body. */

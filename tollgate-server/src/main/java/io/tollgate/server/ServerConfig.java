@@ -48,6 +48,8 @@ public final class ServerConfig {
             "host",
             "port",
             "shutdown-timeout",
+            "idle-timeout",
+            "data-plane",
             "upstream",
             "upstream-timeout",
             "management-port",
@@ -68,6 +70,8 @@ public final class ServerConfig {
     private final String host;
     private final int port;
     private final Duration shutdownTimeout;
+    private final Duration idleTimeout;
+    private final DataPlaneKind dataPlane;
     private final Store store;
     private final Map<String, Policy> policies;
     private final List<Rule> rules;
@@ -81,6 +85,15 @@ public final class ServerConfig {
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
     private final Integer portOverride;
+
+    /**
+     * What serves the public port: Jetty, or Netty's event loops, one per core, each connection's exchanges on one
+     * of them. Netty serves the decision API, health and metrics so far; the proxy moves to it next (issue 31).
+     */
+    enum DataPlaneKind {
+        JETTY,
+        NETTY
+    }
 
     /** Where buckets live: in this process, or in Redis. */
     sealed interface Store {}
@@ -126,6 +139,8 @@ public final class ServerConfig {
             String host,
             int port,
             Duration shutdownTimeout,
+            Duration idleTimeout,
+            DataPlaneKind dataPlane,
             Store store,
             Map<String, Policy> policies,
             List<Rule> rules,
@@ -140,6 +155,8 @@ public final class ServerConfig {
         this.host = host;
         this.port = port;
         this.shutdownTimeout = shutdownTimeout;
+        this.idleTimeout = idleTimeout;
+        this.dataPlane = dataPlane;
         this.store = store;
         this.policies = Map.copyOf(policies);
         this.rules = List.copyOf(rules);
@@ -175,6 +192,8 @@ public final class ServerConfig {
                 read.host,
                 read.port,
                 read.shutdownTimeout,
+                read.idleTimeout,
+                read.dataPlane,
                 read.store,
                 read.policies,
                 read.rules,
@@ -216,6 +235,8 @@ public final class ServerConfig {
                 host,
                 checkPort(port),
                 shutdownTimeout,
+                idleTimeout,
+                dataPlane,
                 store,
                 policies,
                 rules,
@@ -257,6 +278,8 @@ public final class ServerConfig {
                 host,
                 port,
                 shutdownTimeout,
+                idleTimeout,
+                dataPlane,
                 store,
                 next.policies,
                 next.rules,
@@ -280,6 +303,12 @@ public final class ServerConfig {
         }
         if (!shutdownTimeout.equals(next.shutdownTimeout)) {
             changed.add("server.shutdown-timeout");
+        }
+        if (!idleTimeout.equals(next.idleTimeout)) {
+            changed.add("server.idle-timeout");
+        }
+        if (dataPlane != next.dataPlane) {
+            changed.add("server.data-plane");
         }
         if (!Objects.equals(upstream, next.upstream) || !upstreamTimeout.equals(next.upstreamTimeout)) {
             changed.add("server.upstream and server.upstream-timeout");
@@ -309,6 +338,19 @@ public final class ServerConfig {
     /** Returns how long a stopping server lets requests in flight finish. */
     public Duration shutdownTimeout() {
         return shutdownTimeout;
+    }
+
+    /**
+     * Returns how long a connection may neither send nor take a byte before it is closed (a client that sends its
+     * request a byte at a time, or never reads its answer).
+     */
+    Duration idleTimeout() {
+        return idleTimeout;
+    }
+
+    /** Returns what serves the public port. */
+    DataPlaneKind dataPlane() {
+        return dataPlane;
     }
 
     /** Returns the policies by name. */
@@ -369,6 +411,7 @@ public final class ServerConfig {
         ConfigNode portNode = server.child("port");
         int port = port(portNode, DEFAULT_PORT);
         Duration shutdownTimeout = server.child("shutdown-timeout").duration(Duration.ofSeconds(10));
+        Duration idleTimeout = server.child("idle-timeout").duration(Duration.ofSeconds(30));
 
         Store store = store(root.child("redis"), root.child("memory"));
         Map<String, Policy> policies = ConfigSections.policies(root.child("policies"));
@@ -388,10 +431,18 @@ public final class ServerConfig {
         if (upstream == null && !rules.isEmpty()) {
             throw root.child("rules").error("limit proxied requests, so they need server.upstream");
         }
+        ConfigNode planeNode = server.child("data-plane");
+        DataPlaneKind dataPlane = dataPlane(planeNode);
+        if (dataPlane == DataPlaneKind.NETTY && upstream != null) {
+            throw planeNode.error("netty serves the decision API, health and metrics so far, not the proxy: remove"
+                    + " server.upstream, or leave server.data-plane at jetty");
+        }
         return new ServerConfig(
                 host,
                 port,
                 shutdownTimeout,
+                idleTimeout,
+                dataPlane,
                 store,
                 policies,
                 rules,
@@ -403,6 +454,15 @@ public final class ServerConfig {
                 envoy(root.child("envoy"), policies),
                 null,
                 null);
+    }
+
+    private static DataPlaneKind dataPlane(ConfigNode node) {
+        String text = node.string("jetty");
+        return switch (text) {
+            case "jetty" -> DataPlaneKind.JETTY;
+            case "netty" -> DataPlaneKind.NETTY;
+            default -> throw node.error("must be jetty or netty, was '" + text + "'");
+        };
     }
 
     private static Management management(ConfigNode server) {

@@ -2,7 +2,6 @@ package io.tollgate.server;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
@@ -28,16 +27,13 @@ import org.eclipse.jetty.util.Callback;
  */
 final class TollgateHandler extends Handler.Abstract.NonBlocking {
 
-    private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
-
     private final Supplier<Limits> limits;
     private final LimitingProxy proxy;
-    private final StoreMonitor store;
+    private final Readiness readiness;
     private final ServerMetrics metrics;
     private final AdminApi admin;
     private final Connector managementConnector;
     private final byte[] managementToken;
-    private volatile boolean ready;
 
     /**
      * @param admin the admin API, or null without a management port
@@ -47,14 +43,14 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
     TollgateHandler(
             Supplier<Limits> limits,
             LimitingProxy proxy,
-            StoreMonitor store,
+            Readiness readiness,
             ServerMetrics metrics,
             AdminApi admin,
             Connector managementConnector,
             String managementToken) {
         this.limits = limits;
         this.proxy = proxy;
-        this.store = store;
+        this.readiness = readiness;
         this.metrics = metrics;
         this.admin = admin;
         this.managementConnector = managementConnector;
@@ -62,11 +58,6 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
         if (proxy != null) {
             addBean(proxy);
         }
-    }
-
-    /** Says that the server is warm: {@code /readyz} follows the store from now on. */
-    void ready() {
-        ready = true;
     }
 
     /** The proxy is called from here rather than from the handler tree, so it learns of the server here. */
@@ -101,7 +92,9 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
             case "health" -> health(path, request, response, timed);
             case "metrics" -> {
                 if (onlyGet(request, response, timed)) {
-                    blocking(timed, () -> Responses.text(response, timed, 200, PROMETHEUS_TEXT, metrics.scrape()));
+                    blocking(
+                            timed,
+                            () -> Responses.text(response, timed, 200, Responses.PROMETHEUS_TEXT, metrics.scrape()));
                 }
             }
             case "admin" -> blocking(timed, () -> admin.handle(path, request, response, timed));
@@ -127,15 +120,23 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
     }
 
     private String publicRoute(String path) {
-        if (managementConnector != null) {
-            return proxy != null ? "proxy" : decisionApiRoute(path);
+        return publicRoute(path, managementConnector != null, proxy != null);
+    }
+
+    /**
+     * Returns the handler of {@code path} on the public port: {@code check}, {@code charge}, {@code health},
+     * {@code metrics}, {@code proxy}, or {@code none}.
+     */
+    static String publicRoute(String path, boolean managementPort, boolean proxy) {
+        if (managementPort) {
+            return proxy ? "proxy" : decisionApiRoute(path);
         }
         return switch (path) {
             case "/v1/check" -> "check";
             case "/v1/charge" -> "charge";
             case "/healthz", "/readyz" -> "health";
             case "/metrics" -> "metrics";
-            default -> proxy != null ? "proxy" : "none";
+            default -> proxy ? "proxy" : "none";
         };
     }
 
@@ -156,12 +157,17 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
     }
 
     private String noSuchEndpoint(String path, boolean onManagementPort) {
+        return noSuchEndpoint(path, onManagementPort, managementConnector != null);
+    }
+
+    /** The detail of a 404 for {@code path}, saying which endpoints there are. */
+    static String noSuchEndpoint(String path, boolean onManagementPort, boolean managementPort) {
         if (onManagementPort) {
             return "No such endpoint on the management port: " + path + ". Its endpoints are /healthz, /readyz,"
                     + " /metrics, " + AdminApi.POLICIES + ", " + AdminApi.RELOAD + " and " + AdminApi.BUCKETS
                     + "{policy}/{key}.";
         }
-        if (managementConnector != null) {
+        if (managementPort) {
             return "No such endpoint: " + path + ". This server has no upstream; its public endpoints are /v1/check"
                     + " and /v1/charge (health, metrics and the admin API are on the management port).";
         }
@@ -183,24 +189,9 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
     }
 
     private void health(String path, Request request, Response response, Callback callback) {
-        if (!onlyGet(request, response, callback)) {
-            return;
+        if (onlyGet(request, response, callback)) {
+            readiness.answer(path).thenAccept(answer -> Responses.write(response, callback, answer));
         }
-        if (path.equals("/healthz")) {
-            Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), "{\"status\":\"up\"}");
-            return;
-        }
-        if (!ready) {
-            Responses.problem(response, callback, 503, "The server is warming up.");
-            return;
-        }
-        store.check().whenComplete((unavailable, failure) -> {
-            if (unavailable.isEmpty()) {
-                Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), "{\"status\":\"ready\"}");
-            } else {
-                Responses.problem(response, callback, 503, "The store is unavailable: " + unavailable.get());
-            }
-        });
     }
 
     private static boolean onlyGet(Request request, Response response, Callback callback) {

@@ -11,6 +11,7 @@ import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -35,9 +36,17 @@ public final class TollgateServer implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
+    /** Jetty: the public port unless Netty serves it, and the management port; null when it serves neither. */
     private final Server jetty;
+    /** The public port on Jetty, or null when Netty serves it. */
     private final ServerConnector connector;
+
     private final ServerConnector managementConnector;
+    /** The public port on Netty's event loops ({@code server.data-plane: netty}), or null. */
+    private final DataPlane dataPlane;
+
+    private final String host;
+    private final AtomicBoolean closed = new AtomicBoolean();
     private final RateLimiter limiter;
     private final StoreMonitor store;
     private final String storeDescription;
@@ -73,53 +82,68 @@ public final class TollgateServer implements AutoCloseable {
                 ? null
                 : new LimitingProxy(config.upstream(), limits::get, config.upstreamTimeout(), metrics);
 
-        QueuedThreadPool threads = new QueuedThreadPool();
-        threads.setName("tollgate");
-        jetty = new Server(threads);
-        HttpConfiguration http = new HttpConfiguration();
-        http.setSendServerVersion(false);
-        http.setSendXPoweredBy(false);
-        // Jetty's header cache otherwise hands a kept-alive connection the value of an earlier field that
-        // differs only in case: two bearer tokens that differ in case (a rule's header:Authorization key, or
-        // the management token) would be taken as one.
-        http.setHeaderCacheCaseSensitive(true);
-        connector = new ServerConnector(jetty, new HttpConnectionFactory(http));
-        connector.setHost(config.host());
-        connector.setPort(config.port());
-        jetty.addConnector(connector);
+        Readiness readiness = new Readiness(store);
         ServerConfig.Management management = config.management();
-        AdminApi admin = null;
-        if (management != null) {
-            HttpConfiguration managementHttp = new HttpConfiguration(http);
-            // A key in an admin path may hold an encoded '/' or '%', as API keys do.
-            managementHttp.setUriCompliance(UriCompliance.DEFAULT.with(
-                    "admin keys",
-                    UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
-                    UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING));
-            managementConnector = new ServerConnector(jetty, new HttpConnectionFactory(managementHttp));
-            managementConnector.setName("management");
-            managementConnector.setHost(management.host());
-            managementConnector.setPort(management.port());
-            jetty.addConnector(managementConnector);
-            admin = new AdminApi(() -> limits.get().config(), limiter, storeDescription, reloader);
-        } else {
+        boolean eventLoops = config.dataPlane() == ServerConfig.DataPlaneKind.NETTY;
+        host = config.host();
+        if (eventLoops && management == null) {
+            jetty = null; // Netty serves everything
+            connector = null;
             managementConnector = null;
+        } else {
+            QueuedThreadPool threads = new QueuedThreadPool();
+            threads.setName("tollgate");
+            jetty = new Server(threads);
+            HttpConfiguration http = new HttpConfiguration();
+            http.setSendServerVersion(false);
+            http.setSendXPoweredBy(false);
+            // Jetty's header cache otherwise hands a kept-alive connection the value of an earlier field that
+            // differs only in case: two bearer tokens that differ in case (a rule's header:Authorization key, or
+            // the management token) would be taken as one.
+            http.setHeaderCacheCaseSensitive(true);
+            if (eventLoops) {
+                connector = null; // the public port is Netty's
+            } else {
+                connector = new ServerConnector(jetty, new HttpConnectionFactory(http));
+                connector.setHost(config.host());
+                connector.setPort(config.port());
+                connector.setIdleTimeout(config.idleTimeout().toMillis());
+                jetty.addConnector(connector);
+            }
+            AdminApi admin = null;
+            if (management != null) {
+                HttpConfiguration managementHttp = new HttpConfiguration(http);
+                // A key in an admin path may hold an encoded '/' or '%', as API keys do.
+                managementHttp.setUriCompliance(UriCompliance.DEFAULT.with(
+                        "admin keys",
+                        UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+                        UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING));
+                managementConnector = new ServerConnector(jetty, new HttpConnectionFactory(managementHttp));
+                managementConnector.setName("management");
+                managementConnector.setHost(management.host());
+                managementConnector.setPort(management.port());
+                jetty.addConnector(managementConnector);
+                admin = new AdminApi(() -> limits.get().config(), limiter, storeDescription, reloader);
+            } else {
+                managementConnector = null;
+            }
+            TollgateHandler handler = new TollgateHandler(
+                    limits::get,
+                    proxy,
+                    readiness,
+                    metrics,
+                    admin,
+                    managementConnector,
+                    management == null ? null : management.token());
+            jetty.setHandler(new GracefulHandler(handler));
+            jetty.setErrorHandler(new ProblemErrorHandler());
+            jetty.setStopTimeout(config.shutdownTimeout().toMillis());
+            jetty.setStopAtShutdown(false);
         }
-        TollgateHandler handler = new TollgateHandler(
-                limits::get,
-                proxy,
-                store,
-                metrics,
-                admin,
-                managementConnector,
-                management == null ? null : management.token());
-        jetty.setHandler(new GracefulHandler(handler));
-        jetty.setErrorHandler(new ProblemErrorHandler());
-        jetty.setStopTimeout(config.shutdownTimeout().toMillis());
-        jetty.setStopAtShutdown(false);
         envoyConfig = config.envoy();
         shutdownTimeout = config.shutdownTimeout();
         EnvoyService rls = null;
+        DataPlane plane = null;
         try {
             if (envoyConfig != null) {
                 rls = EnvoyService.start(
@@ -129,14 +153,35 @@ public final class TollgateServer implements AutoCloseable {
                         metrics.registry(),
                         () -> limits.get().config().envoy().setup());
             }
-            jetty.start();
+            if (jetty != null) {
+                jetty.start();
+            }
+            if (eventLoops) {
+                plane = new DataPlane(
+                        config.host(),
+                        config.port(),
+                        limits::get,
+                        readiness,
+                        metrics,
+                        management != null,
+                        config.idleTimeout(),
+                        config.shutdownTimeout());
+            }
         } catch (Exception e) {
             if (rls != null) {
                 rls.close();
             }
+            if (jetty != null) {
+                try {
+                    jetty.stop();
+                } catch (Exception stopping) {
+                    e.addSuppressed(stopping);
+                }
+            }
             closeQuietly();
             throw e;
         }
+        dataPlane = plane;
         envoy = rls;
         Limits started = limits.get();
         WarmUp.run(
@@ -147,7 +192,7 @@ public final class TollgateServer implements AutoCloseable {
                 management == null ? null : management.token(),
                 envoy,
                 envoy == null ? null : started.config().envoy().setup());
-        handler.ready();
+        readiness.ready();
         if (envoy != null) {
             envoy.serving(true);
             store.onChange(answers -> envoy.serving(answers));
@@ -176,12 +221,12 @@ public final class TollgateServer implements AutoCloseable {
 
     /** Returns the port the server listens on: the configured one, or the one picked for port 0. */
     public int port() {
-        return connector.getLocalPort();
+        return dataPlane != null ? dataPlane.port() : connector.getLocalPort();
     }
 
     /** Returns {@code http://HOST:PORT} with the configured host and the real port. */
     public URI uri() {
-        return uri(connector);
+        return uri(host, port());
     }
 
     /**
@@ -189,7 +234,9 @@ public final class TollgateServer implements AutoCloseable {
      * configuration sets no management port.
      */
     public URI managementUri() {
-        return managementConnector == null ? null : uri(managementConnector);
+        return managementConnector == null
+                ? null
+                : uri(managementConnector.getHost(), managementConnector.getLocalPort());
     }
 
     /**
@@ -209,9 +256,9 @@ public final class TollgateServer implements AutoCloseable {
         return envoy == null ? -1 : envoy.port();
     }
 
-    private static URI uri(ServerConnector connector) {
-        String host = connector.getHost() == null ? "0.0.0.0" : connector.getHost();
-        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + connector.getLocalPort());
+    private static URI uri(String configuredHost, int port) {
+        String host = configuredHost == null ? "0.0.0.0" : configuredHost;
+        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port);
     }
 
     /**
@@ -220,14 +267,19 @@ public final class TollgateServer implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!jetty.isStopped()) {
+        if (closed.compareAndSet(false, true)) {
             if (envoy != null) {
                 envoy.stop(shutdownTimeout);
             }
-            try {
-                jetty.stop();
-            } catch (Exception e) {
-                LOG.log(Level.WARNING, "tollgate did not stop cleanly", e);
+            if (dataPlane != null) {
+                dataPlane.close();
+            }
+            if (jetty != null) {
+                try {
+                    jetty.stop();
+                } catch (Exception e) {
+                    LOG.log(Level.WARNING, "tollgate did not stop cleanly", e);
+                }
             }
             closeQuietly();
             LOG.log(Level.INFO, "tollgate stopped");

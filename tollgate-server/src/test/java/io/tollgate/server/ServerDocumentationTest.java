@@ -232,6 +232,23 @@ class ServerDocumentationTest {
         }
     }
 
+    @Test
+    void theEventLoopDataPlaneExampleAnswersTheDecisionApi() throws Exception {
+        String config = DocumentationExamples.blocks(PAGE, "yaml").stream()
+                .filter(block -> block.contains("data-plane: netty"))
+                .findFirst()
+                .orElseThrow()
+                .replace("port: 8080", "port: 0");
+        try (RunningServer server = RunningServer.start(config, new ManualTimeSource())) {
+            HttpResponse<String> check = server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"alice\"}");
+            HttpResponse<String> health = server.get("/healthz");
+
+            assertThat(check.statusCode()).isEqualTo(200);
+            assertThat(check.body()).contains("\"remaining\":9");
+            assertThat(health.body()).isEqualTo("{\"status\":\"up\"}");
+        }
+    }
+
     /** The path of the one URL in a curl command. */
     private static String path(String command) {
         return command.strip().replaceAll(".*localhost:\\d+", "");

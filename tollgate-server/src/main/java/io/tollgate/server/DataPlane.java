@@ -1,0 +1,153 @@
+package io.tollgate.server;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The public port on Netty's event loops ({@code server.data-plane: netty}): one loop per core, each connection
+ * on one of them for its whole life, and every exchange of a connection read, decided, rendered and written
+ * there, without handing it to another thread (a decision the store completes on its own I/O thread is rendered
+ * back on the connection's loop). Serves what Jetty serves on the public port without an upstream: the decision
+ * API, and without a management port {@code /healthz}, {@code /readyz} and {@code /metrics}; each exchange is
+ * handled by an {@link Exchanges}.
+ *
+ * <p>At the edge: a request line over {@value #MAX_REQUEST_LINE_BYTES} bytes is answered 414, headers over
+ * {@value #MAX_HEADER_BYTES} bytes 431, any other malformed request 400, each as a problem, and the connection
+ * closed; a connection that neither sends nor takes a byte for the idle timeout ({@code server.idle-timeout}: a
+ * client that sends its request a byte at a time, or never reads its answer) is closed.
+ *
+ * <p>{@link #close} stops accepting, lets the exchanges in flight finish for up to the shutdown timeout, then
+ * closes every connection. Thread-safe.
+ */
+final class DataPlane implements AutoCloseable {
+
+    /** The longest request line, in bytes, as Jetty's default. */
+    static final int MAX_REQUEST_LINE_BYTES = 8 * 1024;
+
+    /** The most bytes of header fields, as Jetty's default. */
+    static final int MAX_HEADER_BYTES = 8 * 1024;
+
+    private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+
+    private final EventLoopGroup loops;
+    private final ChannelGroup connections =
+            new DefaultChannelGroup("tollgate-connections", GlobalEventExecutor.INSTANCE);
+    private final ExecutorService scrapes;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final Channel listener;
+    private final Duration shutdownTimeout;
+    private volatile boolean stopping;
+
+    /**
+     * Starts listening on {@code host} and {@code port} (0 for a free one), and returns once it accepts
+     * connections.
+     *
+     * @param managementPort whether a management port serves health and metrics (the public port then serves
+     *     the decision API alone)
+     * @throws java.net.BindException if the port is taken
+     * @throws InterruptedException if interrupted while binding
+     */
+    DataPlane(
+            String host,
+            int port,
+            Supplier<Limits> limits,
+            Readiness readiness,
+            ServerMetrics metrics,
+            boolean managementPort,
+            Duration idleTimeout,
+            Duration shutdownTimeout)
+            throws InterruptedException {
+        this.shutdownTimeout = shutdownTimeout;
+        this.loops = new MultiThreadIoEventLoopGroup(
+                Runtime.getRuntime().availableProcessors(),
+                new DefaultThreadFactory("tollgate-http", true),
+                NioIoHandler.newFactory());
+        this.scrapes = Executors.newSingleThreadExecutor(new DefaultThreadFactory("tollgate-scrape", true));
+        Exchanges.Endpoints endpoints = new Exchanges.Endpoints(limits, readiness, metrics, managementPort, scrapes);
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(loops)
+                .channel(NioServerSocketChannel.class)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel channel) {
+                        connections.add(channel);
+                        channel.pipeline()
+                                .addLast(new IdleStateHandler(0, 0, idleTimeout.toMillis(), TimeUnit.MILLISECONDS))
+                                .addLast(new HttpServerCodec(new HttpDecoderConfig()
+                                        .setMaxInitialLineLength(MAX_REQUEST_LINE_BYTES)
+                                        .setMaxHeaderSize(MAX_HEADER_BYTES)))
+                                .addLast(new Exchanges(endpoints, inFlight, () -> stopping));
+                    }
+                });
+        try {
+            this.listener = bootstrap.bind(host, port).sync().channel();
+        } catch (Throwable e) { // a taken port comes as a BindException, which Netty throws unchecked
+            shutDownThreads();
+            throw e;
+        }
+    }
+
+    /** Returns the port it listens on. */
+    int port() {
+        return ((InetSocketAddress) listener.localAddress()).getPort();
+    }
+
+    /**
+     * Stops accepting connections, lets the exchanges in flight finish for up to the shutdown timeout (answered
+     * with {@code Connection: close}), then closes every connection and stops the event loops. Safe to call more
+     * than once.
+     */
+    @Override
+    public void close() {
+        if (stopping) {
+            return;
+        }
+        stopping = true;
+        listener.close().awaitUninterruptibly();
+        long deadline = System.nanoTime() + shutdownTimeout.toNanos();
+        while (inFlight.get() > 0 && System.nanoTime() < deadline) {
+            try {
+                TimeUnit.MILLISECONDS.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        if (inFlight.get() > 0) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "tollgate stopped with {0} requests still in flight after {1} ms",
+                    inFlight.get(),
+                    shutdownTimeout.toMillis());
+        }
+        connections.close().awaitUninterruptibly();
+        shutDownThreads();
+    }
+
+    private void shutDownThreads() {
+        loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+        scrapes.shutdownNow();
+    }
+}

@@ -1,0 +1,398 @@
+package io.tollgate.server;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeadersFactory;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import io.tollgate.http.RequestDecision;
+import io.tollgate.server.CheckApi.Answer;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayDeque;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The exchanges of one connection of the {@link DataPlane}, one at a time, on the connection's event loop: reads
+ * a request, answers it (the decision API, health, metrics, or a problem), and reads the next once the answer is
+ * written and the request's body read. Requests a client pipelines meanwhile wait, unread, in order; the socket
+ * is not read while they do, so a client that never reads its answers fills its own buffers, not this
+ * process's memory.
+ *
+ * <p>The decision API's body is read as it arrives, up to {@value CheckApi#MAX_BODY_BYTES} bytes; past that the
+ * answer is a 413, after which the rest of the body is read and thrown away (up to {@value
+ * CheckApi#LINGER_MAX_BYTES} bytes and {@value CheckApi#LINGER_MAX_SECONDS} seconds) so that a client still
+ * writing it reads the 413, and the connection is closed. {@code Expect: 100-continue} gets its {@code 100} only
+ * where a body is wanted and its announced length fits; another expectation gets 417.
+ *
+ * <p>Not thread-safe: one per connection, called on its event loop only.
+ */
+final class Exchanges extends ChannelInboundHandlerAdapter {
+
+    private static final System.Logger LOG = System.getLogger("io.tollgate.server");
+
+    /**
+     * The answers' header fields: names are this server's own (the decision's fields, constants), so checking
+     * each as a token on every answer, a twentieth of a {@code /healthz} answer's time, is skipped; values are
+     * still checked.
+     */
+    private static final HttpHeadersFactory RESPONSE_HEADERS =
+            DefaultHttpHeadersFactory.headersFactory().withNameValidation(false);
+
+    /** The route of a request that could not be read, which no meter counts (Jetty's error handler's neither). */
+    private static final String BAD_REQUEST = "bad-request";
+
+    /** What the exchanges of every connection answer with, and count on. */
+    record Endpoints(
+            Supplier<Limits> limits,
+            Readiness readiness,
+            ServerMetrics metrics,
+            boolean managementPort,
+            Executor scrapes) {}
+
+    /** One request and its answer. */
+    private static final class Exchange {
+        final HttpRequest request;
+        final String route;
+        final String path;
+        final long startNanos;
+        boolean keepAlive;
+        /** The decision API's body as read so far, or null when no body is wanted. */
+        ByteArrayOutputStream body;
+        /** Whether the body is thrown away after a 413, until its end, then the connection closed. */
+        boolean lingering;
+
+        long discarded;
+        boolean bodyDone;
+        boolean answering;
+        boolean answered;
+        boolean ended;
+
+        Exchange(HttpRequest request, String route, String path, boolean keepAlive) {
+            this.request = request;
+            this.route = route;
+            this.path = path;
+            this.keepAlive = keepAlive;
+            this.startNanos = System.nanoTime();
+        }
+    }
+
+    private final Endpoints endpoints;
+    private final AtomicInteger inFlight;
+    private final BooleanSupplier stopping;
+    private final ArrayDeque<Object> waiting = new ArrayDeque<>();
+    private Exchange current;
+
+    Exchanges(Endpoints endpoints, AtomicInteger inFlight, BooleanSupplier stopping) {
+        this.endpoints = endpoints;
+        this.inFlight = inFlight;
+        this.stopping = stopping;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object message) {
+        if (current != null && current.bodyDone) {
+            // A pipelined request: it waits for this one's answer, and the socket is not read meanwhile
+            waiting.add(message);
+            ctx.channel().config().setAutoRead(false);
+            return;
+        }
+        try {
+            if (message instanceof HttpRequest request) {
+                begin(ctx, request);
+            }
+            if (message instanceof HttpContent content && current != null) {
+                content(ctx, content);
+            }
+        } finally {
+            ReferenceCountUtil.release(message);
+        }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+        if (event instanceof IdleStateEvent) {
+            ctx.close(); // neither a byte sent nor one taken for the idle timeout
+            return;
+        }
+        super.userEventTriggered(ctx, event);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (current != null) {
+            end(current);
+        }
+        waiting.forEach(ReferenceCountUtil::release);
+        waiting.clear();
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.log(System.Logger.Level.DEBUG, "tollgate: a connection failed; closing it", cause);
+        ctx.close();
+    }
+
+    private void begin(ChannelHandlerContext ctx, HttpRequest request) {
+        DecoderResult decoded = request.decoderResult();
+        if (decoded.isFailure()) {
+            current = started(new Exchange(request, BAD_REQUEST, "", false));
+            current.bodyDone = true; // the decoder reads nothing more from this connection
+            answer(ctx, current, CompletableFuture.completedFuture(badMessage(decoded.cause())));
+            return;
+        }
+        String path;
+        try {
+            path = new QueryStringDecoder(request.uri()).path();
+        } catch (IllegalArgumentException malformed) {
+            current = started(new Exchange(request, BAD_REQUEST, "", false));
+            answer(ctx, current, problem(400, "Bad Request: " + malformed.getMessage()));
+            return;
+        }
+        String route = TollgateHandler.publicRoute(path, endpoints.managementPort(), false);
+        Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
+        current = exchange;
+        String expectation = request.headers().get(HttpHeaderNames.EXPECT);
+        if (expectation != null && !expectation.equalsIgnoreCase("100-continue")) {
+            exchange.keepAlive = false; // its body, if any, was not sent and will not be read
+            answer(ctx, exchange, problem(417, "Expectation Failed: only 100-continue is supported."));
+            return;
+        }
+        boolean expectsContinue = HttpUtil.is100ContinueExpected(request);
+        boolean wantsBody = (route.equals("check") || route.equals("charge")) && request.method() == HttpMethod.POST;
+        if (wantsBody) {
+            if (HttpUtil.getContentLength(request, -1L) > CheckApi.MAX_BODY_BYTES) {
+                tooLarge(ctx, exchange, !expectsContinue);
+                return;
+            }
+            if (expectsContinue) {
+                ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+            }
+            exchange.body = new ByteArrayOutputStream();
+            return; // answered once the body is read
+        }
+        if (expectsContinue) {
+            exchange.keepAlive = false; // the client waits to send its body, which is not wanted
+        }
+        answer(ctx, exchange, answerWithoutBody(exchange));
+    }
+
+    private Exchange started(Exchange exchange) {
+        inFlight.incrementAndGet();
+        return exchange;
+    }
+
+    private CompletableFuture<Answer> answerWithoutBody(Exchange exchange) {
+        HttpMethod method = exchange.request.method();
+        boolean get = method == HttpMethod.GET || method == HttpMethod.HEAD;
+        return switch (exchange.route) {
+            case "check", "charge" -> methodNotAllowed(exchange, "POST");
+            case "health" ->
+                get ? endpoints.readiness().answer(exchange.path) : methodNotAllowed(exchange, "GET", "HEAD");
+            case "metrics" ->
+                get
+                        ? CompletableFuture.supplyAsync(
+                                () -> new Answer(
+                                        200,
+                                        Map.of("Content-Type", Responses.PROMETHEUS_TEXT),
+                                        endpoints.metrics().scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                                endpoints.scrapes())
+                        : methodNotAllowed(exchange, "GET", "HEAD");
+            default -> problem(404, TollgateHandler.noSuchEndpoint(exchange.path, false, endpoints.managementPort()));
+        };
+    }
+
+    private void content(ChannelHandlerContext ctx, HttpContent content) {
+        Exchange exchange = current;
+        ByteBuf bytes = content.content();
+        if (exchange.body != null) {
+            int readable = bytes.readableBytes();
+            if (exchange.body.size() + readable > CheckApi.MAX_BODY_BYTES) {
+                exchange.body = null;
+                tooLarge(ctx, exchange, true);
+                exchange.discarded += readable;
+            } else {
+                byte[] read = new byte[readable];
+                bytes.readBytes(read);
+                exchange.body.writeBytes(read);
+            }
+        } else {
+            exchange.discarded += bytes.readableBytes();
+        }
+        boolean last = content instanceof LastHttpContent;
+        if (content.decoderResult().isFailure()) {
+            exchange.keepAlive = false;
+            exchange.lingering = false;
+            last = true;
+            if (!exchange.answering) {
+                exchange.body = null;
+                answer(
+                        ctx,
+                        exchange,
+                        CompletableFuture.completedFuture(
+                                badMessage(content.decoderResult().cause())));
+            }
+        }
+        if (exchange.lingering && exchange.discarded >= CheckApi.LINGER_MAX_BYTES) {
+            ctx.close();
+            return;
+        }
+        if (!last) {
+            return;
+        }
+        exchange.bodyDone = true;
+        if (exchange.body != null && !exchange.answering) {
+            byte[] body = exchange.body.toByteArray();
+            exchange.body = null;
+            Limits limits = endpoints.limits().get();
+            answer(
+                    ctx,
+                    exchange,
+                    exchange.route.equals("check")
+                            ? limits.checks().answer(body, ctx.executor())
+                            : limits.checks().charge(body, ctx.executor()));
+        } else if (exchange.lingering && exchange.answered) {
+            ctx.close();
+        }
+        maybeEnd(ctx, exchange);
+    }
+
+    /**
+     * Answers 413 and closes the connection once the answer is written and, when {@code linger}, the body read
+     * and thrown away, within bounds.
+     */
+    private void tooLarge(ChannelHandlerContext ctx, Exchange exchange, boolean linger) {
+        exchange.keepAlive = false;
+        exchange.lingering = linger;
+        if (linger) {
+            ctx.executor().schedule(() -> ctx.close(), CheckApi.LINGER_MAX_SECONDS, TimeUnit.SECONDS);
+        }
+        answer(ctx, exchange, problem(413, CheckApi.TOO_LARGE));
+    }
+
+    /** Writes {@code pending}'s answer on this connection's loop, whichever thread completes it. */
+    private void answer(ChannelHandlerContext ctx, Exchange exchange, CompletableFuture<Answer> pending) {
+        exchange.answering = true;
+        pending.whenComplete((answer, failure) -> {
+            if (ctx.executor().inEventLoop()) {
+                write(ctx, exchange, answer, failure);
+            } else {
+                ctx.executor().execute(() -> write(ctx, exchange, answer, failure));
+            }
+        });
+    }
+
+    private void write(ChannelHandlerContext ctx, Exchange exchange, Answer answer, Throwable failure) {
+        if (failure != null) {
+            LOG.log(System.Logger.Level.WARNING, "the rate limiter failed; answering 500", failure);
+            answer = Answer.of(RequestDecision.limiterFailed());
+        }
+        if (!ctx.channel().isActive()) {
+            return; // the client went away; channelInactive ended the exchange
+        }
+        boolean close = !exchange.keepAlive || stopping.getAsBoolean();
+        boolean head = exchange.request.method() == HttpMethod.HEAD;
+        // As the client spoke; a request that could not be read says HTTP/1.0 in Netty's stand-in for it
+        boolean http10 =
+                exchange.request.protocolVersion() == HttpVersion.HTTP_1_0 && !exchange.route.equals(BAD_REQUEST);
+        HttpVersion version = http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1;
+        FullHttpResponse response = new DefaultFullHttpResponse(
+                version,
+                HttpResponseStatus.valueOf(answer.status()),
+                head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(answer.body()),
+                RESPONSE_HEADERS,
+                DefaultHttpHeadersFactory.trailersFactory());
+        answer.headers().forEach(response.headers()::set);
+        response.headers().set(HttpHeaderNames.CONTENT_LENGTH, answer.body().length);
+        response.headers().set(HttpHeaderNames.DATE, HttpDate.now());
+        HttpUtil.setKeepAlive(response, !close);
+        int status = answer.status();
+        ctx.writeAndFlush(response).addListener((ChannelFutureListener) written -> {
+            if (!exchange.route.equals(BAD_REQUEST)) {
+                endpoints.metrics().answered(exchange.route, status, System.nanoTime() - exchange.startNanos);
+            }
+            exchange.answered = true;
+            if (!written.isSuccess() || (close && !(exchange.lingering && !exchange.bodyDone))) {
+                ctx.close();
+                return;
+            }
+            if (!close) {
+                maybeEnd(ctx, exchange);
+            }
+        });
+    }
+
+    /** Ends the exchange once its answer is written and its body read, and reads the next request. */
+    private void maybeEnd(ChannelHandlerContext ctx, Exchange exchange) {
+        if (!exchange.answered || !exchange.bodyDone || !exchange.keepAlive || exchange.ended) {
+            return;
+        }
+        end(exchange);
+        current = null;
+        while (!waiting.isEmpty() && (current == null || !current.bodyDone)) {
+            channelRead(ctx, waiting.poll());
+        }
+        if (current == null || !current.bodyDone) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    private void end(Exchange exchange) {
+        if (!exchange.ended) {
+            exchange.ended = true;
+            inFlight.decrementAndGet();
+        }
+    }
+
+    private static CompletableFuture<Answer> methodNotAllowed(Exchange exchange, String... allowed) {
+        RequestDecision problem = RequestDecision.problem(
+                405,
+                "Use " + allowed[0] + " for " + exchange.path + ", not "
+                        + exchange.request.method().name() + ".");
+        Map<String, String> headers = new LinkedHashMap<>(problem.headers());
+        headers.put("Allow", String.join(", ", allowed));
+        return CompletableFuture.completedFuture(new Answer(405, headers, problem.body()));
+    }
+
+    private static CompletableFuture<Answer> problem(int status, String detail) {
+        return CompletableFuture.completedFuture(Answer.of(RequestDecision.problem(status, detail)));
+    }
+
+    /** The answer to a request the decoder could not read: 414, 431 or 400, as Jetty answers them. */
+    private static Answer badMessage(Throwable cause) {
+        if (cause instanceof TooLongHttpLineException) {
+            return Answer.of(RequestDecision.problem(414, "URI Too Long."));
+        }
+        if (cause instanceof TooLongHttpHeaderException) {
+            return Answer.of(RequestDecision.problem(431, "Request Header Fields Too Large."));
+        }
+        String message = cause == null ? null : cause.getMessage();
+        return Answer.of(RequestDecision.problem(
+                400, message == null || message.isBlank() ? "Bad Request." : "Bad Request: " + message));
+    }
+}
