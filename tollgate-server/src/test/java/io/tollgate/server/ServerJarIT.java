@@ -388,8 +388,8 @@ class ServerJarIT {
         assertThat(status).isEqualTo(2);
         assertThat(server.err())
                 .isEqualTo("tollgate: " + bad
-                        + ":3: server: unknown setting 'prot'; known: host, management-host, management-port,"
-                        + " management-token, port, shutdown-timeout, upstream, upstream-timeout");
+                        + ":3: server: unknown setting 'prot'; known: data-plane, host, idle-timeout, management-host,"
+                        + " management-port, management-token, port, shutdown-timeout, upstream, upstream-timeout");
     }
 
     @Test
