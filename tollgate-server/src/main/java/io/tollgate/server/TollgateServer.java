@@ -122,6 +122,7 @@ public final class TollgateServer implements AutoCloseable {
                 managementConnector.setName("management");
                 managementConnector.setHost(management.host());
                 managementConnector.setPort(management.port());
+                managementConnector.setIdleTimeout(config.idleTimeout().toMillis());
                 jetty.addConnector(managementConnector);
                 admin = new AdminApi(() -> limits.get().config(), limiter, storeDescription, reloader);
             } else {
