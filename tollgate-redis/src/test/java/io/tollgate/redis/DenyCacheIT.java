@@ -2,6 +2,7 @@ package io.tollgate.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
@@ -34,8 +35,9 @@ class DenyCacheIT {
         Flood withCache = flood(RedisRateLimiter.DEFAULT_DENY_CACHE_KEYS);
         Flood withoutCache = flood(0);
 
-        // Per instance and retry interval: one probe, and one more on the instance whose probe took the token;
-        // plus, at the start, every thread of every instance before the first refusal is known.
+        // Per instance and retry interval: one probe, and one more where a probe reaches Redis before the token is
+        // due (a refusal is counted from when its request was sent, so it ends early by the time the request took
+        // to reach Redis); plus, at the start, every thread of every instance before the first refusal is known.
         long intervals = FLOOD.toMillis() / 250 + 1;
         long budget = INSTANCES * (2 * intervals + THREADS_PER_INSTANCE);
         System.out.printf(
@@ -52,6 +54,33 @@ class DenyCacheIT {
         assertThat(withCache.admitted)
                 .as("every token that came due was taken, as without the cache")
                 .isBetween(withCache.due() - INSTANCES, withCache.due());
+    }
+
+    @Test
+    void theAdmissionThatTakesTheLastTokensTellsTheNextRequestsTheirRefusalWithoutAskingRedis() {
+        redis.server().command("FLUSHALL");
+        Policy twoPerHour = Policy.of("two-per-hour", Limit.of(2, Rate.perHour(2)));
+        try (RedisRateLimiter limiter =
+                RedisRateLimiter.builder().uri(redis.server().uri()).build()) {
+            long callsBefore = redisCalls();
+            assertThat(limiter.tryAcquire("client", twoPerHour).allowed()).isTrue();
+            assertThat(limiter.tryAcquire("client", twoPerHour).allowed()).isTrue();
+
+            Decision next = limiter.tryAcquire("client", twoPerHour);
+            for (int i = 0; i < 50; i++) {
+                assertThat(limiter.tryAcquire("client", twoPerHour).allowed()).isFalse();
+            }
+
+            assertThat(next.allowed()).isFalse();
+            assertThat(next.retryAfter()).isBetween(Duration.ofMinutes(29), Duration.ofMinutes(30));
+            assertThat(redisCalls() - callsBefore)
+                    .as("the two admissions only: the second left no token, which the refusals were told from")
+                    .isEqualTo(2);
+            assertThat(limiter.tryAcquire("client", twoPerHour, 2).allowed())
+                    .as("another cost is asked of Redis")
+                    .isFalse();
+            assertThat(redisCalls() - callsBefore).isEqualTo(3);
+        }
     }
 
     private record Flood(long requests, long redisCalls, long admitted, long elapsedMicros) {

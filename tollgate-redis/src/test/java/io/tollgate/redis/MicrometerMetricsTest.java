@@ -141,14 +141,16 @@ class MicrometerMetricsTest {
         for (int i = 0; i < 5; i++) {
             limiter.tryAcquire("alice", TWO);
         }
+        limiter.tryAcquire("alice", TWO, 2); // a cost the deny cache has not been told about: Redis decides
 
         assertThat(count("tollgate.decisions", "policy", "two", "outcome", "allowed", "source", "redis"))
                 .isEqualTo(2);
         assertThat(count("tollgate.decisions", "policy", "two", "outcome", "refused", "source", "redis"))
                 .isEqualTo(1);
         assertThat(count("tollgate.decisions", "policy", "two", "outcome", "refused", "source", "deny_cache"))
-                .isEqualTo(2);
-        assertThat(count("tollgate.deny_cache.hits", "policy", "two")).isEqualTo(2);
+                .as("the second admission left no token: the next three were refused without asking Redis")
+                .isEqualTo(3);
+        assertThat(count("tollgate.deny_cache.hits", "policy", "two")).isEqualTo(3);
     }
 
     @Test

@@ -114,6 +114,15 @@ final class StoreMonitor implements AutoCloseable {
         last = now;
     }
 
+    /**
+     * Counts the failure policy's decisions of an outage from the count now, whatever the store's state: the
+     * warm-up's decisions, which a late answer may have left to the failure policy, have just been taken out of
+     * the meters ({@link ServerMetrics#forgetWarmUp}), and the count they leave is the new start.
+     */
+    synchronized void countFromNow() {
+        degradedBefore = degradedDecisions.getAsLong();
+    }
+
     /** Tells {@code listener} whether the store answers each time that changes, from now on. */
     synchronized void onChange(Consumer<Boolean> listener) {
         this.listener = listener;

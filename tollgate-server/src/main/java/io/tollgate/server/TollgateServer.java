@@ -193,6 +193,7 @@ public final class TollgateServer implements AutoCloseable {
                 management == null ? null : management.token(),
                 envoy,
                 envoy == null ? null : started.config().envoy().setup());
+        store.countFromNow(); // the meters forgot the warm-up's decisions: an outage's count starts from theirs
         readiness.ready();
         if (envoy != null) {
             envoy.serving(true);

@@ -99,9 +99,10 @@ final class DenyCache {
     }
 
     /**
-     * Takes note of what the store answered for a request of {@code cost} sent at {@code sentMicros}: a refusal
-     * is remembered; anything else ends the remembered refusal, since this instance's own request has just
-     * changed the bucket.
+     * Takes note of what the store would answer the next request of {@code cost} after the one sent at {@code
+     * sentMicros}, if nobody else took tokens meanwhile: its answer if it refused (the bucket is unchanged); if
+     * it admitted, the answer to the same request against the bucket it left. A refusal is remembered; anything
+     * else ends the remembered refusal, since this instance's own request has just changed the bucket.
      */
     void update(Policy policy, String key, long cost, long sentMicros, Decision answer) {
         Key cacheKey = new Key(policy.name(), key);

@@ -4,6 +4,7 @@ import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Policy;
+import io.tollgate.internal.PolicyArithmetic;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -132,11 +133,16 @@ final class GuardedCall<A> {
         if (guard.changesHeard.heardSince(policy.name(), key, sentMicros)) {
             return decision; // the store may have decided this before a change another instance announced
         }
+        long[] debtsAfter = reply.debtsAfter(policy, cost, decision.allowed());
         if (guard.denyCache != null) {
-            guard.denyCache.update(policy, key, cost, sentMicros, decision);
+            // What the store would answer the next request of this cost, had nobody else taken tokens meanwhile:
+            // after the admission that took the last tokens, a refusal known without asking the store again
+            Decision next = decision.allowed()
+                    ? PolicyArithmetic.decide(policy, debtsAfter, cost, 0, reply.nowMicros())
+                    : decision;
+            guard.denyCache.update(policy, key, cost, sentMicros, next);
         }
-        guard.local.learn(
-                policy, key, reply.debtsAfter(policy, cost, decision.allowed()), reply.nowMicros(), sentMicros, now);
+        guard.local.learn(policy, key, debtsAfter, reply.nowMicros(), sentMicros, now);
         return decision;
     }
 
