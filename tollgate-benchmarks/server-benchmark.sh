@@ -8,7 +8,8 @@
 #
 # Usage: tollgate-benchmarks/server-benchmark.sh [SECONDS] [CONNECTIONS]   (default 10 s, 64 connections)
 # SECTIONS="nginx proxy api ceiling" (the default: all) picks the groups of rows to run: nginx's own rows, the
-# proxy's, the decision API alone on each data plane (Jetty, then Netty's event loops), forwarding only.
+# proxy's on each data plane (PROXY_PLANES="jetty netty"), the decision API alone on each data plane (Jetty,
+# then Netty's event loops), forwarding only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,9 +70,9 @@ nginx_conf nginx-limit "$NGINX" "
 redis-server --port "$REDIS" --bind 127.0.0.1 --save '' --appendonly no --daemonize no > "$WORK/redis.log" 2>&1 &
 PIDS+=($!)
 
-tollgate_conf() { # file store
+tollgate_conf() { # file store plane
   cat > "$1" <<EOF
-server: {host: 127.0.0.1, upstream: "http://127.0.0.1:$UPSTREAM"}
+server: {host: 127.0.0.1, upstream: "http://127.0.0.1:$UPSTREAM", data-plane: $3}
 $2
 policies:
   open:       # never refuses during a run
@@ -99,8 +100,10 @@ for plane in jetty netty; do
   api_conf "$WORK/api-$plane-memory.yaml" "$plane" ""
   api_conf "$WORK/api-$plane-redis.yaml" "$plane" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
 done
-tollgate_conf "$WORK/memory.yaml" ""
-tollgate_conf "$WORK/redis.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
+for plane in jetty netty; do
+  tollgate_conf "$WORK/memory-$plane.yaml" "" "$plane"
+  tollgate_conf "$WORK/redis-$plane.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}" "$plane"
+done
 await_port "$REDIS"
 JAVA_OPTS=(-Xms512m -Xmx512m -XX:+UseParallelGC)
 start_tollgate() { # config port: one Tollgate JVM at a time, so that two never share the cores
@@ -165,19 +168,22 @@ measure "nginx limit_req proxy, refusing (429)" "http://127.0.0.1:$NGINX/shut/x"
 measure "nginx proxy, no limit_req" "http://127.0.0.1:$NGINX/free/x"
 fi
 if section proxy; then
-start_tollgate "$WORK/memory.yaml" "$MEMORY"
-measure "Tollgate proxy, in memory, allowing" "http://127.0.0.1:$MEMORY/open/x"
-measure "Tollgate proxy, in memory, refusing (429)" "http://127.0.0.1:$MEMORY/shut/x"
-measure "Tollgate proxy, no rule matches (Jetty's proxying alone)" "http://127.0.0.1:$MEMORY/free/x"
-measure "Tollgate decision API, in memory, 10 000 keys" "http://127.0.0.1:$MEMORY/v1/check" "$WORK/check.lua"
-measure "Tollgate /healthz, in memory (the same server's HTTP alone)" "http://127.0.0.1:$MEMORY/healthz"
+# PROXY_PLANES="jetty netty" (the default) picks the data planes whose proxy rows run
+for plane in ${PROXY_PLANES:-jetty netty}; do
+start_tollgate "$WORK/memory-$plane.yaml" "$MEMORY"
+measure "Tollgate proxy, $plane, in memory, allowing" "http://127.0.0.1:$MEMORY/open/x"
+measure "Tollgate proxy, $plane, in memory, refusing (429)" "http://127.0.0.1:$MEMORY/shut/x"
+measure "Tollgate proxy, $plane, no rule matches (the proxying alone)" "http://127.0.0.1:$MEMORY/free/x"
+measure "Tollgate decision API, $plane, in memory, 10 000 keys" "http://127.0.0.1:$MEMORY/v1/check" "$WORK/check.lua"
+measure "Tollgate /healthz, $plane, in memory (the same server's HTTP alone)" "http://127.0.0.1:$MEMORY/healthz"
 stop_tollgate "$MEMORY"
-start_tollgate "$WORK/redis.yaml" "$ONREDIS"
-measure "Tollgate proxy, Redis, allowing" "http://127.0.0.1:$ONREDIS/open/x"
-measure "Tollgate proxy, Redis, refusing (429)" "http://127.0.0.1:$ONREDIS/shut/x"
-measure "Tollgate decision API, Redis, 10 000 keys" "http://127.0.0.1:$ONREDIS/v1/check" "$WORK/check.lua"
-measure "Tollgate /healthz, Redis (the same server's HTTP alone)" "http://127.0.0.1:$ONREDIS/healthz"
+start_tollgate "$WORK/redis-$plane.yaml" "$ONREDIS"
+measure "Tollgate proxy, $plane, Redis, allowing" "http://127.0.0.1:$ONREDIS/open/x"
+measure "Tollgate proxy, $plane, Redis, refusing (429)" "http://127.0.0.1:$ONREDIS/shut/x"
+measure "Tollgate decision API, $plane, Redis, 10 000 keys" "http://127.0.0.1:$ONREDIS/v1/check" "$WORK/check.lua"
+measure "Tollgate /healthz, $plane, Redis (the same server's HTTP alone)" "http://127.0.0.1:$ONREDIS/healthz"
 stop_tollgate "$ONREDIS"
+done
 fi
 
 # The decision API alone, on each data plane in turn, in memory and on Redis

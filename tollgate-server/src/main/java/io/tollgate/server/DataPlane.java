@@ -75,6 +75,7 @@ final class DataPlane implements AutoCloseable {
             Readiness readiness,
             ServerMetrics metrics,
             boolean managementPort,
+            UpstreamConnections upstreams,
             Duration idleTimeout,
             Duration shutdownTimeout)
             throws InterruptedException {
@@ -84,7 +85,8 @@ final class DataPlane implements AutoCloseable {
                 new DefaultThreadFactory("tollgate-http", true),
                 NioIoHandler.newFactory());
         this.scrapes = Executors.newSingleThreadExecutor(new DefaultThreadFactory("tollgate-scrape", true));
-        Exchanges.Endpoints endpoints = new Exchanges.Endpoints(limits, readiness, metrics, managementPort, scrapes);
+        Exchanges.Endpoints endpoints =
+                new Exchanges.Endpoints(limits, readiness, metrics, managementPort, scrapes, upstreams);
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(loops)
                 .channel(NioServerSocketChannel.class)

@@ -27,9 +27,12 @@ import io.tollgate.http.RequestDecision;
 import io.tollgate.server.CheckApi.Answer;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -72,7 +75,8 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             Readiness readiness,
             ServerMetrics metrics,
             boolean managementPort,
-            Executor scrapes) {}
+            Executor scrapes,
+            UpstreamConnections upstreams) {}
 
     /** One request and its answer. */
     private static final class Exchange {
@@ -91,6 +95,10 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         boolean answering;
         boolean answered;
         boolean ended;
+        /** While a proxied request is decided: the body's chunks read meanwhile, else null. */
+        List<HttpContent> early;
+        /** The proxied request on its way once allowed, until the upstream's answer is done; else null. */
+        ProxiedExchange proxy;
 
         Exchange(HttpRequest request, String route, String path, boolean keepAlive) {
             this.request = request;
@@ -143,8 +151,20 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (current != null && current.proxy != null) {
+            current.proxy.clientWritabilityChanged();
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         if (current != null) {
+            if (current.proxy != null) {
+                current.proxy.clientClosed();
+            }
+            releaseEarly(current);
             end(current);
         }
         waiting.forEach(ReferenceCountUtil::release);
@@ -174,13 +194,17 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             answer(ctx, current, problem(400, "Bad Request: " + malformed.getMessage()));
             return;
         }
-        String route = TollgateHandler.publicRoute(path, endpoints.managementPort(), false);
+        String route = TollgateHandler.publicRoute(path, endpoints.managementPort(), endpoints.upstreams() != null);
         Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
         current = exchange;
         String expectation = request.headers().get(HttpHeaderNames.EXPECT);
         if (expectation != null && !expectation.equalsIgnoreCase("100-continue")) {
             exchange.keepAlive = false; // its body, if any, was not sent and will not be read
             answer(ctx, exchange, problem(417, "Expectation Failed: only 100-continue is supported."));
+            return;
+        }
+        if (route.equals("proxy")) {
+            proxy(ctx, exchange);
             return;
         }
         boolean expectsContinue = HttpUtil.is100ContinueExpected(request);
@@ -229,6 +253,22 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
 
     private void content(ChannelHandlerContext ctx, HttpContent content) {
         Exchange exchange = current;
+        if (exchange.early != null || exchange.proxy != null) {
+            if (content.decoderResult().isFailure()) {
+                ctx.close(); // the body cannot be read on: neither can the upstream's copy of it
+                return;
+            }
+            if (exchange.early != null) {
+                exchange.early.add(content.retain());
+            } else {
+                exchange.proxy.fromClient(content.retain());
+            }
+            if (content instanceof LastHttpContent) {
+                exchange.bodyDone = true;
+                maybeEnd(ctx, exchange);
+            }
+            return;
+        }
         ByteBuf bytes = content.content();
         if (exchange.body != null) {
             int readable = bytes.readableBytes();
@@ -280,6 +320,133 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             ctx.close();
         }
         maybeEnd(ctx, exchange);
+    }
+
+    /**
+     * Decides a request for the upstream by the rules, then sends it on ({@link ProxiedExchange}) or answers the
+     * refusal. The socket is not read while the decision is made; what was read already waits in {@code early}.
+     */
+    private void proxy(ChannelHandlerContext ctx, Exchange exchange) {
+        NettyRequestView view;
+        try {
+            view = NettyRequestView.of(exchange.request, ctx.channel().remoteAddress());
+        } catch (IllegalArgumentException malformed) {
+            exchange.keepAlive = false;
+            String detail = malformed.getMessage();
+            answer(ctx, exchange, problem(400, detail.startsWith("The request") ? detail : "Bad Request: " + detail));
+            return;
+        }
+        if (exchange.request.protocolVersion() == HttpVersion.HTTP_1_1
+                && !exchange.request.headers().contains(HttpHeaderNames.HOST)) {
+            exchange.keepAlive = false;
+            answer(ctx, exchange, problem(400, "Bad Request: an HTTP/1.1 request needs a Host header."));
+            return;
+        }
+        ctx.channel().config().setAutoRead(false);
+        exchange.early = new ArrayList<>();
+        exchange.answering = true;
+        CompletionStage<RequestDecision> pending;
+        try {
+            pending = endpoints.limits().get().requests().decide(view);
+        } catch (RuntimeException e) {
+            pending = CompletableFuture.failedFuture(e);
+        }
+        pending.whenComplete((decision, failure) -> {
+            if (ctx.executor().inEventLoop()) {
+                decided(ctx, exchange, view, decision, failure);
+            } else {
+                ctx.executor().execute(() -> decided(ctx, exchange, view, decision, failure));
+            }
+        });
+    }
+
+    private void decided(
+            ChannelHandlerContext ctx,
+            Exchange exchange,
+            NettyRequestView view,
+            RequestDecision decision,
+            Throwable failure) {
+        List<HttpContent> early = exchange.early;
+        exchange.early = null;
+        Limits limits = endpoints.limits().get();
+        if (exchange.ended || !ctx.channel().isActive()) {
+            early.forEach(ReferenceCountUtil::release);
+            if (decision != null && decision.allowed()) {
+                limits.requests().finish(decision, 499, name -> null); // gives back what it holds
+            }
+            return;
+        }
+        if (failure == null && decision.allowed()) {
+            exchange.proxy = new ProxiedExchange(
+                    ctx,
+                    exchange.request,
+                    view,
+                    decision,
+                    endpoints.upstreams(),
+                    endpoints.limits(),
+                    endpoints.metrics(),
+                    exchange.keepAlive && !stopping.getAsBoolean(),
+                    ending(ctx, exchange));
+            exchange.proxy.start(early);
+            return;
+        }
+        early.forEach(ReferenceCountUtil::release);
+        if (failure != null) {
+            LOG.log(System.Logger.Level.WARNING, "the rate limiter failed; answering 500", failure);
+        }
+        if (!exchange.bodyDone && announcesBody(exchange.request)) {
+            exchange.keepAlive = false; // the body is not wanted: read and thrown away, within bounds, then closed
+            if (!HttpUtil.is100ContinueExpected(exchange.request)) {
+                exchange.lingering = true;
+                ctx.executor().schedule(() -> ctx.close(), CheckApi.LINGER_MAX_SECONDS, TimeUnit.SECONDS);
+            }
+            ctx.channel().config().setAutoRead(true);
+        }
+        RequestDecision answer = failure != null ? RequestDecision.limiterFailed() : decision;
+        answer(ctx, exchange, CompletableFuture.completedFuture(Answer.of(answer)));
+        if (failure == null) {
+            limits.requests().finish(decision, decision.status(), decision.headers()::get);
+        }
+    }
+
+    /** What a proxied exchange does with this connection once the upstream's part is over. */
+    private ProxiedExchange.Ending ending(ChannelHandlerContext ctx, Exchange exchange) {
+        return new ProxiedExchange.Ending() {
+            @Override
+            public void answered(int status, boolean close, boolean success) {
+                endpoints.metrics().answered(exchange.route, status, System.nanoTime() - exchange.startNanos);
+                exchange.answered = true;
+                if (close || stopping.getAsBoolean()) {
+                    ctx.close();
+                    return;
+                }
+                if (!exchange.bodyDone) {
+                    ctx.channel().config().setAutoRead(true); // the rest of a body the upstream did not wait for
+                }
+                maybeEnd(ctx, exchange);
+            }
+
+            @Override
+            public void answerInstead(Answer answer) {
+                if (!exchange.bodyDone) {
+                    exchange.keepAlive = false;
+                }
+                exchange.proxy = null;
+                answer(ctx, exchange, CompletableFuture.completedFuture(answer));
+            }
+        };
+    }
+
+    /** Whether a body follows the request's head: a length above zero, or chunks. */
+    private static boolean announcesBody(HttpRequest request) {
+        return HttpUtil.getContentLength(request, 0L) > 0 || HttpUtil.isTransferEncodingChunked(request);
+    }
+
+    private static void releaseEarly(Exchange exchange) {
+        if (exchange.early != null) {
+            exchange.early.forEach(ReferenceCountUtil::release);
+            exchange.early = null;
+        }
     }
 
     /**

@@ -433,10 +433,6 @@ public final class ServerConfig {
         }
         ConfigNode planeNode = server.child("data-plane");
         DataPlaneKind dataPlane = dataPlane(planeNode);
-        if (dataPlane == DataPlaneKind.NETTY && upstream != null) {
-            throw planeNode.error("netty serves the decision API, health and metrics so far, not the proxy: remove"
-                    + " server.upstream, or leave server.data-plane at jetty");
-        }
         return new ServerConfig(
                 host,
                 port,

@@ -78,13 +78,13 @@ public final class TollgateServer implements AutoCloseable {
         }
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics));
         reloader = new ConfigReloader(limits, limiter, metrics);
-        LimitingProxy proxy = config.upstream() == null
-                ? null
+        boolean eventLoops = config.dataPlane() == ServerConfig.DataPlaneKind.NETTY;
+        LimitingProxy proxy = config.upstream() == null || eventLoops
+                ? null // on Netty's loops the proxy is ProxiedExchange's
                 : new LimitingProxy(config.upstream(), limits::get, config.upstreamTimeout(), metrics);
 
         Readiness readiness = new Readiness(store);
         ServerConfig.Management management = config.management();
-        boolean eventLoops = config.dataPlane() == ServerConfig.DataPlaneKind.NETTY;
         host = config.host();
         if (eventLoops && management == null) {
             jetty = null; // Netty serves everything
@@ -165,6 +165,9 @@ public final class TollgateServer implements AutoCloseable {
                         readiness,
                         metrics,
                         management != null,
+                        config.upstream() == null
+                                ? null
+                                : new UpstreamConnections(config.upstream(), config.upstreamTimeout()),
                         config.idleTimeout(),
                         config.shutdownTimeout());
             }

@@ -177,7 +177,6 @@ class ServerConfigTest {
                 "server: {upstream: 'http://h:9/?q=1'} | t.yaml:1: server.upstream: must not have a query",
                 "server: {upstream-timeout: 5s} | t.yaml:1: server.upstream-timeout: applies only with an upstream",
                 "server: {data-plane: undertow} | t.yaml:1: server.data-plane: must be jetty or netty, was 'undertow'",
-                "server: {data-plane: netty, upstream: 'http://h:9'} | t.yaml:1: server.data-plane: netty serves the decision API, health and metrics so far, not the proxy: remove server.upstream, or leave server.data-plane at jetty",
                 "server: {idle-timeout: 0s} | t.yaml:1: server.idle-timeout: must be longer than zero",
                 "client-ip: {trusted-proxies: [10.0.0.0/99]} | t.yaml:1: client-ip.trusted-proxies: invalid trusted proxy '10.0.0.0/99'",
                 "{policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}, rules: [{policy: p}]} | t.yaml:1: rules: limit proxied requests, so they need server.upstream",

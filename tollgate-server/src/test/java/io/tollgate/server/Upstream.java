@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>any path: 200, {@code X-Upstream-Path} = the path and query it received, {@code X-Body-Bytes} and
  *       {@code X-Body-Sha256} of the body it read, and the request's headers recorded for the test;
  *   <li>{@code /slow}: answers only after {@link #release()} (or 30 s);
- *   <li>{@code /bytes/N}: a body of N bytes, streamed;
+ *   <li>{@code /bytes/N}: a body of N bytes, streamed with its length; {@code /chunked/N}: the same in chunks;
  *   <li>{@code /status/N}: status N;
  *   <li>a query {@code used=N}: {@code X-Tokens-Used: N} on the answer, whatever the path.
  * </ul>
@@ -52,6 +52,7 @@ final class Upstream implements AutoCloseable {
     private final HttpServer server;
     private final List<Received> received = new CopyOnWriteArrayList<>();
     private final Set<Integer> connections = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicLong bytesWritten = new java.util.concurrent.atomic.AtomicLong();
     private final CountDownLatch slow = new CountDownLatch(1);
 
     private Upstream() throws IOException {
@@ -71,6 +72,11 @@ final class Upstream implements AutoCloseable {
 
     List<Received> received() {
         return received;
+    }
+
+    /** Returns how many bytes of {@code /bytes/N} and {@code /chunked/N} bodies have been written so far. */
+    long bytesWritten() {
+        return bytesWritten.get();
     }
 
     /** Returns how many connections the requests arrived on. */
@@ -118,12 +124,18 @@ final class Upstream implements AutoCloseable {
                 exchange.sendResponseHeaders(Integer.parseInt(path.substring("/status/".length())), -1);
                 return;
             }
-            if (path.startsWith("/bytes/")) {
-                long size = Long.parseLong(path.substring("/bytes/".length()));
-                exchange.sendResponseHeaders(200, size);
+            if (path.startsWith("/bytes/") || path.startsWith("/chunked/")) {
+                long size = Long.parseLong(path.substring(path.lastIndexOf('/') + 1));
+                boolean head = exchange.getRequestMethod().equals("HEAD");
+                exchange.sendResponseHeaders(200, path.startsWith("/bytes/") && !head ? size : head ? -1 : 0);
+                if (head) {
+                    return;
+                }
                 try (OutputStream out = exchange.getResponseBody()) {
                     for (long left = size; left > 0; left -= buffer.length) {
-                        out.write(buffer, 0, (int) Math.min(buffer.length, left));
+                        int chunk = (int) Math.min(buffer.length, left);
+                        out.write(buffer, 0, chunk);
+                        bytesWritten.addAndGet(chunk);
                     }
                 }
                 return;
