@@ -394,7 +394,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         if (failure != null) {
             LOG.log(System.Logger.Level.WARNING, "the rate limiter failed; answering 500", failure);
         }
-        if (!exchange.bodyDone && announcesBody(exchange.request)) {
+        if (!exchange.bodyDone && ProxiedExchange.announcesBody(exchange.request)) {
             exchange.keepAlive = false; // the body is not wanted: read and thrown away, within bounds, then closed
             if (!HttpUtil.is100ContinueExpected(exchange.request)) {
                 exchange.lingering = true;
@@ -435,11 +435,6 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                 answer(ctx, exchange, CompletableFuture.completedFuture(answer));
             }
         };
-    }
-
-    /** Whether a body follows the request's head: a length above zero, or chunks. */
-    private static boolean announcesBody(HttpRequest request) {
-        return HttpUtil.getContentLength(request, 0L) > 0 || HttpUtil.isTransferEncodingChunked(request);
     }
 
     private static void releaseEarly(Exchange exchange) {

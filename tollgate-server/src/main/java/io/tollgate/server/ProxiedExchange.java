@@ -87,6 +87,11 @@ final class ProxiedExchange {
 
     private List<HttpContent> early = new ArrayList<>();
     private Channel upstream;
+    /** Whether the connection came from the pool, kept alive since an earlier exchange. */
+    private boolean reused;
+    /** Whether the request was sent again on a new connection, after a kept-alive one closed under it. */
+    private boolean retried;
+
     private ScheduledFuture<?> timer;
     private boolean requestSent;
     private boolean informational;
@@ -122,7 +127,12 @@ final class ProxiedExchange {
     void start(List<HttpContent> readSoFar) {
         early.addAll(readSoFar);
         timer = client.executor().schedule(this::timedOut, upstreams.timeout().toNanos(), TimeUnit.NANOSECONDS);
+        connect();
+    }
+
+    private void connect() {
         ChannelFuture connecting = upstreams.acquire(client.channel().eventLoop());
+        reused = connecting.isDone() && connecting.isSuccess();
         if (connecting.isDone()) {
             connected(connecting);
         } else {
@@ -306,6 +316,19 @@ final class ProxiedExchange {
         if (finished) {
             return;
         }
+        if (reused && !retried && !answerBegun && !announcesBody(request)) {
+            // A kept-alive connection the upstream closed as the request went out (its own idle timeout): the
+            // request had no body, so it is sent again, once, on a new connection
+            retried = true;
+            upstream = null;
+            early = new ArrayList<>();
+            if (requestSent) {
+                early.add(LastHttpContent.EMPTY_LAST_CONTENT); // else the client's end comes, and goes on
+            }
+            requestSent = false;
+            connect();
+            return;
+        }
         if (answerBegun) {
             cutOff();
         } else {
@@ -370,6 +393,11 @@ final class ProxiedExchange {
                         decision,
                         answerBegun ? status : 499,
                         name -> answerHeaders == null ? null : answerHeaders.get(name));
+    }
+
+    /** Whether a body follows the request's head: a length above zero, or chunks. */
+    static boolean announcesBody(HttpRequest request) {
+        return HttpUtil.getContentLength(request, 0L) > 0 || HttpUtil.isTransferEncodingChunked(request);
     }
 
     private void closeUpstream() {

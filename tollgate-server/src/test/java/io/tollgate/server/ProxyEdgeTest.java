@@ -216,6 +216,91 @@ class ProxyEdgeTest {
                 .isEqualTo(200);
     }
 
+    @Test
+    void aRequestWithoutBodyIsSentAgainWhenTheKeptAliveConnectionClosesUnderIt() throws Exception {
+        try (ClosingUpstream closing = new ClosingUpstream();
+                RunningServer proxy = RunningServer.start(
+                        "server: {data-plane: " + dataPlane + ", upstream: http://127.0.0.1:" + closing.port() + "}\n",
+                        new ManualTimeSource())) {
+            int first = proxy.get("/first").statusCode();
+            int second = proxy.get("/second").statusCode();
+
+            assertThat(first).isEqualTo(200);
+            assertThat(second)
+                    .as("on Netty's loops sent again on a new connection; Jetty's proxy answers 502")
+                    .isEqualTo(dataPlane.equals("netty") ? 200 : 502);
+            assertThat(closing.connections()).isEqualTo(dataPlane.equals("netty") ? 2 : 1);
+        }
+    }
+
+    /**
+     * An upstream that answers the first request of each connection, keeping it alive, and closes the connection
+     * when a second request comes on it, as one does whose idle timeout ends as the request arrives.
+     */
+    private static final class ClosingUpstream implements AutoCloseable {
+        private final java.net.ServerSocket listener =
+                new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        private final java.util.concurrent.atomic.AtomicInteger connections =
+                new java.util.concurrent.atomic.AtomicInteger();
+        private final Thread acceptor = new Thread(this::accept, "closing-upstream");
+
+        ClosingUpstream() throws IOException {
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        int port() {
+            return listener.getLocalPort();
+        }
+
+        int connections() {
+            return connections.get();
+        }
+
+        private void accept() {
+            while (!listener.isClosed()) {
+                try {
+                    Socket socket = listener.accept();
+                    connections.incrementAndGet();
+                    Thread serving = new Thread(() -> serve(socket));
+                    serving.setDaemon(true);
+                    serving.start();
+                } catch (IOException closed) {
+                    return;
+                }
+            }
+        }
+
+        private static void serve(Socket socket) {
+            try (socket) {
+                InputStream in = socket.getInputStream();
+                readHead(in);
+                socket.getOutputStream()
+                        .write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".getBytes(StandardCharsets.ISO_8859_1));
+                socket.getOutputStream().flush();
+                readHead(in); // the second request: closed unanswered
+            } catch (IOException gone) {
+                // the proxy went away first
+            }
+        }
+
+        private static void readHead(InputStream in) throws IOException {
+            int matched = 0;
+            for (int b = in.read(); b >= 0; b = in.read()) {
+                matched = (b == '\r' || b == '\n') ? matched + 1 : 0;
+                if (matched == 4) {
+                    return;
+                }
+            }
+            throw new IOException("closed");
+        }
+
+        @Override
+        public void close() throws IOException {
+            listener.close();
+        }
+    }
+
     private Socket connect() throws IOException {
         Socket socket = new Socket("127.0.0.1", server.server().port());
         socket.setSoTimeout(20_000);
