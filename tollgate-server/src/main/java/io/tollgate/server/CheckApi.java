@@ -234,7 +234,8 @@ final class CheckApi {
             String merged = problem.substring(0, problem.length() - 1) + "," + result.substring(1);
             return new Answer(rendered.status(), headers, merged.getBytes(StandardCharsets.UTF_8));
         }
-        return Answer.json(rendered.status(), headers, result);
+        headers.put("Content-Type", Responses.JSON); // as Answer.json would, without copying the fields again
+        return new Answer(rendered.status(), headers, result.getBytes(StandardCharsets.UTF_8));
     }
 
     /**
