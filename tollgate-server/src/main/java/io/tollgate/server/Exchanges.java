@@ -144,6 +144,9 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
         if (event instanceof IdleStateEvent) {
+            if (current != null && current.proxy != null) {
+                return; // waiting for the upstream, whose own timeout (server.upstream-timeout) bounds the wait
+            }
             ctx.close(); // neither a byte sent nor one taken for the idle timeout
             return;
         }

@@ -6,11 +6,17 @@ import io.tollgate.ManualTimeSource;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -217,6 +223,23 @@ class ProxyEdgeTest {
     }
 
     @Test
+    void anUpstreamSlowerThanTheIdleTimeoutIsWaitedForUntilTheUpstreamTimeout() throws Exception {
+        try (Upstream slow = Upstream.start();
+                RunningServer proxy = RunningServer.start(
+                        "server: {data-plane: " + dataPlane + ", idle-timeout: 1s, upstream-timeout: 10s, upstream: "
+                                + slow.uri() + "}\n",
+                        new ManualTimeSource())) {
+            CompletableFuture<HttpResponse<String>> answer = proxy.client()
+                    .sendAsync(
+                            HttpRequest.newBuilder(proxy.uri("/slow")).build(), HttpResponse.BodyHandlers.ofString());
+            TimeUnit.MILLISECONDS.sleep(2_500);
+            slow.release();
+
+            assertThat(answer.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void aRequestWithoutBodyIsSentAgainWhenTheKeptAliveConnectionClosesUnderIt() throws Exception {
         try (ClosingUpstream closing = new ClosingUpstream();
                 RunningServer proxy = RunningServer.start(
@@ -238,10 +261,8 @@ class ProxyEdgeTest {
      * when a second request comes on it, as one does whose idle timeout ends as the request arrives.
      */
     private static final class ClosingUpstream implements AutoCloseable {
-        private final java.net.ServerSocket listener =
-                new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
-        private final java.util.concurrent.atomic.AtomicInteger connections =
-                new java.util.concurrent.atomic.AtomicInteger();
+        private final ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        private final AtomicInteger connections = new AtomicInteger();
         private final Thread acceptor = new Thread(this::accept, "closing-upstream");
 
         ClosingUpstream() throws IOException {
