@@ -63,7 +63,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
      * each as a token on every answer, a twentieth of a {@code /healthz} answer's time, is skipped; values are
      * still checked.
      */
-    private static final HttpHeadersFactory RESPONSE_HEADERS =
+    static final HttpHeadersFactory RESPONSE_HEADERS =
             DefaultHttpHeadersFactory.headersFactory().withNameValidation(false);
 
     /** The route of a request that could not be read, which no meter counts (Jetty's error handler's neither). */

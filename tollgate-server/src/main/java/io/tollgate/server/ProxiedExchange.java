@@ -5,14 +5,12 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
@@ -27,10 +25,9 @@ import io.tollgate.http.RequestDecision;
 import io.tollgate.server.CheckApi.Answer;
 import java.net.ConnectException;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -61,7 +58,7 @@ final class ProxiedExchange {
     }
 
     /** Header fields that concern one connection, never forwarded (RFC 9110, 7.6.1), in lower case. */
-    private static final Set<AsciiString> HOP_BY_HOP = Set.of(
+    private static final List<AsciiString> HOP_BY_HOP = List.of(
             HttpHeaderNames.CONNECTION,
             HttpHeaderNames.KEEP_ALIVE,
             AsciiString.cached("proxy-connection"),
@@ -71,9 +68,6 @@ final class ProxiedExchange {
             HttpHeaderNames.TRAILER,
             HttpHeaderNames.TRANSFER_ENCODING,
             HttpHeaderNames.UPGRADE);
-
-    private static final HttpHeadersFactory HEADERS =
-            DefaultHttpHeadersFactory.headersFactory().withNameValidation(false);
 
     private final ChannelHandlerContext client;
     private final HttpRequest request;
@@ -185,7 +179,7 @@ final class ProxiedExchange {
         if (content instanceof LastHttpContent) {
             requestSent = true;
         }
-        if (upstream.isActive()) {
+        if (upstream != null && upstream.isActive()) {
             upstream.write(content);
             if (!upstream.isWritable()) {
                 client.channel().config().setAutoRead(false);
@@ -197,7 +191,7 @@ final class ProxiedExchange {
 
     /** Reads the client's body again once the upstream's socket takes more. */
     void upstreamWritabilityChanged() {
-        if (!finished && upstream.isWritable()) {
+        if (!finished && upstream != null && upstream.isWritable()) {
             client.channel().config().setAutoRead(true);
         }
     }
@@ -253,7 +247,7 @@ final class ProxiedExchange {
         boolean head = request.method() == HttpMethod.HEAD;
         boolean http10 = request.protocolVersion() == HttpVersion.HTTP_1_0;
         HttpResponse answer = new DefaultHttpResponse(
-                http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1, response.status(), HEADERS);
+                http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1, response.status(), Exchanges.RESPONSE_HEADERS);
         HttpHeaders headers = answer.headers();
         decision.headers().forEach(headers::set);
         copyEndToEnd(response.headers(), headers);
@@ -278,6 +272,7 @@ final class ProxiedExchange {
     /** Gives the upstream connection back to its loop's pool if both messages on it are whole, else closes it. */
     private void finishUpstream() {
         Channel done = upstream;
+        upstream = null; // from now on another exchange of this loop may use it: nothing here touches it again
         if (upstreamReusable && requestSent && done.isActive()) {
             upstreams.release(done);
         } else {
@@ -418,7 +413,8 @@ final class ProxiedExchange {
     private HttpRequest head() {
         String target =
                 upstreams.pathPrefix() + view.rawPath() + (view.rawQuery() == null ? "" : "?" + view.rawQuery());
-        HttpRequest out = new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), target, HEADERS);
+        HttpRequest out =
+                new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), target, Exchanges.RESPONSE_HEADERS);
         HttpHeaders headers = out.headers();
         copyEndToEnd(request.headers(), headers);
         headers.remove(HttpHeaderNames.EXPECT);
@@ -450,19 +446,34 @@ final class ProxiedExchange {
         return out;
     }
 
-    /** Copies the end-to-end header fields: all but the hop-by-hop ones and those {@code Connection} names. */
+    /**
+     * Copies the end-to-end header fields: all but the hop-by-hop ones and those {@code Connection} names. On every
+     * proxied request and answer, so names are compared without building strings.
+     */
     private static void copyEndToEnd(HttpHeaders from, HttpHeaders to) {
-        List<String> named = new ArrayList<>();
-        for (String connection : from.getAll(HttpHeaderNames.CONNECTION)) {
-            for (String token : connection.split(",")) {
-                named.add(token.trim().toLowerCase(Locale.ROOT));
-            }
-        }
-        for (Map.Entry<String, String> field : from) {
-            AsciiString name = AsciiString.of(field.getKey()).toLowerCase();
-            if (!HOP_BY_HOP.contains(name) && !named.contains(name.toString())) {
+        List<String> connection = from.getAll(HttpHeaderNames.CONNECTION);
+        Iterator<Map.Entry<CharSequence, CharSequence>> fields = from.iteratorCharSequence();
+        while (fields.hasNext()) {
+            Map.Entry<CharSequence, CharSequence> field = fields.next();
+            if (!hopByHop(field.getKey(), connection)) {
                 to.add(field.getKey(), field.getValue());
             }
         }
+    }
+
+    private static boolean hopByHop(CharSequence name, List<String> connection) {
+        for (AsciiString hop : HOP_BY_HOP) {
+            if (hop.contentEqualsIgnoreCase(name)) {
+                return true;
+            }
+        }
+        for (String value : connection) {
+            for (String token : value.split(",")) {
+                if (AsciiString.contentEqualsIgnoreCase(token.trim(), name)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 }

@@ -136,8 +136,9 @@ final class GuardedCall<A> {
         long[] debtsAfter = reply.debtsAfter(policy, cost, decision.allowed());
         if (guard.denyCache != null) {
             // What the store would answer the next request of this cost, had nobody else taken tokens meanwhile:
-            // after the admission that took the last tokens, a refusal known without asking the store again
-            Decision next = decision.allowed()
+            // after the admission that took the last tokens, a refusal known without asking the store again. An
+            // admission that left at least the cost in its tightest limit or quota leaves the next one allowed.
+            Decision next = decision.allowed() && decision.remaining() < cost
                     ? PolicyArithmetic.decide(policy, debtsAfter, cost, 0, reply.nowMicros())
                     : decision;
             guard.denyCache.update(policy, key, cost, sentMicros, next);
