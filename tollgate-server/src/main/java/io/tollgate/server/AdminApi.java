@@ -4,14 +4,12 @@ import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.AdminViews;
 import io.tollgate.internal.Arguments;
+import io.tollgate.server.CheckApi.Answer;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
-import org.eclipse.jetty.util.Callback;
 
 /**
  * The admin API of the management port: {@code GET /admin/policies} (the running policies and rules, in the
@@ -28,6 +26,8 @@ final class AdminApi {
     static final String BUCKETS = "/admin/buckets/";
     static final String POLICIES = "/admin/policies";
     static final String RELOAD = "/admin/reload";
+
+    private static final Map<String, String> NO_STORE = Map.of("Cache-Control", "no-store");
 
     private final Supplier<ServerConfig> config;
     private final RateLimiter limiter;
@@ -50,47 +50,38 @@ final class AdminApi {
         return path.equals(POLICIES) || path.equals(RELOAD) || path.startsWith(BUCKETS);
     }
 
-    void handle(String path, Request request, Response response, Callback callback) {
+    /**
+     * Answers {@code method} on {@code path}, the path as the client sent it (still percent-encoded). May wait
+     * for the store, within its time budget: call it where a thread may block, never on an event loop.
+     */
+    Answer answer(String method, String path) {
         if (path.equals(RELOAD)) {
-            if (request.getMethod().equals("POST")) {
-                reload(response, callback);
-            } else {
-                Responses.methodNotAllowed(request, response, callback, "POST");
-            }
-            return;
+            return method.equals("POST") ? reload() : Answer.methodNotAllowed(path, method, "POST");
         }
         if (path.equals(POLICIES)) {
-            if (request.getMethod().equals("GET") || request.getMethod().equals("HEAD")) {
-                Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), policies(config.get()));
-            } else {
-                Responses.methodNotAllowed(request, response, callback, "GET", "HEAD");
-            }
-            return;
+            return method.equals("GET") || method.equals("HEAD")
+                    ? Answer.json(200, NO_STORE, policies(config.get()))
+                    : Answer.methodNotAllowed(path, method, "GET", "HEAD");
         }
-        String method = request.getMethod();
         if (!(method.equals("GET") || method.equals("HEAD") || method.equals("DELETE"))) {
-            Responses.methodNotAllowed(request, response, callback, "GET", "DELETE", "HEAD");
-            return;
+            return Answer.methodNotAllowed(path, method, "GET", "DELETE", "HEAD");
         }
         BucketAddress address;
         try {
             address = BucketAddress.parse(
                     path.substring(BUCKETS.length()), config.get().policies());
         } catch (CheckRequest.BadRequest bad) {
-            Responses.problem(response, callback, bad.status(), bad.getMessage());
-            return;
+            return Answer.problem(bad.status(), bad.getMessage());
         }
-        // The store answers within its time budget, so a request thread may wait for it.
         try {
             if (method.equals("DELETE")) {
                 limiter.reset(address.key(), address.policy());
-                Responses.write(response, callback, 204, Map.of("Cache-Control", "no-store"), new byte[0]);
-            } else {
-                String bucket = JsonText.ofValue(AdminViews.bucket(limiter, address.policy(), address.key()));
-                Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), bucket);
+                return new Answer(204, NO_STORE, new byte[0]);
             }
+            return Answer.json(
+                    200, NO_STORE, JsonText.ofValue(AdminViews.bucket(limiter, address.policy(), address.key())));
         } catch (IllegalStateException e) {
-            Responses.problem(response, callback, 503, "The store cannot answer: " + e.getMessage());
+            return Answer.problem(503, "The store cannot answer: " + e.getMessage());
         }
     }
 
@@ -98,21 +89,15 @@ final class AdminApi {
      * Reloads the configuration file: 200 with what changed, 409 when the server was not started from a
      * file, 422 with the file's error when it is invalid (the running configuration stays).
      */
-    private void reload(Response response, Callback callback) {
+    private Answer reload() {
         if (!reloader.canReload()) {
-            Responses.problem(response, callback, 409, "This server was not started from a configuration file.");
-            return;
+            return Answer.problem(409, "This server was not started from a configuration file.");
         }
         ConfigReloader.Result result = reloader.reload("POST " + RELOAD);
         if (!result.reloaded()) {
-            Responses.problem(
-                    response,
-                    callback,
-                    422,
-                    "The configuration was not reloaded; the running one stays: " + result.detail());
-            return;
+            return Answer.problem(422, "The configuration was not reloaded; the running one stays: " + result.detail());
         }
-        Responses.json(response, callback, 200, Map.of("Cache-Control", "no-store"), JsonText.of(generator -> {
+        return Answer.json(200, NO_STORE, JsonText.of(generator -> {
             generator.writeStartObject();
             generator.writeBooleanField("reloaded", true);
             generator.writeStringField("detail", result.detail());

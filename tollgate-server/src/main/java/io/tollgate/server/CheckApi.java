@@ -81,6 +81,20 @@ final class CheckApi {
             withType.put("Content-Type", Responses.JSON);
             return new Answer(status, withType, json.getBytes(StandardCharsets.UTF_8));
         }
+
+        /** An RFC 9457 problem of {@code status} saying {@code detail}. */
+        static Answer problem(int status, String detail) {
+            return of(RequestDecision.problem(status, detail));
+        }
+
+        /** 405 with {@code Allow} listing the methods, for the first of which the problem asks. */
+        static Answer methodNotAllowed(String path, String method, String... allowed) {
+            RequestDecision problem =
+                    RequestDecision.problem(405, "Use " + allowed[0] + " for " + path + ", not " + method + ".");
+            Map<String, String> headers = new LinkedHashMap<>(problem.headers());
+            headers.put("Allow", String.join(", ", allowed));
+            return new Answer(405, headers, problem.body());
+        }
     }
 
     /**

@@ -19,18 +19,21 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * The public port on Netty's event loops ({@code server.data-plane: netty}): one loop per core, each connection
- * on one of them for its whole life, and every exchange of a connection read, decided, rendered and written
- * there, without handing it to another thread (a decision the store completes on its own I/O thread is rendered
- * back on the connection's loop). Serves what Jetty serves on the public port without an upstream: the decision
- * API, and without a management port {@code /healthz}, {@code /readyz} and {@code /metrics}; each exchange is
- * handled by an {@link Exchanges}.
+ * The server's ports on Netty's event loops ({@code server.data-plane: netty}): one loop per core, each
+ * connection on one of them for its whole life, and every exchange of a connection read, decided, rendered and
+ * written there, without handing it to another thread (a decision the store completes on its own I/O thread is
+ * rendered back on the connection's loop). The public port serves the decision API or, with an upstream, the
+ * proxy, and without a management port {@code /healthz}, {@code /readyz} and {@code /metrics}; the management
+ * port, when set, serves those and the admin API behind its token, with the work that may block (a scrape, an
+ * admin call waiting for the store) on two threads of its own. Each exchange is handled by an {@link
+ * Exchanges}.
  *
  * <p>At the edge: a request line over {@value #MAX_REQUEST_LINE_BYTES} bytes is answered 414, headers over
  * {@value #MAX_HEADER_BYTES} bytes 431, any other malformed request 400, each as a problem, and the connection
@@ -53,19 +56,25 @@ final class DataPlane implements AutoCloseable {
     private final EventLoopGroup loops;
     private final ChannelGroup connections =
             new DefaultChannelGroup("tollgate-connections", GlobalEventExecutor.INSTANCE);
-    private final ExecutorService scrapes;
+    /** Where work that may block runs: metrics scrapes and the admin API. */
+    private final ExecutorService blocking;
+
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Channel listener;
+    /** The management port's listener, or null without one. */
+    private final Channel managementListener;
+
     private final Duration shutdownTimeout;
     private volatile boolean stopping;
 
     /**
-     * Starts listening on {@code host} and {@code port} (0 for a free one), and returns once it accepts
-     * connections.
+     * Starts listening on {@code host} and {@code port} (0 for a free one), and on the management port when
+     * {@code management} sets one, and returns once both accept connections.
      *
-     * @param managementPort whether a management port serves health and metrics (the public port then serves
-     *     the decision API alone)
-     * @throws java.net.BindException if the port is taken
+     * @param management the management port, or null to serve health and metrics on the public port
+     * @param admin the admin API the management port serves; ignored without one
+     * @param upstreams the proxy's upstream connections, or null to serve the decision API
+     * @throws java.net.BindException if a port is taken
      * @throws InterruptedException if interrupted while binding
      */
     DataPlane(
@@ -74,7 +83,8 @@ final class DataPlane implements AutoCloseable {
             Supplier<Limits> limits,
             Readiness readiness,
             ServerMetrics metrics,
-            boolean managementPort,
+            ServerConfig.Management management,
+            AdminApi admin,
             UpstreamConnections upstreams,
             Duration idleTimeout,
             Duration shutdownTimeout)
@@ -84,9 +94,41 @@ final class DataPlane implements AutoCloseable {
                 Runtime.getRuntime().availableProcessors(),
                 new DefaultThreadFactory("tollgate-http", true),
                 NioIoHandler.newFactory());
-        this.scrapes = Executors.newSingleThreadExecutor(new DefaultThreadFactory("tollgate-scrape", true));
-        Exchanges.Endpoints endpoints =
-                new Exchanges.Endpoints(limits, readiness, metrics, managementPort, scrapes, upstreams);
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                2,
+                2,
+                60,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(),
+                new DefaultThreadFactory("tollgate-blocking", true));
+        pool.allowCoreThreadTimeOut(true);
+        this.blocking = pool;
+        Channel publicListener = null;
+        try {
+            publicListener = listen(
+                    host,
+                    port,
+                    Exchanges.Endpoints.publicPort(limits, readiness, metrics, management != null, blocking, upstreams),
+                    idleTimeout);
+            this.managementListener = management == null
+                    ? null
+                    : listen(
+                            management.host(),
+                            management.port(),
+                            Exchanges.Endpoints.managementPort(readiness, metrics, blocking, admin, management.token()),
+                            idleTimeout);
+        } catch (Throwable e) { // a taken port comes as a BindException, which Netty throws unchecked
+            if (publicListener != null) {
+                publicListener.close().awaitUninterruptibly();
+            }
+            shutDownThreads();
+            throw e;
+        }
+        this.listener = publicListener;
+    }
+
+    private Channel listen(String host, int port, Exchanges.Endpoints endpoints, Duration idleTimeout)
+            throws InterruptedException {
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(loops)
                 .channel(NioServerSocketChannel.class)
@@ -103,17 +145,17 @@ final class DataPlane implements AutoCloseable {
                                 .addLast(new Exchanges(endpoints, inFlight, () -> stopping));
                     }
                 });
-        try {
-            this.listener = bootstrap.bind(host, port).sync().channel();
-        } catch (Throwable e) { // a taken port comes as a BindException, which Netty throws unchecked
-            shutDownThreads();
-            throw e;
-        }
+        return bootstrap.bind(host, port).sync().channel();
     }
 
     /** Returns the port it listens on. */
     int port() {
         return ((InetSocketAddress) listener.localAddress()).getPort();
+    }
+
+    /** Returns the management port it listens on, or -1 without one. */
+    int managementPort() {
+        return managementListener == null ? -1 : ((InetSocketAddress) managementListener.localAddress()).getPort();
     }
 
     /**
@@ -128,6 +170,9 @@ final class DataPlane implements AutoCloseable {
         }
         stopping = true;
         listener.close().awaitUninterruptibly();
+        if (managementListener != null) {
+            managementListener.close().awaitUninterruptibly();
+        }
         long deadline = System.nanoTime() + shutdownTimeout.toNanos();
         while (inFlight.get() > 0 && System.nanoTime() < deadline) {
             try {
@@ -150,6 +195,6 @@ final class DataPlane implements AutoCloseable {
 
     private void shutDownThreads() {
         loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-        scrapes.shutdownNow();
+        blocking.shutdownNow();
     }
 }

@@ -26,11 +26,14 @@ import io.netty.util.ReferenceCountUtil;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.server.CheckApi.Answer;
 import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -69,14 +72,55 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     /** The route of a request that could not be read, which no meter counts (Jetty's error handler's neither). */
     private static final String BAD_REQUEST = "bad-request";
 
-    /** What the exchanges of every connection answer with, and count on. */
+    /**
+     * What the exchanges of every connection of one port answer with, and count on.
+     *
+     * @param managementPort whether the server has a management port (the public port then serves the decision
+     *     API or the proxy alone)
+     * @param blocking where work that may block runs (a metrics scrape, the admin API), never on a loop
+     * @param upstreams the proxy's upstream connections, or null without an upstream
+     * @param admin on the management port, its admin API; null on the public port
+     * @param token on the management port, the bearer token it requires, or null
+     */
     record Endpoints(
             Supplier<Limits> limits,
             Readiness readiness,
             ServerMetrics metrics,
             boolean managementPort,
-            Executor scrapes,
-            UpstreamConnections upstreams) {}
+            Executor blocking,
+            UpstreamConnections upstreams,
+            AdminApi admin,
+            byte[] token) {
+
+        /** The public port's endpoints. */
+        static Endpoints publicPort(
+                Supplier<Limits> limits,
+                Readiness readiness,
+                ServerMetrics metrics,
+                boolean managementPort,
+                Executor blocking,
+                UpstreamConnections upstreams) {
+            return new Endpoints(limits, readiness, metrics, managementPort, blocking, upstreams, null, null);
+        }
+
+        /** The management port's endpoints: health, metrics and the admin API, behind {@code token} if set. */
+        static Endpoints managementPort(
+                Readiness readiness, ServerMetrics metrics, Executor blocking, AdminApi admin, String token) {
+            return new Endpoints(
+                    null,
+                    readiness,
+                    metrics,
+                    true,
+                    blocking,
+                    null,
+                    Objects.requireNonNull(admin, "admin"),
+                    token == null ? null : token.getBytes(StandardCharsets.US_ASCII));
+        }
+
+        boolean isManagementPort() {
+            return admin != null;
+        }
+    }
 
     /** One request and its answer. */
     private static final class Exchange {
@@ -191,15 +235,31 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         }
         String path;
         try {
-            path = new QueryStringDecoder(request.uri()).path();
+            // The admin API reads its keys percent-encoded, as sent; the public port's routes are decoded paths
+            path = endpoints.isManagementPort() ? rawPath(request.uri()) : new QueryStringDecoder(request.uri()).path();
         } catch (IllegalArgumentException malformed) {
             current = started(new Exchange(request, BAD_REQUEST, "", false));
             answer(ctx, current, problem(400, "Bad Request: " + malformed.getMessage()));
             return;
         }
-        String route = TollgateHandler.publicRoute(path, endpoints.managementPort(), endpoints.upstreams() != null);
+        String route = endpoints.isManagementPort()
+                ? TollgateHandler.managementRoute(path)
+                : TollgateHandler.publicRoute(path, endpoints.managementPort(), endpoints.upstreams() != null);
         Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
         current = exchange;
+        if (endpoints.token() != null && !authorized(request)) {
+            if (HttpUtil.is100ContinueExpected(request)) {
+                exchange.keepAlive = false; // the client waits to send its body, which is not wanted
+            }
+            Answer problem = Answer.problem(
+                    401,
+                    "The management port needs the bearer token of server.management-token: send Authorization:"
+                            + " Bearer TOKEN.");
+            Map<String, String> headers = new LinkedHashMap<>(problem.headers());
+            headers.put("WWW-Authenticate", "Bearer realm=\"tollgate management\"");
+            answer(ctx, exchange, CompletableFuture.completedFuture(new Answer(401, headers, problem.body())));
+            return;
+        }
         String expectation = request.headers().get(HttpHeaderNames.EXPECT);
         if (expectation != null && !expectation.equalsIgnoreCase("100-continue")) {
             exchange.keepAlive = false; // its body, if any, was not sent and will not be read
@@ -247,11 +307,35 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                                 () -> new Answer(
                                         200,
                                         Map.of("Content-Type", Responses.PROMETHEUS_TEXT),
-                                        endpoints.metrics().scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8)),
-                                endpoints.scrapes())
+                                        endpoints.metrics().scrape().getBytes(StandardCharsets.UTF_8)),
+                                endpoints.blocking())
                         : methodNotAllowed(exchange, "GET", "HEAD");
-            default -> problem(404, TollgateHandler.noSuchEndpoint(exchange.path, false, endpoints.managementPort()));
+            case "admin" ->
+                CompletableFuture.supplyAsync(
+                        () -> endpoints.admin().answer(method.name(), exchange.path), endpoints.blocking());
+            default ->
+                problem(
+                        404,
+                        TollgateHandler.noSuchEndpoint(
+                                exchange.path, endpoints.isManagementPort(), endpoints.managementPort()));
         };
+    }
+
+    /** The path of a request target as sent, escapes and all. */
+    private static String rawPath(String target) {
+        String origin = NettyRequestView.originForm(target);
+        int question = origin.indexOf('?');
+        return question < 0 ? origin : origin.substring(0, question);
+    }
+
+    /** Whether the request carries the management token; compared in constant time. */
+    private boolean authorized(HttpRequest request) {
+        String header = request.headers().get(HttpHeaderNames.AUTHORIZATION);
+        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return false;
+        }
+        byte[] sent = header.substring(7).trim().getBytes(StandardCharsets.US_ASCII);
+        return MessageDigest.isEqual(sent, endpoints.token());
     }
 
     private void content(ChannelHandlerContext ctx, HttpContent content) {
@@ -535,13 +619,8 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     }
 
     private static CompletableFuture<Answer> methodNotAllowed(Exchange exchange, String... allowed) {
-        RequestDecision problem = RequestDecision.problem(
-                405,
-                "Use " + allowed[0] + " for " + exchange.path + ", not "
-                        + exchange.request.method().name() + ".");
-        Map<String, String> headers = new LinkedHashMap<>(problem.headers());
-        headers.put("Allow", String.join(", ", allowed));
-        return CompletableFuture.completedFuture(new Answer(405, headers, problem.body()));
+        return CompletableFuture.completedFuture(
+                Answer.methodNotAllowed(exchange.path, exchange.request.method().name(), allowed));
     }
 
     private static CompletableFuture<Answer> problem(int status, String detail) {

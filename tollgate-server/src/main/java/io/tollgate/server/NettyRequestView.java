@@ -43,14 +43,7 @@ final class NettyRequestView implements HttpRequestView {
      *     segments that climb above the root
      */
     static NettyRequestView of(HttpRequest request, SocketAddress peer) {
-        String target = request.uri();
-        if (target.startsWith("http://") || target.startsWith("https://")) {
-            int slash = target.indexOf('/', target.indexOf("//") + 2);
-            target = slash < 0 ? "/" : target.substring(slash);
-        }
-        if (!target.startsWith("/")) {
-            throw new IllegalArgumentException("the request target must be a path, was '" + target + "'");
-        }
+        String target = originForm(request.uri());
         int question = target.indexOf('?');
         String rawPath = question < 0 ? target : target.substring(0, question);
         String rawQuery = question < 0 ? null : target.substring(question + 1);
@@ -61,6 +54,23 @@ final class NettyRequestView implements HttpRequestView {
                 ? address.getAddress().getHostAddress()
                 : String.valueOf(peer);
         return new NettyRequestView(request, rawPath, rawQuery, canonical(rawPath), remote);
+    }
+
+    /**
+     * Returns the path and query of a request target, as sent: the target itself, or the part of an
+     * absolute-form target ({@code http://host/path}) after its authority.
+     *
+     * @throws IllegalArgumentException for a target that is neither
+     */
+    static String originForm(String target) {
+        if (target.startsWith("http://") || target.startsWith("https://")) {
+            int slash = target.indexOf('/', target.indexOf("//") + 2);
+            target = slash < 0 ? "/" : target.substring(slash);
+        }
+        if (!target.startsWith("/")) {
+            throw new IllegalArgumentException("the request target must be a path, was '" + target + "'");
+        }
+        return target;
     }
 
     /** The path as the client sent it, escapes and all, without the query. */

@@ -97,7 +97,8 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
                             () -> Responses.text(response, timed, 200, Responses.PROMETHEUS_TEXT, metrics.scrape()));
                 }
             }
-            case "admin" -> blocking(timed, () -> admin.handle(path, request, response, timed));
+            case "admin" ->
+                blocking(timed, () -> Responses.write(response, timed, admin.answer(request.getMethod(), path)));
             case "proxy" -> proxy.handle(request, response, timed);
             default -> Responses.problem(response, timed, 404, noSuchEndpoint(path, onManagementPort));
         }
@@ -148,7 +149,7 @@ final class TollgateHandler extends Handler.Abstract.NonBlocking {
         };
     }
 
-    private static String managementRoute(String path) {
+    static String managementRoute(String path) {
         return switch (path) {
             case "/healthz", "/readyz" -> "health";
             case "/metrics" -> "metrics";

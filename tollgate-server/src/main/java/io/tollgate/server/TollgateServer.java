@@ -36,16 +36,20 @@ public final class TollgateServer implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
-    /** Jetty: the public port unless Netty serves it, and the management port; null when it serves neither. */
+    /** Jetty's server ({@code server.data-plane: jetty}), or null when Netty serves the ports. */
     private final Server jetty;
-    /** The public port on Jetty, or null when Netty serves it. */
+    /** The public port on Jetty, or null when Netty serves the ports. */
     private final ServerConnector connector;
 
+    /** The management port on Jetty, or null when Netty serves the ports or there is none. */
     private final ServerConnector managementConnector;
-    /** The public port on Netty's event loops ({@code server.data-plane: netty}), or null. */
+    /** The ports on Netty's event loops ({@code server.data-plane: netty}), or null. */
     private final DataPlane dataPlane;
 
     private final String host;
+    /** The management port's host, or null without one. */
+    private final String managementHost;
+
     private final AtomicBoolean closed = new AtomicBoolean();
     private final RateLimiter limiter;
     private final StoreMonitor store;
@@ -86,7 +90,11 @@ public final class TollgateServer implements AutoCloseable {
         Readiness readiness = new Readiness(store);
         ServerConfig.Management management = config.management();
         host = config.host();
-        if (eventLoops && management == null) {
+        managementHost = management == null ? null : management.host();
+        AdminApi admin = management == null
+                ? null
+                : new AdminApi(() -> limits.get().config(), limiter, storeDescription, reloader);
+        if (eventLoops) {
             jetty = null; // Netty serves everything
             connector = null;
             managementConnector = null;
@@ -101,16 +109,11 @@ public final class TollgateServer implements AutoCloseable {
             // differs only in case: two bearer tokens that differ in case (a rule's header:Authorization key, or
             // the management token) would be taken as one.
             http.setHeaderCacheCaseSensitive(true);
-            if (eventLoops) {
-                connector = null; // the public port is Netty's
-            } else {
-                connector = new ServerConnector(jetty, new HttpConnectionFactory(http));
-                connector.setHost(config.host());
-                connector.setPort(config.port());
-                connector.setIdleTimeout(config.idleTimeout().toMillis());
-                jetty.addConnector(connector);
-            }
-            AdminApi admin = null;
+            connector = new ServerConnector(jetty, new HttpConnectionFactory(http));
+            connector.setHost(config.host());
+            connector.setPort(config.port());
+            connector.setIdleTimeout(config.idleTimeout().toMillis());
+            jetty.addConnector(connector);
             if (management != null) {
                 HttpConfiguration managementHttp = new HttpConfiguration(http);
                 // A key in an admin path may hold an encoded '/' or '%', as API keys do.
@@ -124,7 +127,6 @@ public final class TollgateServer implements AutoCloseable {
                 managementConnector.setPort(management.port());
                 managementConnector.setIdleTimeout(config.idleTimeout().toMillis());
                 jetty.addConnector(managementConnector);
-                admin = new AdminApi(() -> limits.get().config(), limiter, storeDescription, reloader);
             } else {
                 managementConnector = null;
             }
@@ -164,7 +166,8 @@ public final class TollgateServer implements AutoCloseable {
                         limits::get,
                         readiness,
                         metrics,
-                        management != null,
+                        management,
+                        admin,
                         config.upstream() == null
                                 ? null
                                 : new UpstreamConnections(config.upstream(), config.upstreamTimeout()),
@@ -192,7 +195,7 @@ public final class TollgateServer implements AutoCloseable {
                 limiter,
                 started.requests() != null ? started.requests() : started.answers(),
                 metrics,
-                management == null ? port() : managementConnector.getLocalPort(),
+                management == null ? port() : managementUri().getPort(),
                 management == null ? null : management.token(),
                 envoy,
                 envoy == null ? null : started.config().envoy().setup());
@@ -239,9 +242,10 @@ public final class TollgateServer implements AutoCloseable {
      * configuration sets no management port.
      */
     public URI managementUri() {
-        return managementConnector == null
-                ? null
-                : uri(managementConnector.getHost(), managementConnector.getLocalPort());
+        if (managementHost == null) {
+            return null;
+        }
+        return uri(managementHost, dataPlane != null ? dataPlane.managementPort() : managementConnector.getLocalPort());
     }
 
     /**

@@ -12,11 +12,17 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The management port: health, metrics and the admin API on a listener of their own, behind an optional
- * bearer token, and a public port that then serves only the proxy or the decision API.
+ * bearer token, and a public port that then serves only the proxy or the decision API; the same on either data
+ * plane.
  */
+@ParameterizedClass(name = "on {0}")
+@ValueSource(strings = {"jetty", "netty"})
 class ManagementPortTest {
 
     private static final String POLICIES = """
@@ -36,6 +42,10 @@ class ManagementPortTest {
     private static Upstream upstream;
     private final List<RunningServer> servers = new ArrayList<>();
 
+    /** The data plane of this run, which every server of the test is started on. */
+    @Parameter
+    String dataPlane;
+
     @BeforeAll
     static void startUpstream() throws Exception {
         upstream = Upstream.start();
@@ -52,7 +62,9 @@ class ManagementPortTest {
     }
 
     private RunningServer start(String yaml) throws Exception {
-        RunningServer server = RunningServer.start(yaml, new ManualTimeSource());
+        assertThat(yaml).startsWith("server:\n");
+        RunningServer server = RunningServer.start(
+                yaml.replaceFirst("server:\n", "server:\n  data-plane: " + dataPlane + "\n"), new ManualTimeSource());
         servers.add(server);
         return server;
     }
