@@ -8,8 +8,9 @@
 #
 # Usage: tollgate-benchmarks/server-benchmark.sh [SECONDS] [CONNECTIONS]   (default 10 s, 64 connections)
 # SECTIONS="nginx proxy api ceiling" (the default: all) picks the groups of rows to run: nginx's own rows, the
-# proxy's on each data plane (PROXY_PLANES="jetty netty"), the decision API alone on each data plane (Jetty,
-# then Netty's event loops), forwarding only.
+# proxy's (and the decision API beside it), the decision API alone, forwarding only. BASELINE_JAR=path/to/an
+# older tollgate-server.jar runs the proxy and decision API rows on it too, alternating with this build's (an A/B;
+# its rows say "baseline").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,13 @@ for tool in wrk nginx redis-server java curl python3; do
   command -v "$tool" >/dev/null || { echo "server-benchmark: $tool is not on PATH" >&2; exit 2; }
 done
 [ -f "$JAR" ] || { echo "server-benchmark: $JAR is missing; build it first" >&2; exit 2; }
+BUILDS=("this build=$JAR")
+if [ -n "${BASELINE_JAR:-}" ]; then
+  [ -f "$BASELINE_JAR" ] || { echo "server-benchmark: $BASELINE_JAR is missing" >&2; exit 2; }
+  BUILDS+=("baseline=$BASELINE_JAR")
+fi
+# A row's name says which build ran it only in an A/B
+tag() { [ ${#BUILDS[@]} -gt 1 ] && echo ", $1" || true; }
 
 WORK=$(mktemp -d)
 PIDS=()
@@ -70,9 +78,9 @@ nginx_conf nginx-limit "$NGINX" "
 redis-server --port "$REDIS" --bind 127.0.0.1 --save '' --appendonly no --daemonize no > "$WORK/redis.log" 2>&1 &
 PIDS+=($!)
 
-tollgate_conf() { # file store plane
+tollgate_conf() { # file store
   cat > "$1" <<EOF
-server: {host: 127.0.0.1, upstream: "http://127.0.0.1:$UPSTREAM", data-plane: $3}
+server: {host: 127.0.0.1, upstream: "http://127.0.0.1:$UPSTREAM"}
 $2
 policies:
   open:       # never refuses during a run
@@ -86,28 +94,24 @@ rules:
   - {path: /shut/**, key: ip, policy: shut}
 EOF
 }
-# The decision API alone (no upstream) on one data plane: jetty or netty
-api_conf() { # file plane store
+# The decision API alone (no upstream)
+api_conf() { # file store
   cat > "$1" <<EOF
-server: {host: 127.0.0.1, data-plane: $2}
-$3
+server: {host: 127.0.0.1}
+$2
 policies:
   per-key:    # 10 000 keys, each far from its limit
     limits: [{capacity: 100000000, refill: 1000000/s}]
 EOF
 }
-for plane in jetty netty; do
-  api_conf "$WORK/api-$plane-memory.yaml" "$plane" ""
-  api_conf "$WORK/api-$plane-redis.yaml" "$plane" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
-done
-for plane in jetty netty; do
-  tollgate_conf "$WORK/memory-$plane.yaml" "" "$plane"
-  tollgate_conf "$WORK/redis-$plane.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}" "$plane"
-done
+api_conf "$WORK/api-memory.yaml" ""
+api_conf "$WORK/api-redis.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
+tollgate_conf "$WORK/memory.yaml" ""
+tollgate_conf "$WORK/redis.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
 await_port "$REDIS"
 JAVA_OPTS=(-Xms512m -Xmx512m -XX:+UseParallelGC)
-start_tollgate() { # config port: one Tollgate JVM at a time, so that two never share the cores
-  java "${JAVA_OPTS[@]}" -jar "$JAR" --config "$1" --port "$2" > "$WORK/tollgate.out" 2> "$WORK/tollgate.err" &
+start_tollgate() { # config port jar: one Tollgate JVM at a time, so that two never share the cores
+  java "${JAVA_OPTS[@]}" -jar "$3" --config "$1" --port "$2" > "$WORK/tollgate.out" 2> "$WORK/tollgate.err" &
   TOLLGATE=$!
   PIDS+=($TOLLGATE)
   await_port "$2"
@@ -116,8 +120,8 @@ start_tollgate() { # config port: one Tollgate JVM at a time, so that two never 
   wrk -t1 -c"$CONNECTIONS" -d10s -s "$WORK/check.lua" "http://127.0.0.1:$2/v1/check" > /dev/null
   wrk -t1 -c"$CONNECTIONS" -d5s "http://127.0.0.1:$2/shut/x" > /dev/null
 }
-start_api() { # config port: the decision API alone, warmed as start_tollgate warms it
-  java "${JAVA_OPTS[@]}" -jar "$JAR" --config "$1" --port "$2" > "$WORK/tollgate.out" 2> "$WORK/tollgate.err" &
+start_api() { # config port jar: the decision API alone, warmed as start_tollgate warms it
+  java "${JAVA_OPTS[@]}" -jar "$3" --config "$1" --port "$2" > "$WORK/tollgate.out" 2> "$WORK/tollgate.err" &
   TOLLGATE=$!
   PIDS+=($TOLLGATE)
   await_port "$2"
@@ -168,32 +172,33 @@ measure "nginx limit_req proxy, refusing (429)" "http://127.0.0.1:$NGINX/shut/x"
 measure "nginx proxy, no limit_req" "http://127.0.0.1:$NGINX/free/x"
 fi
 if section proxy; then
-# PROXY_PLANES="jetty netty" (the default) picks the data planes whose proxy rows run
-for plane in ${PROXY_PLANES:-jetty netty}; do
-start_tollgate "$WORK/memory-$plane.yaml" "$MEMORY"
-measure "Tollgate proxy, $plane, in memory, allowing" "http://127.0.0.1:$MEMORY/open/x"
-measure "Tollgate proxy, $plane, in memory, refusing (429)" "http://127.0.0.1:$MEMORY/shut/x"
-measure "Tollgate proxy, $plane, no rule matches (the proxying alone)" "http://127.0.0.1:$MEMORY/free/x"
-measure "Tollgate decision API, $plane, in memory, 10 000 keys" "http://127.0.0.1:$MEMORY/v1/check" "$WORK/check.lua"
-measure "Tollgate /healthz, $plane, in memory (the same server's HTTP alone)" "http://127.0.0.1:$MEMORY/healthz"
+for build in "${BUILDS[@]}"; do
+label=${build%%=*}; jar=${build#*=}; t=$(tag "$label")
+start_tollgate "$WORK/memory.yaml" "$MEMORY" "$jar"
+measure "Tollgate proxy$t, in memory, allowing" "http://127.0.0.1:$MEMORY/open/x"
+measure "Tollgate proxy$t, in memory, refusing (429)" "http://127.0.0.1:$MEMORY/shut/x"
+measure "Tollgate proxy$t, no rule matches (the proxying alone)" "http://127.0.0.1:$MEMORY/free/x"
+measure "Tollgate decision API$t, in memory, 10 000 keys" "http://127.0.0.1:$MEMORY/v1/check" "$WORK/check.lua"
+measure "Tollgate /healthz$t, in memory (the same server's HTTP alone)" "http://127.0.0.1:$MEMORY/healthz"
 stop_tollgate "$MEMORY"
-start_tollgate "$WORK/redis-$plane.yaml" "$ONREDIS"
-measure "Tollgate proxy, $plane, Redis, allowing" "http://127.0.0.1:$ONREDIS/open/x"
-measure "Tollgate proxy, $plane, Redis, refusing (429)" "http://127.0.0.1:$ONREDIS/shut/x"
-measure "Tollgate decision API, $plane, Redis, 10 000 keys" "http://127.0.0.1:$ONREDIS/v1/check" "$WORK/check.lua"
-measure "Tollgate /healthz, $plane, Redis (the same server's HTTP alone)" "http://127.0.0.1:$ONREDIS/healthz"
+start_tollgate "$WORK/redis.yaml" "$ONREDIS" "$jar"
+measure "Tollgate proxy$t, Redis, allowing" "http://127.0.0.1:$ONREDIS/open/x"
+measure "Tollgate proxy$t, Redis, refusing (429)" "http://127.0.0.1:$ONREDIS/shut/x"
+measure "Tollgate decision API$t, Redis, 10 000 keys" "http://127.0.0.1:$ONREDIS/v1/check" "$WORK/check.lua"
+measure "Tollgate /healthz$t, Redis (the same server's HTTP alone)" "http://127.0.0.1:$ONREDIS/healthz"
 stop_tollgate "$ONREDIS"
 done
 fi
 
-# The decision API alone, on each data plane in turn, in memory and on Redis
+# The decision API alone, in memory and on Redis (each build in turn, in an A/B)
 if section api; then
 for store in memory redis; do
-  for plane in jetty netty; do
+  for build in "${BUILDS[@]}"; do
+    label=${build%%=*}; jar=${build#*=}; t=$(tag "$label")
     API=$(free_port)
-    start_api "$WORK/api-$plane-$store.yaml" "$API"
-    measure "decision API alone, $plane, $store, 10 000 keys" "http://127.0.0.1:$API/v1/check" "$WORK/check.lua"
-    measure "/healthz alone, $plane, $store" "http://127.0.0.1:$API/healthz"
+    start_api "$WORK/api-$store.yaml" "$API" "$jar"
+    measure "decision API alone$t, $store, 10 000 keys" "http://127.0.0.1:$API/v1/check" "$WORK/check.lua"
+    measure "/healthz alone$t, $store" "http://127.0.0.1:$API/healthz"
     stop_tollgate "$API"
   done
 done

@@ -11,9 +11,7 @@ import io.tollgate.http.Rule;
 import io.tollgate.http.RuleOutcome;
 import io.tollgate.server.CheckRequest.BadRequest;
 import io.tollgate.server.CheckRequest.Check;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,12 +21,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
-import org.eclipse.jetty.util.Callback;
 
 /**
  * The decision API, {@code POST /v1/check}: takes {@code {"policy": "per-client", "key": "alice", "cost": 1}}
@@ -72,13 +64,16 @@ final class CheckApi {
     /** What to answer a request: the status, the header fields, Content-Type included, and the body. */
     record Answer(int status, Map<String, String> headers, byte[] body) {
 
+        /** The Content-Type of a JSON answer. */
+        static final String JSON = "application/json";
+
         static Answer of(RequestDecision decision) {
             return new Answer(decision.status(), decision.headers(), decision.body());
         }
 
         static Answer json(int status, Map<String, String> headers, String json) {
             Map<String, String> withType = new LinkedHashMap<>(headers);
-            withType.put("Content-Type", Responses.JSON);
+            withType.put("Content-Type", JSON);
             return new Answer(status, withType, json.getBytes(StandardCharsets.UTF_8));
         }
 
@@ -108,39 +103,6 @@ final class CheckApi {
         this.metrics = metrics;
     }
 
-    /** Answers {@code POST /v1/check}. */
-    void handle(Request request, Response response, Callback callback) {
-        handle(request, response, callback, this::answer);
-    }
-
-    /**
-     * Answers {@code POST /v1/charge}: takes a cost known after the fact, {@code {"policy": "llm-tokens",
-     * "key": "team-7", "cost": 2400}}, whatever the bucket holds (into debt beyond its capacity if need be,
-     * so that the key's next checks are refused until it has refilled past the debt), and answers 200 with
-     * what the bucket holds after it: {@code {"policy", "key", "charged", "remaining", "reset_after_ms"}}. A
-     * store that cannot be asked is a 503 problem, and nothing is charged. Client errors as for checks.
-     */
-    void handleCharge(Request request, Response response, Callback callback) {
-        handle(request, response, callback, this::charge);
-    }
-
-    private void handle(Request request, Response response, Callback callback, Answerer answerer) {
-        if (!request.getMethod().equals("POST")) {
-            Responses.methodNotAllowed(request, response, callback, "POST");
-            return;
-        }
-        if (request.getLength() > MAX_BODY_BYTES) {
-            tooLarge(request, response, callback);
-            return;
-        }
-        read(request, new ByteArrayOutputStream(), response, callback, answerer);
-    }
-
-    /** Answers a whole body, rendering a late answer on the given executor. */
-    private interface Answerer {
-        CompletableFuture<Answer> answer(byte[] body, Executor renderer);
-    }
-
     /**
      * Answers a whole request body. The stage completes exceptionally only if the limiter itself fails (a
      * bug), which is answered with a 500.
@@ -162,54 +124,12 @@ final class CheckApi {
         }
     }
 
-    /**
-     * Reads the body as it arrives, without holding a thread while waiting for it, and decides once it is
-     * all there; a body that grows past {@value #MAX_BODY_BYTES} bytes is answered 413 at once.
-     */
-    private void read(
-            Request request, ByteArrayOutputStream body, Response response, Callback callback, Answerer answerer) {
-        while (true) {
-            Content.Chunk chunk = request.read();
-            if (chunk == null) {
-                request.demand(() -> read(request, body, response, callback, answerer));
-                return;
-            }
-            if (Content.Chunk.isFailure(chunk)) {
-                callback.failed(chunk.getFailure()); // the client went away while sending
-                return;
-            }
-            ByteBuffer buffer = chunk.getByteBuffer();
-            boolean tooLarge = body.size() + buffer.remaining() > MAX_BODY_BYTES;
-            if (!tooLarge) {
-                byte[] bytes = new byte[buffer.remaining()];
-                buffer.get(bytes);
-                body.writeBytes(bytes);
-            }
-            chunk.release();
-            if (tooLarge) {
-                tooLarge(request, response, callback);
-                return;
-            }
-            if (chunk.isLast()) {
-                answerer.answer(body.toByteArray(), request.getComponents().getExecutor())
-                        .whenComplete((answer, failure) -> {
-                            if (failure != null) {
-                                Responses.limiterFailed(response, callback, failure);
-                            } else {
-                                Responses.write(response, callback, answer);
-                            }
-                        });
-                return;
-            }
-        }
-    }
-
     private CompletableFuture<Answer> decide(byte[] body, Executor renderer) throws BadRequest {
         CheckRequest request = CheckRequest.parse(body, policies);
         if (!request.batch()) {
             Check check = request.checks().get(0);
             CompletableFuture<Decision> decision = decide(check);
-            return decision.thenApplyAsync(decided -> single(check, decided), Responses.answerer(decision, renderer));
+            return decision.thenApplyAsync(decided -> single(check, decided), answerer(decision, renderer));
         }
         List<Check> batch = request.checks();
         @SuppressWarnings("unchecked")
@@ -228,7 +148,7 @@ final class CheckApi {
                     generator.writeEndArray();
                     generator.writeEndObject();
                 })),
-                Responses.answerer(all, renderer));
+                answerer(all, renderer));
     }
 
     /**
@@ -248,13 +168,17 @@ final class CheckApi {
             String merged = problem.substring(0, problem.length() - 1) + "," + result.substring(1);
             return new Answer(rendered.status(), headers, merged.getBytes(StandardCharsets.UTF_8));
         }
-        headers.put("Content-Type", Responses.JSON); // as Answer.json would, without copying the fields again
+        headers.put("Content-Type", Answer.JSON); // as Answer.json would, without copying the fields again
         return new Answer(rendered.status(), headers, result.getBytes(StandardCharsets.UTF_8));
     }
 
     /**
-     * Answers a charge's body, rendering the answer on {@code renderer} once a charge that was not made at once
-     * is; the stage never fails: a store that could not be asked is a 503 problem.
+     * Answers {@code POST /v1/charge}'s body: takes a cost known after the fact, {@code {"policy": "llm-tokens",
+     * "key": "team-7", "cost": 2400}}, whatever the bucket holds (into debt beyond its capacity if need be, so
+     * that the key's next checks are refused until it has refilled past the debt), and answers 200 with what the
+     * bucket holds after it: {@code {"policy", "key", "charged", "remaining", "reset_after_ms"}}. Client errors as
+     * for checks. The answer is rendered on {@code renderer} once a charge that was not made at once is; the
+     * stage never fails: a store that could not be asked is a 503 problem, and nothing is charged.
      */
     CompletableFuture<Answer> charge(byte[] body, Executor renderer) {
         Check charge;
@@ -292,7 +216,7 @@ final class CheckApi {
                         generator.writeEndObject();
                     }));
                 },
-                Responses.answerer(charged, renderer));
+                answerer(charged, renderer));
     }
 
     private CompletableFuture<Decision> decide(Check check) {
@@ -323,57 +247,11 @@ final class CheckApi {
     }
 
     /**
-     * Answers 413 and closes the connection, but first reads and throws away the rest of the body, within
-     * bounds, so that a client still sending it reads the 413 instead of a reset connection.
+     * Returns where to go on once {@code pending} completes: this thread if it already has (a decision made in
+     * memory, or by the deny cache), else {@code renderer}. A Redis decision completes on the one thread that
+     * reads Redis's replies; rendering every answer there would make it the server's bottleneck.
      */
-    private static void tooLarge(Request request, Response response, Callback callback) {
-        response.getHeaders().put(HttpHeader.CONNECTION, "close");
-        AtomicBoolean done = new AtomicBoolean();
-        Callback once = Callback.from(
-                () -> {
-                    if (done.compareAndSet(false, true)) {
-                        callback.succeeded();
-                    }
-                },
-                failure -> {
-                    if (done.compareAndSet(false, true)) {
-                        callback.failed(failure);
-                    }
-                });
-        Responses.problem(
-                response,
-                Callback.from(
-                        () -> {
-                            request.getComponents()
-                                    .getScheduler()
-                                    .schedule(once::succeeded, LINGER_MAX_SECONDS, TimeUnit.SECONDS);
-                            discard(request, 0, done, once);
-                        },
-                        once::failed),
-                413,
-                TOO_LARGE);
-    }
-
-    /** Reads and throws away the body until its end, {@value #LINGER_MAX_BYTES} bytes, or {@code done}. */
-    private static void discard(Request request, long discarded, AtomicBoolean done, Callback once) {
-        long total = discarded;
-        while (!done.get()) {
-            Content.Chunk chunk = request.read();
-            if (chunk == null) {
-                long sofar = total;
-                request.demand(() -> discard(request, sofar, done, once));
-                return;
-            }
-            if (Content.Chunk.isFailure(chunk)) {
-                once.succeeded(); // the client went away: the 413 was all there was to say
-                return;
-            }
-            total += chunk.remaining();
-            chunk.release();
-            if (chunk.isLast() || total >= LINGER_MAX_BYTES) {
-                once.succeeded();
-                return;
-            }
-        }
+    private static Executor answerer(CompletableFuture<?> pending, Executor renderer) {
+        return pending.isDone() ? Runnable::run : renderer;
     }
 }

@@ -45,10 +45,10 @@ import java.util.function.Supplier;
  */
 final class DataPlane implements AutoCloseable {
 
-    /** The longest request line, in bytes, as Jetty's default. */
+    /** The longest request line, in bytes (as Jetty's and nginx's defaults allow). */
     static final int MAX_REQUEST_LINE_BYTES = 8 * 1024;
 
-    /** The most bytes of header fields, as Jetty's default. */
+    /** The most bytes of header fields (as Jetty's default). */
     static final int MAX_HEADER_BYTES = 8 * 1024;
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");

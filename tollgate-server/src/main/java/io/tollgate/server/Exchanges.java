@@ -69,7 +69,10 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     static final HttpHeadersFactory RESPONSE_HEADERS =
             DefaultHttpHeadersFactory.headersFactory().withNameValidation(false);
 
-    /** The route of a request that could not be read, which no meter counts (Jetty's error handler's neither). */
+    /** The Content-Type of Prometheus's text format, which {@code /metrics} answers in. */
+    static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+
+    /** The route of a request that could not be read, which no meter counts. */
     private static final String BAD_REQUEST = "bad-request";
 
     /**
@@ -243,8 +246,8 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             return;
         }
         String route = endpoints.isManagementPort()
-                ? TollgateHandler.managementRoute(path)
-                : TollgateHandler.publicRoute(path, endpoints.managementPort(), endpoints.upstreams() != null);
+                ? Routes.managementRoute(path)
+                : Routes.publicRoute(path, endpoints.managementPort(), endpoints.upstreams() != null);
         Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
         current = exchange;
         if (endpoints.token() != null && !authorized(request)) {
@@ -306,7 +309,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                         ? CompletableFuture.supplyAsync(
                                 () -> new Answer(
                                         200,
-                                        Map.of("Content-Type", Responses.PROMETHEUS_TEXT),
+                                        Map.of("Content-Type", PROMETHEUS_TEXT),
                                         endpoints.metrics().scrape().getBytes(StandardCharsets.UTF_8)),
                                 endpoints.blocking())
                         : methodNotAllowed(exchange, "GET", "HEAD");
@@ -316,8 +319,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             default ->
                 problem(
                         404,
-                        TollgateHandler.noSuchEndpoint(
-                                exchange.path, endpoints.isManagementPort(), endpoints.managementPort()));
+                        Routes.noSuchEndpoint(exchange.path, endpoints.isManagementPort(), endpoints.managementPort()));
         };
     }
 
@@ -627,7 +629,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         return CompletableFuture.completedFuture(Answer.of(RequestDecision.problem(status, detail)));
     }
 
-    /** The answer to a request the decoder could not read: 414, 431 or 400, as Jetty answers them. */
+    /** The answer to a request the decoder could not read: 414, 431 or 400, each a problem. */
     private static Answer badMessage(Throwable cause) {
         if (cause instanceof TooLongHttpLineException) {
             return Answer.of(RequestDecision.problem(414, "URI Too Long."));

@@ -71,7 +71,6 @@ public final class ServerConfig {
     private final int port;
     private final Duration shutdownTimeout;
     private final Duration idleTimeout;
-    private final DataPlaneKind dataPlane;
     private final Store store;
     private final Map<String, Policy> policies;
     private final List<Rule> rules;
@@ -85,15 +84,6 @@ public final class ServerConfig {
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
     private final Integer portOverride;
-
-    /**
-     * What serves the public port: Jetty, or Netty's event loops, one per core, each connection's exchanges on one
-     * of them. Netty serves the decision API, health and metrics so far; the proxy moves to it next (issue 31).
-     */
-    enum DataPlaneKind {
-        JETTY,
-        NETTY
-    }
 
     /** Where buckets live: in this process, or in Redis. */
     sealed interface Store {}
@@ -140,7 +130,6 @@ public final class ServerConfig {
             int port,
             Duration shutdownTimeout,
             Duration idleTimeout,
-            DataPlaneKind dataPlane,
             Store store,
             Map<String, Policy> policies,
             List<Rule> rules,
@@ -156,7 +145,6 @@ public final class ServerConfig {
         this.port = port;
         this.shutdownTimeout = shutdownTimeout;
         this.idleTimeout = idleTimeout;
-        this.dataPlane = dataPlane;
         this.store = store;
         this.policies = Map.copyOf(policies);
         this.rules = List.copyOf(rules);
@@ -193,7 +181,6 @@ public final class ServerConfig {
                 read.port,
                 read.shutdownTimeout,
                 read.idleTimeout,
-                read.dataPlane,
                 read.store,
                 read.policies,
                 read.rules,
@@ -236,7 +223,6 @@ public final class ServerConfig {
                 checkPort(port),
                 shutdownTimeout,
                 idleTimeout,
-                dataPlane,
                 store,
                 policies,
                 rules,
@@ -279,7 +265,6 @@ public final class ServerConfig {
                 port,
                 shutdownTimeout,
                 idleTimeout,
-                dataPlane,
                 store,
                 next.policies,
                 next.rules,
@@ -306,9 +291,6 @@ public final class ServerConfig {
         }
         if (!idleTimeout.equals(next.idleTimeout)) {
             changed.add("server.idle-timeout");
-        }
-        if (dataPlane != next.dataPlane) {
-            changed.add("server.data-plane");
         }
         if (!Objects.equals(upstream, next.upstream) || !upstreamTimeout.equals(next.upstreamTimeout)) {
             changed.add("server.upstream and server.upstream-timeout");
@@ -346,11 +328,6 @@ public final class ServerConfig {
      */
     Duration idleTimeout() {
         return idleTimeout;
-    }
-
-    /** Returns what serves the public port. */
-    DataPlaneKind dataPlane() {
-        return dataPlane;
     }
 
     /** Returns the policies by name. */
@@ -431,14 +408,12 @@ public final class ServerConfig {
         if (upstream == null && !rules.isEmpty()) {
             throw root.child("rules").error("limit proxied requests, so they need server.upstream");
         }
-        ConfigNode planeNode = server.child("data-plane");
-        DataPlaneKind dataPlane = dataPlane(planeNode);
+        dataPlane(server.child("data-plane"));
         return new ServerConfig(
                 host,
                 port,
                 shutdownTimeout,
                 idleTimeout,
-                dataPlane,
                 store,
                 policies,
                 rules,
@@ -452,13 +427,19 @@ public final class ServerConfig {
                 null);
     }
 
-    private static DataPlaneKind dataPlane(ConfigNode node) {
-        String text = node.string("jetty");
-        return switch (text) {
-            case "jetty" -> DataPlaneKind.JETTY;
-            case "netty" -> DataPlaneKind.NETTY;
-            default -> throw node.error("must be jetty or netty, was '" + text + "'");
-        };
+    /**
+     * Checks {@code server.data-plane}: {@code netty}, the only data plane since the Jetty one was removed, is
+     * accepted so that configurations written for both planes keep starting; {@code jetty} is refused with why.
+     */
+    private static void dataPlane(ConfigNode node) {
+        String text = node.string("netty");
+        switch (text) {
+            case "netty" -> {}
+            case "jetty" ->
+                throw node.error("the Jetty data plane was removed: the server runs on Netty's event loops only;"
+                        + " remove the setting");
+            default -> throw node.error("must be netty (the only data plane), was '" + text + "'");
+        }
     }
 
     private static Management management(ConfigNode server) {

@@ -13,13 +13,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.eclipse.jetty.http.UriCompliance;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.server.handler.GracefulHandler;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * A running Tollgate server: the decision API, the health and metrics endpoints, and, with an upstream, the
@@ -36,14 +29,7 @@ public final class TollgateServer implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
-    /** Jetty's server ({@code server.data-plane: jetty}), or null when Netty serves the ports. */
-    private final Server jetty;
-    /** The public port on Jetty, or null when Netty serves the ports. */
-    private final ServerConnector connector;
-
-    /** The management port on Jetty, or null when Netty serves the ports or there is none. */
-    private final ServerConnector managementConnector;
-    /** The ports on Netty's event loops ({@code server.data-plane: netty}), or null. */
+    /** The public port and the management port, on Netty's event loops. */
     private final DataPlane dataPlane;
 
     private final String host;
@@ -82,11 +68,6 @@ public final class TollgateServer implements AutoCloseable {
         }
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics));
         reloader = new ConfigReloader(limits, limiter, metrics);
-        boolean eventLoops = config.dataPlane() == ServerConfig.DataPlaneKind.NETTY;
-        LimitingProxy proxy = config.upstream() == null || eventLoops
-                ? null // on Netty's loops the proxy is ProxiedExchange's
-                : new LimitingProxy(config.upstream(), limits::get, config.upstreamTimeout(), metrics);
-
         Readiness readiness = new Readiness(store);
         ServerConfig.Management management = config.management();
         host = config.host();
@@ -94,55 +75,6 @@ public final class TollgateServer implements AutoCloseable {
         AdminApi admin = management == null
                 ? null
                 : new AdminApi(() -> limits.get().config(), limiter, storeDescription, reloader);
-        if (eventLoops) {
-            jetty = null; // Netty serves everything
-            connector = null;
-            managementConnector = null;
-        } else {
-            QueuedThreadPool threads = new QueuedThreadPool();
-            threads.setName("tollgate");
-            jetty = new Server(threads);
-            HttpConfiguration http = new HttpConfiguration();
-            http.setSendServerVersion(false);
-            http.setSendXPoweredBy(false);
-            // Jetty's header cache otherwise hands a kept-alive connection the value of an earlier field that
-            // differs only in case: two bearer tokens that differ in case (a rule's header:Authorization key, or
-            // the management token) would be taken as one.
-            http.setHeaderCacheCaseSensitive(true);
-            connector = new ServerConnector(jetty, new HttpConnectionFactory(http));
-            connector.setHost(config.host());
-            connector.setPort(config.port());
-            connector.setIdleTimeout(config.idleTimeout().toMillis());
-            jetty.addConnector(connector);
-            if (management != null) {
-                HttpConfiguration managementHttp = new HttpConfiguration(http);
-                // A key in an admin path may hold an encoded '/' or '%', as API keys do.
-                managementHttp.setUriCompliance(UriCompliance.DEFAULT.with(
-                        "admin keys",
-                        UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
-                        UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING));
-                managementConnector = new ServerConnector(jetty, new HttpConnectionFactory(managementHttp));
-                managementConnector.setName("management");
-                managementConnector.setHost(management.host());
-                managementConnector.setPort(management.port());
-                managementConnector.setIdleTimeout(config.idleTimeout().toMillis());
-                jetty.addConnector(managementConnector);
-            } else {
-                managementConnector = null;
-            }
-            TollgateHandler handler = new TollgateHandler(
-                    limits::get,
-                    proxy,
-                    readiness,
-                    metrics,
-                    admin,
-                    managementConnector,
-                    management == null ? null : management.token());
-            jetty.setHandler(new GracefulHandler(handler));
-            jetty.setErrorHandler(new ProblemErrorHandler());
-            jetty.setStopTimeout(config.shutdownTimeout().toMillis());
-            jetty.setStopAtShutdown(false);
-        }
         envoyConfig = config.envoy();
         shutdownTimeout = config.shutdownTimeout();
         EnvoyService rls = null;
@@ -156,34 +88,22 @@ public final class TollgateServer implements AutoCloseable {
                         metrics.registry(),
                         () -> limits.get().config().envoy().setup());
             }
-            if (jetty != null) {
-                jetty.start();
-            }
-            if (eventLoops) {
-                plane = new DataPlane(
-                        config.host(),
-                        config.port(),
-                        limits::get,
-                        readiness,
-                        metrics,
-                        management,
-                        admin,
-                        config.upstream() == null
-                                ? null
-                                : new UpstreamConnections(config.upstream(), config.upstreamTimeout()),
-                        config.idleTimeout(),
-                        config.shutdownTimeout());
-            }
+            plane = new DataPlane(
+                    config.host(),
+                    config.port(),
+                    limits::get,
+                    readiness,
+                    metrics,
+                    management,
+                    admin,
+                    config.upstream() == null
+                            ? null
+                            : new UpstreamConnections(config.upstream(), config.upstreamTimeout()),
+                    config.idleTimeout(),
+                    config.shutdownTimeout());
         } catch (Exception e) {
             if (rls != null) {
                 rls.close();
-            }
-            if (jetty != null) {
-                try {
-                    jetty.stop();
-                } catch (Exception stopping) {
-                    e.addSuppressed(stopping);
-                }
             }
             closeQuietly();
             throw e;
@@ -216,7 +136,7 @@ public final class TollgateServer implements AutoCloseable {
     /**
      * Starts a server as {@code config} says and returns once it accepts connections.
      *
-     * @throws Exception if it cannot listen (the port is taken) or Jetty fails to start
+     * @throws Exception if it cannot listen (a port is taken) or the store cannot be set up
      */
     public static TollgateServer start(ServerConfig config) throws Exception {
         return new TollgateServer(Objects.requireNonNull(config, "config"), null);
@@ -229,7 +149,7 @@ public final class TollgateServer implements AutoCloseable {
 
     /** Returns the port the server listens on: the configured one, or the one picked for port 0. */
     public int port() {
-        return dataPlane != null ? dataPlane.port() : connector.getLocalPort();
+        return dataPlane.port();
     }
 
     /** Returns {@code http://HOST:PORT} with the configured host and the real port. */
@@ -245,7 +165,7 @@ public final class TollgateServer implements AutoCloseable {
         if (managementHost == null) {
             return null;
         }
-        return uri(managementHost, dataPlane != null ? dataPlane.managementPort() : managementConnector.getLocalPort());
+        return uri(managementHost, dataPlane.managementPort());
     }
 
     /**
@@ -280,16 +200,7 @@ public final class TollgateServer implements AutoCloseable {
             if (envoy != null) {
                 envoy.stop(shutdownTimeout);
             }
-            if (dataPlane != null) {
-                dataPlane.close();
-            }
-            if (jetty != null) {
-                try {
-                    jetty.stop();
-                } catch (Exception e) {
-                    LOG.log(Level.WARNING, "tollgate did not stop cleanly", e);
-                }
-            }
+            dataPlane.close();
             closeQuietly();
             LOG.log(Level.INFO, "tollgate stopped");
         }

@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * the proxy's answer path), then the decision API's parsing, deciding and
  * rendering, allowed and refused, on policies of its own ({@value #POLICY_NAME} and {@value
  * #REFUSING_POLICY_NAME}, keys no client uses), then requests over the loopback to the server's own {@code
- * /healthz}, through Jetty's parsing and writing, and with an {@code envoy} section {@code ShouldRateLimit} calls to
+ * /healthz}, through the event loops' parsing and writing, and with an {@code envoy} section {@code ShouldRateLimit} calls to
  * its own rate limit service ({@link EnvoyService#warmUp}); then it waits until the JIT has compiled what ran, and
  * collects the garbage the warm-up left, so that no collection pause falls on the first real requests. A
  * decision's answer is rendered on the thread that completes it, which for Redis is Lettuce's I/O thread:

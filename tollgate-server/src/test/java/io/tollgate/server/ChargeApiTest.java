@@ -7,21 +7,16 @@ import io.tollgate.ManualTimeSource;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.AfterParameterizedClassInvocation;
-import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code POST /v1/charge} on a real server over loopback: a cost known after the fact puts the bucket in
  * debt, the key's next checks are refused until it has refilled past it; in memory with a manual clock, and
  * on a real Redis, which answers 503 while it is down.
  */
-@ParameterizedClass(name = "on {0}")
-@ValueSource(strings = {"jetty", "netty"})
 class ChargeApiTest {
 
     @RegisterExtension
@@ -37,19 +32,13 @@ class ChargeApiTest {
 
     private static final ManualTimeSource time = new ManualTimeSource();
     private static RunningServer server;
-    private static String plane;
 
-    /** The data plane of this run, which {@link #start} starts the server on. */
-    @Parameter
-    String dataPlaneOfThisRun;
-
-    @BeforeParameterizedClassInvocation
-    static void start(String dataPlane) throws Exception {
-        plane = "server: {data-plane: " + dataPlane + "}\n";
-        server = RunningServer.start(plane + POLICIES, time);
+    @BeforeAll
+    static void start() throws Exception {
+        server = RunningServer.start(POLICIES, time);
     }
 
-    @AfterParameterizedClassInvocation
+    @AfterAll
     static void stop() {
         server.close();
     }
@@ -110,7 +99,7 @@ class ChargeApiTest {
 
     @Test
     void onRedisAChargeIsSeenByEveryServerAndADownRedisAnswers503() throws Exception {
-        String config = plane + """
+        String config = """
                 redis:
                   uri: %s
                   timeout: 200ms

@@ -7,18 +7,13 @@ import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.AfterParameterizedClassInvocation;
-import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /** {@code POST /v1/check} on a real server, over loopback, on the in-memory store with a manual clock. */
-@ParameterizedClass(name = "on {0}")
-@ValueSource(strings = {"jetty", "netty"})
 class DecisionApiTest {
 
     private static final String CONFIG = """
@@ -38,16 +33,12 @@ class DecisionApiTest {
     private static final ManualTimeSource time = new ManualTimeSource();
     private static RunningServer server;
 
-    /** The data plane of this run, which {@link #start} starts the server on. */
-    @Parameter
-    String dataPlaneOfThisRun;
-
-    @BeforeParameterizedClassInvocation
-    static void start(String plane) throws Exception {
-        server = RunningServer.start("server: {data-plane: " + plane + "}\n" + CONFIG, time);
+    @BeforeAll
+    static void start() throws Exception {
+        server = RunningServer.start(CONFIG, time);
     }
 
-    @AfterParameterizedClassInvocation
+    @AfterAll
     static void stop() {
         server.close();
     }

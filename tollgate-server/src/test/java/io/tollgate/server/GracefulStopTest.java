@@ -10,39 +10,31 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A server that stops lets the decisions in flight finish, on either data plane: a check waits for a frozen
+ * A server that stops lets the decisions in flight finish: a check waits for a frozen
  * Redis (SIGSTOP) while the server is closed, and gets Redis's answer once it thaws, not a reset connection.
  */
-@ParameterizedClass(name = "on {0}")
-@ValueSource(strings = {"jetty", "netty"})
 @Timeout(60)
 class GracefulStopTest {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    @Parameter
-    String plane;
-
     @Test
     void closingLetsADecisionInFlightFinish() throws Exception {
         String config = """
-                server: {data-plane: %s, shutdown-timeout: 10s}
+                server: {shutdown-timeout: 10s}
                 redis: {uri: %s, timeout: 5s}
                 policies:
                   per-client:
                     limits:
                       - capacity: 10
                         refill: 1/h
-                """.formatted(plane, redis.server().uri());
+                """.formatted(redis.server().uri());
         RunningServer server = RunningServer.start(config);
         HttpRequest check = server.request("/v1/check")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"policy\": \"per-client\", \"key\": \"" + plane + "\"}"))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"policy\": \"per-client\", \"key\": \"alice\"}"))
                 .build();
         CompletableFuture<Void> closing;
         CompletableFuture<HttpResponse<String>> inFlight;

@@ -12,17 +12,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The management port: health, metrics and the admin API on a listener of their own, behind an optional
- * bearer token, and a public port that then serves only the proxy or the decision API; the same on either data
- * plane.
+ * bearer token, and a public port that then serves only the proxy or the decision API.
  */
-@ParameterizedClass(name = "on {0}")
-@ValueSource(strings = {"jetty", "netty"})
 class ManagementPortTest {
 
     private static final String POLICIES = """
@@ -42,10 +36,6 @@ class ManagementPortTest {
     private static Upstream upstream;
     private final List<RunningServer> servers = new ArrayList<>();
 
-    /** The data plane of this run, which every server of the test is started on. */
-    @Parameter
-    String dataPlane;
-
     @BeforeAll
     static void startUpstream() throws Exception {
         upstream = Upstream.start();
@@ -62,9 +52,7 @@ class ManagementPortTest {
     }
 
     private RunningServer start(String yaml) throws Exception {
-        assertThat(yaml).startsWith("server:\n");
-        RunningServer server = RunningServer.start(
-                yaml.replaceFirst("server:\n", "server:\n  data-plane: " + dataPlane + "\n"), new ManualTimeSource());
+        RunningServer server = RunningServer.start(yaml, new ManualTimeSource());
         servers.add(server);
         return server;
     }
@@ -217,6 +205,20 @@ class ManagementPortTest {
         assertThat(state.body())
                 .startsWith("{\"policy\":\"per-client\",\"key\":\"2001:db8::1/a b+c\",\"stored\":true,"
                         + "\"remaining\":4,");
+    }
+
+    @Test
+    void theKeyInThePathIsDecodedOnceSoAPercentSignInAKeyIsReached() throws Exception {
+        RunningServer server = decisionApi("  management-port: 0\n");
+        server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"50%2Foff\"}");
+
+        HttpResponse<String> state = server.management("GET", "/admin/buckets/per-client/50%252Foff");
+        HttpResponse<String> reset = server.management("DELETE", "/admin/buckets/per-client/50%252Foff");
+        HttpResponse<String> after = server.management("GET", "/admin/buckets/per-client/50%252Foff");
+
+        assertThat(state.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"50%2Foff\",\"stored\":true,");
+        assertThat(reset.statusCode()).isEqualTo(204);
+        assertThat(after.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"50%2Foff\",\"stored\":false,");
     }
 
     @Test

@@ -20,21 +20,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The proxy with clients that speak HTTP/1.1 in full and HTTP/1.0, over raw sockets: chunked bodies, HEAD,
- * {@code Expect: 100-continue}, pipelining, a reader slower than the upstream, a client that goes away. On each
- * data plane.
+ * {@code Expect: 100-continue}, pipelining, a reader slower than the upstream, a client that goes away.
  */
-@ParameterizedClass(name = "on {0}")
-@ValueSource(strings = {"jetty", "netty"})
 class ProxyEdgeTest {
-
-    @Parameter
-    String dataPlane;
 
     private Upstream upstream;
     private RunningServer server;
@@ -59,9 +50,8 @@ class ProxyEdgeTest {
                   - path: /fast
                     concurrency-limit: one-at-a-time
                 server:
-                  data-plane: %s
                   upstream: %s
-                """.formatted(dataPlane, upstream.uri()), new ManualTimeSource());
+                """.formatted(upstream.uri()), new ManualTimeSource());
     }
 
     @AfterEach
@@ -195,10 +185,7 @@ class ProxyEdgeTest {
         }
     }
 
-    /**
-     * On Netty's loops the slot goes back as soon as the client has gone; Jetty's proxy learns of it only when
-     * the upstream answers (or the upstream timeout passes), and gives it back then.
-     */
+    /** The slot goes back as soon as the client has gone, though the upstream has not answered. */
     @Test
     void aClientThatGoesAwayGivesBackItsConcurrencySlot() throws Exception {
         try (Socket socket = connect()) {
@@ -206,9 +193,6 @@ class ProxyEdgeTest {
             for (int i = 0; i < 200 && upstream.received().isEmpty(); i++) {
                 TimeUnit.MILLISECONDS.sleep(25);
             }
-        }
-        if (dataPlane.equals("jetty")) {
-            upstream.release();
         }
         int status = server.get("/fast").statusCode();
         for (int i = 0; i < 100 && status == 429; i++) {
@@ -226,8 +210,7 @@ class ProxyEdgeTest {
     void anUpstreamSlowerThanTheIdleTimeoutIsWaitedForUntilTheUpstreamTimeout() throws Exception {
         try (Upstream slow = Upstream.start();
                 RunningServer proxy = RunningServer.start(
-                        "server: {data-plane: " + dataPlane + ", idle-timeout: 1s, upstream-timeout: 10s, upstream: "
-                                + slow.uri() + "}\n",
+                        "server: {idle-timeout: 1s, upstream-timeout: 10s, upstream: " + slow.uri() + "}\n",
                         new ManualTimeSource())) {
             CompletableFuture<HttpResponse<String>> answer = proxy.client()
                     .sendAsync(
@@ -243,16 +226,13 @@ class ProxyEdgeTest {
     void aRequestWithoutBodyIsSentAgainWhenTheKeptAliveConnectionClosesUnderIt() throws Exception {
         try (ClosingUpstream closing = new ClosingUpstream();
                 RunningServer proxy = RunningServer.start(
-                        "server: {data-plane: " + dataPlane + ", upstream: http://127.0.0.1:" + closing.port() + "}\n",
-                        new ManualTimeSource())) {
+                        "server: {upstream: http://127.0.0.1:" + closing.port() + "}\n", new ManualTimeSource())) {
             int first = proxy.get("/first").statusCode();
             int second = proxy.get("/second").statusCode();
 
             assertThat(first).isEqualTo(200);
-            assertThat(second)
-                    .as("on Netty's loops sent again on a new connection; Jetty's proxy answers 502")
-                    .isEqualTo(dataPlane.equals("netty") ? 200 : 502);
-            assertThat(closing.connections()).isEqualTo(dataPlane.equals("netty") ? 2 : 1);
+            assertThat(second).as("sent again on a new connection").isEqualTo(200);
+            assertThat(closing.connections()).isEqualTo(2);
         }
     }
 

@@ -21,17 +21,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.ValueSource;
 
-/** The server as a reverse proxy in front of a real upstream, both on loopback, on each data plane. */
-@ParameterizedClass(name = "on {0}")
-@ValueSource(strings = {"jetty", "netty"})
+/** The server as a reverse proxy in front of a real upstream, both on loopback. */
 class ProxyTest {
-
-    @Parameter
-    String dataPlane;
 
     private static Upstream upstream;
     private final ManualTimeSource time = new ManualTimeSource();
@@ -72,11 +64,10 @@ class ProxyTest {
                     on-missing-key: fallback:ip
                     policy: per-key
                 server:
-                  data-plane: %s
                   upstream: %s
                   %s
                 %s
-                """.formatted(dataPlane, upstream.uri(), moreServer, more), time);
+                """.formatted(upstream.uri(), moreServer, more), time);
         return server;
     }
 
@@ -120,9 +111,8 @@ class ProxyTest {
                     key: header:Authorization
                     policy: per-token
                 server:
-                  data-plane: %s
                   upstream: %s
-                """.formatted(dataPlane, upstream.uri()), time);
+                """.formatted(upstream.uri()), time);
 
         List<Integer> statuses = new ArrayList<>();
         for (String token : List.of("Bearer Tok-A", "Bearer Tok-A", "Bearer Tok-A", "Bearer tok-a", "Bearer TOK-A")) {
@@ -263,8 +253,7 @@ class ProxyTest {
     @Test
     void anUpstreamThatIsDownIs502() throws Exception {
         int closedPort = FreePorts.nobodyListens();
-        server = RunningServer.start(
-                "server: {data-plane: " + dataPlane + ", upstream: http://127.0.0.1:" + closedPort + "}\n", time);
+        server = RunningServer.start("server: {upstream: http://127.0.0.1:" + closedPort + "}\n", time);
 
         HttpResponse<String> response = server.get("/anything");
 
@@ -284,8 +273,7 @@ class ProxyTest {
     @Test
     void connectionsToTheUpstreamAreKeptAliveAndPooled() throws Exception {
         try (Upstream own = Upstream.start()) {
-            server =
-                    RunningServer.start("server: {data-plane: " + dataPlane + ", upstream: " + own.uri() + "}\n", time);
+            server = RunningServer.start("server: {upstream: " + own.uri() + "}\n", time);
 
             for (int i = 0; i < 50; i++) {
                 assertThat(server.get("/pooled/" + i).statusCode()).isEqualTo(200);
@@ -310,10 +298,9 @@ class ProxyTest {
                       header: X-Tokens-Used
                       refund-statuses: [5xx]
                 server:
-                  data-plane: %s
                   upstream: %s
                   management-port: 0
-                """.formatted(dataPlane, upstream.uri()), time);
+                """.formatted(upstream.uri()), time);
 
         HttpResponse<String> costly = server.get("/v1/completions?used=25");
         String debt = awaitBucket("llm", "ip:127.0.0.1", "\"reset_after_ms\":25000");
@@ -340,9 +327,8 @@ class ProxyTest {
                     rules:
                       - concurrency-limit: one-at-a-time
                     server:
-                      data-plane: %s
                       upstream: %s
-                    """.formatted(dataPlane, own.uri()), time);
+                    """.formatted(own.uri()), time);
 
             CompletableFuture<HttpResponse<String>> slow = server.client()
                     .sendAsync(

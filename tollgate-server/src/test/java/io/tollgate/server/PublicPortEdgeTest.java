@@ -17,21 +17,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.AfterParameterizedClassInvocation;
-import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The public port's edge, the same on either data plane: malformed requests, oversized request lines and
+ * The public port's edge: malformed requests, oversized request lines and
  * headers, HEAD, HTTP/1.0, pipelining, {@code Expect: 100-continue}, and clients that stall or never read, each
  * answered or closed, never a stuck connection; raw bytes over loopback.
  */
-@ParameterizedClass(name = "on {0}")
-@ValueSource(strings = {"jetty", "netty"})
 @Timeout(60)
 class PublicPortEdgeTest {
 
@@ -39,23 +34,19 @@ class PublicPortEdgeTest {
 
     private static RunningServer server;
 
-    /** The data plane of this run, which {@link #start} starts the server on. */
-    @Parameter
-    String dataPlaneOfThisRun;
-
-    @BeforeParameterizedClassInvocation
-    static void start(String plane) throws Exception {
+    @BeforeAll
+    static void start() throws Exception {
         server = RunningServer.start("""
-                server: {data-plane: %s, idle-timeout: 1s}
+                server: {idle-timeout: 1s}
                 policies:
                   per-client:
                     limits:
                       - capacity: 10
                         refill: 1/h
-                """.formatted(plane));
+                """);
     }
 
-    @AfterParameterizedClassInvocation
+    @AfterAll
     static void stop() {
         server.close();
     }

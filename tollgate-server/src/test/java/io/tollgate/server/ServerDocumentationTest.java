@@ -232,47 +232,6 @@ class ServerDocumentationTest {
         }
     }
 
-    @Test
-    void theEventLoopDataPlaneExampleAnswersTheDecisionApi() throws Exception {
-        String config = DocumentationExamples.blocks(PAGE, "yaml").stream()
-                .filter(block -> block.contains("data-plane: netty"))
-                .findFirst()
-                .orElseThrow()
-                .replace("port: 8080", "port: 0");
-        try (RunningServer server = RunningServer.start(config, new ManualTimeSource())) {
-            HttpResponse<String> check = server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"alice\"}");
-            HttpResponse<String> health = server.get("/healthz");
-
-            assertThat(check.statusCode()).isEqualTo(200);
-            assertThat(check.body()).contains("\"remaining\":9");
-            assertThat(health.body()).isEqualTo("{\"status\":\"up\"}");
-        }
-    }
-
-    @Test
-    void theEventLoopProxyExampleLimitsWhatItForwards() throws Exception {
-        String config = DocumentationExamples.blocks(PAGE, "yaml").stream()
-                .filter(block -> block.contains("data-plane: netty") && block.contains("upstream:"))
-                .findFirst()
-                .orElseThrow();
-        try (Upstream upstream = Upstream.start();
-                RunningServer server = RunningServer.start(
-                        config.replace("port: 8080", "port: 0")
-                                .replace("http://127.0.0.1:9000", upstream.uri().toString()),
-                        new ManualTimeSource())) {
-            List<Integer> statuses = new ArrayList<>();
-            for (int i = 0; i < 11; i++) {
-                statuses.add(server.get("/api/orders").statusCode());
-            }
-            HttpResponse<String> unlimited = server.get("/public");
-
-            assertThat(statuses.subList(0, 10)).containsOnly(200);
-            assertThat(statuses.get(10)).isEqualTo(429);
-            assertThat(upstream.received()).extracting(Upstream.Received::path).contains("/api/orders", "/public");
-            assertThat(unlimited.body()).isEqualTo("upstream saw GET /public");
-        }
-    }
-
     /** The path of the one URL in a curl command. */
     private static String path(String command) {
         return command.strip().replaceAll(".*localhost:\\d+", "");
