@@ -26,7 +26,15 @@ record IpAddress(byte[] bytes) {
         if (zone >= 0) {
             literal = literal.substring(0, zone);
         }
-        if (literal.isEmpty() || literal.length() > 45 || !isLiteralSyntax(literal)) {
+        if (literal.isEmpty() || literal.length() > 45) {
+            return null;
+        }
+        if (literal.indexOf(':') < 0) {
+            // IPv4, read here: every proxied request's peer comes this way, and InetAddress costs more
+            byte[] bytes = ipv4(literal);
+            return bytes == null ? null : new IpAddress(bytes);
+        }
+        if (!isIpv6Syntax(literal)) {
             return null;
         }
         try {
@@ -38,29 +46,45 @@ record IpAddress(byte[] bytes) {
         }
     }
 
-    private static boolean isLiteralSyntax(String literal) {
-        if (literal.indexOf(':') >= 0) {
-            for (int i = 0; i < literal.length(); i++) {
-                char c = literal.charAt(i);
-                if (!(Character.digit(c, 16) >= 0 || c == ':' || c == '.')) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        String[] parts = literal.split("\\.", -1);
-        if (parts.length != 4) {
-            return false;
-        }
-        for (String part : parts) {
-            if (part.isEmpty() || part.length() > 3 || !part.chars().allMatch(Character::isDigit)) {
+    /** Whether {@code literal} holds only what an IPv6 literal may (hex digits, colons, dots). */
+    private static boolean isIpv6Syntax(String literal) {
+        for (int i = 0; i < literal.length(); i++) {
+            char c = literal.charAt(i);
+            if (!(Character.digit(c, 16) >= 0 || c == ':' || c == '.')) {
                 return false;
-            }
-            if (Integer.parseInt(part) > 255 || (part.length() > 1 && part.charAt(0) == '0')) {
-                return false; // no octal-looking forms: 010.1.1.1 is ambiguous
             }
         }
         return true;
+    }
+
+    /**
+     * Reads a dotted-quad IPv4 literal: four decimal parts of ASCII digits, each at most 255, without leading zeros
+     * (010.1.1.1 is ambiguous: octal to some readers); returns its four bytes, or null for anything else.
+     */
+    private static byte[] ipv4(String literal) {
+        byte[] bytes = new byte[4];
+        int n = literal.length();
+        int i = 0;
+        for (int part = 0; part < 4; part++) {
+            int start = i;
+            int value = 0;
+            while (i < n && literal.charAt(i) >= '0' && literal.charAt(i) <= '9' && i - start < 3) {
+                value = value * 10 + (literal.charAt(i) - '0');
+                i++;
+            }
+            int length = i - start;
+            if (length == 0 || value > 255 || (length > 1 && literal.charAt(start) == '0')) {
+                return null;
+            }
+            bytes[part] = (byte) value;
+            if (part < 3) {
+                if (i >= n || literal.charAt(i) != '.') {
+                    return null;
+                }
+                i++;
+            }
+        }
+        return i == n ? bytes : null;
     }
 
     private static byte[] unmapped(byte[] bytes) {

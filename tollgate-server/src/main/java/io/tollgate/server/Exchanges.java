@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
@@ -72,6 +73,9 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     /** The Content-Type of Prometheus's text format, which {@code /metrics} answers in. */
     static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
+    /** How long a connection whose request could not be read is read on after its answer, in milliseconds. */
+    static final long UNREADABLE_LINGER_MILLIS = 2_000;
+
     /** The route of a request that could not be read, which no meter counts. */
     private static final String BAD_REQUEST = "bad-request";
 
@@ -136,6 +140,12 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         ByteArrayOutputStream body;
         /** Whether the body is thrown away after a 413, until its end, then the connection closed. */
         boolean lingering;
+        /**
+         * Whether the connection is closed gently after the answer: the request could not be read, and what the
+         * client still sends is read and thrown away for a while, so that its unread bytes do not reset the
+         * connection before it has read the answer.
+         */
+        boolean unreadable;
 
         long discarded;
         boolean bodyDone;
@@ -233,6 +243,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         if (decoded.isFailure()) {
             current = started(new Exchange(request, BAD_REQUEST, "", false));
             current.bodyDone = true; // the decoder reads nothing more from this connection
+            current.unreadable = true;
             answer(ctx, current, CompletableFuture.completedFuture(badMessage(decoded.cause())));
             return;
         }
@@ -588,6 +599,10 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                 endpoints.metrics().answered(exchange.route, status, System.nanoTime() - exchange.startNanos);
             }
             exchange.answered = true;
+            if (written.isSuccess() && exchange.unreadable) {
+                closeGently(ctx);
+                return;
+            }
             if (!written.isSuccess() || (close && !(exchange.lingering && !exchange.bodyDone))) {
                 ctx.close();
                 return;
@@ -595,6 +610,27 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             if (!close) {
                 maybeEnd(ctx, exchange);
             }
+        });
+    }
+
+    /**
+     * Closes a connection whose request could not be read: says so with a FIN, then reads (the decoder throws
+     * away) what the client still sends for up to {@value #UNREADABLE_LINGER_MILLIS} ms, or until it closes its
+     * side. Closing at once with bytes unread would make the kernel reset the connection, and a client still
+     * writing a request over the header limit could lose the 431 it is being sent.
+     */
+    private static void closeGently(ChannelHandlerContext ctx) {
+        if (!(ctx.channel() instanceof SocketChannel socket)) {
+            ctx.close();
+            return;
+        }
+        socket.config().setAutoRead(true);
+        socket.shutdownOutput().addListener(shut -> {
+            if (!shut.isSuccess()) {
+                ctx.close();
+                return;
+            }
+            ctx.executor().schedule(() -> ctx.close(), UNREADABLE_LINGER_MILLIS, TimeUnit.MILLISECONDS);
         });
     }
 

@@ -451,7 +451,7 @@ final class ProxiedExchange {
      * proxied request and answer, so names are compared without building strings.
      */
     private static void copyEndToEnd(HttpHeaders from, HttpHeaders to) {
-        List<String> connection = from.getAll(HttpHeaderNames.CONNECTION);
+        List<String> connection = connectionTokens(from);
         Iterator<Map.Entry<CharSequence, CharSequence>> fields = from.iteratorCharSequence();
         while (fields.hasNext()) {
             Map.Entry<CharSequence, CharSequence> field = fields.next();
@@ -467,13 +467,33 @@ final class ProxiedExchange {
                 return true;
             }
         }
-        for (String value : connection) {
-            for (String token : value.split(",")) {
-                if (AsciiString.contentEqualsIgnoreCase(token.trim(), name)) {
-                    return true;
-                }
+        for (String token : connection) {
+            if (AsciiString.contentEqualsIgnoreCase(token, name)) {
+                return true;
             }
         }
         return false;
+    }
+
+    /** The field names the {@code Connection} fields list, each once per mention; read once per message. */
+    private static List<String> connectionTokens(HttpHeaders headers) {
+        List<String> values = headers.getAll(HttpHeaderNames.CONNECTION);
+        if (values.isEmpty()) {
+            return values;
+        }
+        List<String> tokens = new ArrayList<>(values.size());
+        for (String value : values) {
+            int start = 0;
+            while (start <= value.length()) {
+                int comma = value.indexOf(',', start);
+                int end = comma < 0 ? value.length() : comma;
+                String token = value.substring(start, end).trim();
+                if (!token.isEmpty()) {
+                    tokens.add(token);
+                }
+                start = end + 1;
+            }
+        }
+        return tokens;
     }
 }

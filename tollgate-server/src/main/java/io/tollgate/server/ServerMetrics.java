@@ -55,6 +55,8 @@ final class ServerMetrics {
 
     private final Map<CheckTags, Counter> checks = new ConcurrentHashMap<>();
     private final Map<AnswerTags, Timer> answers = new ConcurrentHashMap<>();
+    /** The proxy's upstream counters by status, so that a request does not look its counter up in the registry. */
+    private final Map<String, Counter> upstreams = new ConcurrentHashMap<>();
     /** The limiter's meters ({@code tollgate.decisions}, {@code tollgate.redis.*}), on this registry. */
     private final MicrometerMetrics limiter = MicrometerMetrics.of(registry);
 
@@ -170,11 +172,15 @@ final class ServerMetrics {
     }
 
     void upstream(String status) {
-        Counter.builder("tollgate.proxy.upstream")
-                .description("Requests the proxy sent upstream, by the upstream's status, or why none came (such"
-                        + " as timeout)")
-                .tag("status", status)
-                .register(registry)
+        upstreams
+                .computeIfAbsent(
+                        status,
+                        tag -> Counter.builder("tollgate.proxy.upstream")
+                                .description(
+                                        "Requests the proxy sent upstream, by the upstream's status, or why none came"
+                                                + " (such as timeout)")
+                                .tag("status", tag)
+                                .register(registry))
                 .increment();
     }
 }
