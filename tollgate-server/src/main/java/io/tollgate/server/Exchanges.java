@@ -45,8 +45,8 @@ import java.util.function.Supplier;
 
 /**
  * The exchanges of one connection of the {@link DataPlane}, one at a time, on the connection's event loop: reads
- * a request, answers it (the decision API, health, metrics, or a problem), and reads the next once the answer is
- * written and the request's body read. Requests a client pipelines meanwhile wait, unread, in order; the socket
+ * a request, answers it (the decision API, the proxy, health, metrics, the admin API on the management port behind
+ * its token, or a problem), and reads the next once the answer is written and the request's body read. Requests a client pipelines meanwhile wait, unread, in order; the socket
  * is not read while they do, so a client that never reads its answers fills its own buffers, not this
  * process's memory.
  *
