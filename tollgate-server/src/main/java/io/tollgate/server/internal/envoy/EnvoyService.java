@@ -62,7 +62,9 @@ public final class EnvoyService implements AutoCloseable {
     public static EnvoyService start(
             String host, int port, RateLimiter limiter, MeterRegistry registry, Supplier<Setup> setup)
             throws IOException {
-        RateLimitDecisions decisions = new RateLimitDecisions(limiter, new EnvoyMetrics(registry));
+        EnvoyMetrics metrics = new EnvoyMetrics(registry);
+        metrics.warmUp();
+        RateLimitDecisions decisions = new RateLimitDecisions(limiter, metrics);
         Calls calls = new Calls(decisions, setup);
         HealthStatusManager health = new HealthStatusManager();
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
