@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * The server's ports on Netty's event loops ({@code server.data-plane: netty}): one loop per core, each
+ * The server's ports on Netty's event loops: one loop per core, each
  * connection on one of them for its whole life, and every exchange of a connection read, decided, rendered and
  * written there, without handing it to another thread (a decision the store completes on its own I/O thread is
  * rendered back on the connection's loop). The public port serves the decision API or, with an upstream, the
