@@ -27,19 +27,13 @@ final class EnvoyMetrics {
 
     /**
      * Registers a counter of this name and removes it again, so that the first real descriptor's counter, made on
-     * the thread that answers its call, meets no class loading or lambda linkage there: measured, a first
-     * registration in a cold burst of calls held that thread long enough to run other calls of the burst out of
-     * the store's time budget. Leaves nothing in the registry.
+     * the thread that answers its call, meets no class loading or lambda linkage there: in the JIT logs of cold
+     * bursts whose calls ran out of the store's time budget, the registration's code (Prometheus name checks, a
+     * lambda linked) was being compiled during the burst. Not measured on its own. Leaves nothing in the registry.
      */
     void warmUp() {
         for (String result : new String[] {"ok", "over_limit"}) {
-            Counter counter = Counter.builder("tollgate.envoy.decisions")
-                    .description("Envoy rate limit service decisions per domain and descriptor key")
-                    .tag("domain", EnvoyWarmUp.DOMAIN)
-                    .tag("key", "warm-up")
-                    .tag("result", result)
-                    .tag("degraded", "false")
-                    .register(registry);
+            Counter counter = register(new Tags(EnvoyWarmUp.DOMAIN, "warm-up", result, false));
             counter.increment();
             registry.remove(counter);
         }
@@ -50,15 +44,17 @@ final class EnvoyMetrics {
             return; // the warm-up's calls are the server's own, and their domains are answered only meanwhile
         }
         String result = allowed ? "ok" : match.shadow() ? "shadow_over_limit" : "over_limit";
-        counters.computeIfAbsent(
-                        new Tags(domain, match.keys(), result, degraded),
-                        tags -> Counter.builder("tollgate.envoy.decisions")
-                                .description("Envoy rate limit service decisions per domain and descriptor key")
-                                .tag("domain", tags.domain())
-                                .tag("key", tags.key())
-                                .tag("result", tags.result())
-                                .tag("degraded", Boolean.toString(tags.degraded()))
-                                .register(registry))
+        counters.computeIfAbsent(new Tags(domain, match.keys(), result, degraded), this::register)
                 .increment();
+    }
+
+    private Counter register(Tags tags) {
+        return Counter.builder("tollgate.envoy.decisions")
+                .description("Envoy rate limit service decisions per domain and descriptor key")
+                .tag("domain", tags.domain())
+                .tag("key", tags.key())
+                .tag("result", tags.result())
+                .tag("degraded", Boolean.toString(tags.degraded()))
+                .register(registry);
     }
 }
