@@ -149,16 +149,18 @@ final class DecisionBatcher {
     }
 
     private CompletableFuture<StoreReply> submit(byte[] bucketKey, Policy policy, long cost, boolean charge) {
-        StoreAnswer result = new StoreAnswer();
+        Lane lane;
+        int slot = -1;
         if (commands.get() instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
-            int slot = SlotHash.getSlot(bucketKey);
+            slot = SlotHash.getSlot(bucketKey);
             RedisClusterNode master =
                     cluster.getStatefulConnection().getPartitions().getPartitionBySlot(slot);
-            (master == null ? slotLane(slot) : nodes.computeIfAbsent(master.getNodeId(), id -> new Lane(true)))
-                    .add(new Pending(bucketKey, policy, cost, charge, slot, result));
+            lane = master == null ? slotLane(slot) : nodes.computeIfAbsent(master.getNodeId(), id -> new Lane(true));
         } else {
-            single.add(new Pending(bucketKey, policy, cost, charge, -1, result));
+            lane = single;
         }
+        StoreAnswer result = new StoreAnswer(lane.reader);
+        lane.add(new Pending(bucketKey, policy, cost, charge, slot, result));
         return result;
     }
 
@@ -181,6 +183,12 @@ final class DecisionBatcher {
 
         private final ArrayDeque<Pending> queue = new ArrayDeque<>();
         private final boolean acrossSlots; // a cluster node's lane: its batches may hold keys of several slots
+        /**
+         * The event loop that read this lane's last reply, which writes its requests and reads its replies while
+         * the connection lasts; null before the first reply. The time budget asks it whether it keeps up.
+         */
+        private volatile Executor reader;
+
         private int inFlight;
         private boolean deferred; // sending is scheduled on an event loop, which will take the queue
 
@@ -294,6 +302,10 @@ final class DecisionBatcher {
         /** Answers every caller once Redis replied; outside the lane's lock, as callers' stages run here. */
         void answerWhenDone() {
             call.whenComplete((replies, failure) -> {
+                Executor loop = eventLoops.current();
+                if (loop != null && lane.reader != loop) {
+                    lane.reader = loop; // the first reply, or the connection came back on another loop
+                }
                 if (failure == null) {
                     // Every caller's answer is here now, though each is delivered only after the callers before
                     // it (and those of a batch read just before) have run: their time is not Redis's.

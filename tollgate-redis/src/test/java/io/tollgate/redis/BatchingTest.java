@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -82,6 +83,31 @@ class BatchingTest {
             List<Decision> decisions = join(burst);
             assertThat(decisions).noneMatch(Decision::degraded);
             assertThat(decisions.stream().filter(Decision::allowed)).hasSize(10);
+        }
+    }
+
+    @Test
+    void aRequestWrittenAndReadByAnEventLoopHeldUpPastItsBudgetGetsRedisAnswer() throws Exception {
+        try (RedisRateLimiter limiter = limiter(Duration.ofMillis(100), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN);
+
+            // The first answer's caller holds Lettuce's event loop for 160 ms: the second request, sent meanwhile
+            // from another thread, is written and its reply read only after that, past its 100 ms budget
+            CountDownLatch held = new CountDownLatch(1);
+            CompletableFuture<Decision> first = limiter.tryAcquireAsync("first", TEN, 1)
+                    .toCompletableFuture()
+                    .whenComplete((decision, failure) -> {
+                        held.countDown();
+                        sleepMillis(160);
+                    });
+            assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+            Decision second = limiter.tryAcquire("second", TEN);
+
+            assertThat(first.join().degraded()).isFalse();
+            assertThat(second.degraded())
+                    .as("Redis answered at once; this process's event loop was late, not Redis")
+                    .isFalse();
+            assertThat(second.allowed()).isTrue();
         }
     }
 

@@ -3,6 +3,7 @@ package io.tollgate.internal.guard;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 
@@ -29,6 +30,16 @@ import java.util.concurrent.locks.LockSupport;
  * deliver it, is given one more budget for that, rather than being ended with its answer in hand; it goes to
  * the back of the queue, whose calls all have earlier deadlines than its new one.
  *
+ * <p>And a call whose answer has not arrived, but names the thread that will read it ({@link
+ * StoreAnswer#reader()}), is ended only once that thread shows it keeps up: it is asked to run a task, and if it
+ * runs it within {@link #STALL_NANOS}, it has read what the store sent by then (an event loop reads its sockets
+ * before it runs the tasks it was given), so the store is late, and the call is ended then. If it runs it later,
+ * it was held up (writing requests or reading replies behind other work, or waiting for a core) while the store's
+ * reply may have been waiting in the socket: the call is given one more budget, from when the thread was asked,
+ * and ended at its end if the answer has not arrived. (Two cold servers answering a burst of Envoy calls on two
+ * busy cores were seen to hand a request to the event loop that wrote it 63 ms later, and to read a reply that
+ * Redis sent 16 ms after the request and deliver it 47 ms later, behind the answers of another reply.)
+ *
  * <p>Thread-safe. The thread is a daemon, parked while no call is running, and stops on {@link #close()}.
  */
 final class Deadlines implements AutoCloseable {
@@ -48,10 +59,12 @@ final class Deadlines implements AutoCloseable {
     }
 
     /**
-     * A call, its deadline, how much time this process had not run for when it started, and the store's answer
-     * that it waits for, if that may arrive before it is delivered (else null).
+     * A call, its deadline, how much time this process had not run for when it started, the store's answer that
+     * it waits for, if that may arrive before it is delivered (else null), and whether the thread that reads that
+     * answer was asked whether it keeps up.
      */
-    private record Call(CompletableFuture<?> future, long deadlineNanos, long stalledAtStart, StoreAnswer answer) {
+    private record Call(
+            CompletableFuture<?> future, long deadlineNanos, long stalledAtStart, StoreAnswer answer, boolean asked) {
 
         /** Whether the store's answer arrived, and waits for this process to deliver it. */
         boolean arrived() {
@@ -62,6 +75,9 @@ final class Deadlines implements AutoCloseable {
     private final long budgetNanos;
     private final String budgetText;
     private final ConcurrentLinkedQueue<Call> running = new ConcurrentLinkedQueue<>();
+    /** Calls whose reader kept up while their answer had not arrived: the store is late, they end now. */
+    private final ConcurrentLinkedQueue<Call> storeLate = new ConcurrentLinkedQueue<>();
+
     private final Thread thread;
     private final Parker parker;
     private volatile boolean idle;
@@ -95,7 +111,7 @@ final class Deadlines implements AutoCloseable {
      */
     <T> CompletableFuture<T> limit(CompletableFuture<T> call, StoreAnswer answer) {
         if (!call.isDone()) {
-            running.offer(new Call(call, System.nanoTime() + budgetNanos, stalledNanos, answer));
+            running.offer(new Call(call, System.nanoTime() + budgetNanos, stalledNanos, answer, false));
             if (idle) {
                 LockSupport.unpark(thread);
             }
@@ -111,6 +127,11 @@ final class Deadlines implements AutoCloseable {
 
     private void expire() {
         while (!closed) {
+            for (Call late = storeLate.poll(); late != null; late = storeLate.poll()) {
+                if (!late.arrived()) {
+                    timeOut(late);
+                }
+            }
             Call oldest = running.peek();
             if (oldest == null) {
                 idle = true;
@@ -135,12 +156,41 @@ final class Deadlines implements AutoCloseable {
                     }
                 } else if (oldest.arrived()) {
                     running.poll();
-                    running.offer(new Call(oldest.future(), now + budgetNanos, stalledNanos, null));
+                    running.offer(new Call(oldest.future(), now + budgetNanos, stalledNanos, null, true));
+                } else if (!oldest.asked()
+                        && oldest.answer() != null
+                        && oldest.answer().reader() != null) {
+                    running.poll();
+                    Call waiting = new Call(oldest.future(), now + budgetNanos, stalledNanos, oldest.answer(), true);
+                    running.offer(waiting);
+                    askReader(waiting, now);
                 } else {
                     running.poll();
-                    oldest.future().completeExceptionally(new TimeoutException("no answer within " + budgetText));
+                    timeOut(oldest);
                 }
             }
         }
+    }
+
+    /**
+     * Asks the thread that reads {@code call}'s answer to run a task; if it runs it in time and the answer has not
+     * arrived, the store is late, and the call ends at once (on this thread, as every call that runs out of time).
+     */
+    private void askReader(Call call, long askedNanos) {
+        Runnable keptUp = () -> {
+            if (System.nanoTime() - askedNanos <= STALL_NANOS && !call.arrived()) {
+                storeLate.offer(call);
+                LockSupport.unpark(thread);
+            }
+        };
+        try {
+            call.answer().reader().execute(keptUp);
+        } catch (RejectedExecutionException closing) {
+            storeLate.offer(call); // the reader has stopped: no answer will arrive
+        }
+    }
+
+    private void timeOut(Call call) {
+        call.future().completeExceptionally(new TimeoutException("no answer within " + budgetText));
     }
 }

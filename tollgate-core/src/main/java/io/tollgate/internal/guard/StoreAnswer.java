@@ -1,6 +1,7 @@
 package io.tollgate.internal.guard;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * The store's answer to one request, for a store that answers several requests with one reply: that reply
@@ -11,14 +12,35 @@ import java.util.concurrent.CompletableFuture;
  * callers each took two milliseconds on a cold path, had its last answers decided by the failure policy while
  * they waited, in memory, for their turn.)
  *
+ * <p>An answer may also name the thread that will read its reply, as an {@link Executor} that runs a task on it
+ * (a connection's event loop): when the budget runs out before the reply arrived, that thread is asked to run a
+ * task, and if it runs it late, it was held up (writing the request or reading the reply behind other work, or
+ * not given a core), and the reply may be waiting unread: this process's time, not the store's.
+ *
  * <p>Thread-safe: marked by the thread that reads the store's reply, read by the thread that keeps the deadlines.
  */
 public final class StoreAnswer extends CompletableFuture<StoreReply> {
 
+    private final Executor reader;
     private volatile boolean arrived;
 
-    /** Creates an answer not arrived yet. */
-    public StoreAnswer() {}
+    /** Creates an answer not arrived yet, with no reader to ask. */
+    public StoreAnswer() {
+        this(null);
+    }
+
+    /**
+     * Creates an answer not arrived yet, whose reply {@code reader} will read (and which sends the request, if
+     * it is not sent yet, before it runs a task given after this call); null if not known.
+     */
+    public StoreAnswer(Executor reader) {
+        this.reader = reader;
+    }
+
+    /** Returns what runs a task on the thread that will read the reply, or null if not known. */
+    public Executor reader() {
+        return reader;
+    }
 
     /**
      * Notes that the store's reply holding this answer has reached this process, before the answer is

@@ -78,6 +78,87 @@ class DeadlinesTest {
     }
 
     @Test
+    void aCallWhoseReaderKeepsUpIsEndedAtItsDeadline() {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            long start = System.nanoTime();
+
+            CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), new StoreAnswer(reader));
+
+            assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                    .as("the reader ran the task at once: the store is late, no budget more")
+                    .isBetween(200L, 390L);
+        } finally {
+            reader.shutdownNow();
+        }
+    }
+
+    @Test
+    void aCallWhoseReaderIsHeldUpAtItsDeadlineKeepsTheAnswerReadOnceTheReaderIsFree() throws Exception {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            CountDownLatch busy = new CountDownLatch(1);
+            CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), new StoreAnswer(reader));
+            // The reader is busy past the deadline (another reply's answers, say); then it reads this answer
+            reader.execute(() -> {
+                await(busy);
+                call.complete("answer");
+            });
+
+            TimeUnit.MILLISECONDS.sleep(300);
+            assertThat(call)
+                    .as("past its deadline, while its reader is held up")
+                    .isNotDone();
+            busy.countDown();
+
+            assertThat(call.join()).isEqualTo("answer");
+        } finally {
+            reader.shutdownNow();
+        }
+    }
+
+    @Test
+    void aCallWhoseReaderIsHeldUpAndNeverReadsAnAnswerIsEndedOneBudgetAfterItsDeadline() {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        CountDownLatch busy = new CountDownLatch(1);
+        reader.execute(() -> await(busy));
+        try {
+            long start = System.nanoTime();
+
+            CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), new StoreAnswer(reader));
+
+            assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                    .as("one budget, then one more while the reader did not run the task")
+                    .isBetween(400L, 2_000L);
+        } finally {
+            busy.countDown();
+            reader.shutdownNow();
+        }
+    }
+
+    @Test
+    void aCallWhoseReaderHasStoppedIsEndedAtItsDeadline() {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        reader.shutdown();
+        long start = System.nanoTime();
+
+        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), new StoreAnswer(reader));
+
+        assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(200L, 390L);
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
     void eachCallHasItsOwnBudgetCountedFromItsStart() throws Exception {
         CompletableFuture<String> first = deadlines.limit(new CompletableFuture<>());
         TimeUnit.MILLISECONDS.sleep(100);
