@@ -81,12 +81,9 @@ class DeadlinesTest {
     void aCallWhoseReaderKeepsUpIsEndedAtItsDeadline() {
         ExecutorService reader = Executors.newSingleThreadExecutor();
         try {
-            long start = System.nanoTime();
+            long endedAfter = millisUntilTimedOut(new StoreAnswer(reader));
 
-            CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), new StoreAnswer(reader));
-
-            assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+            assertThat(endedAfter)
                     .as("the reader ran the task at once: the store is late, no budget more")
                     .isBetween(200L, 390L);
         } finally {
@@ -124,12 +121,9 @@ class DeadlinesTest {
         CountDownLatch busy = new CountDownLatch(1);
         reader.execute(() -> await(busy));
         try {
-            long start = System.nanoTime();
+            long endedAfter = millisUntilTimedOut(new StoreAnswer(reader));
 
-            CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), new StoreAnswer(reader));
-
-            assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+            assertThat(endedAfter)
                     .as("one budget, then one more while the reader did not run the task")
                     .isBetween(400L, 2_000L);
         } finally {
@@ -142,12 +136,17 @@ class DeadlinesTest {
     void aCallWhoseReaderHasStoppedIsEndedAtItsDeadline() {
         ExecutorService reader = Executors.newSingleThreadExecutor();
         reader.shutdown();
-        long start = System.nanoTime();
 
-        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), new StoreAnswer(reader));
+        assertThat(millisUntilTimedOut(new StoreAnswer(reader))).isBetween(200L, 390L);
+    }
+
+    /** Starts a call that waits for {@code answer}, which never comes; returns when it timed out, in ms. */
+    private long millisUntilTimedOut(StoreAnswer answer) {
+        long start = System.nanoTime();
+        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), answer);
 
         assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(200L, 390L);
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     }
 
     private static void await(CountDownLatch latch) {
