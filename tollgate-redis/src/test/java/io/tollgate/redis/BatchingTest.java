@@ -92,14 +92,17 @@ class BatchingTest {
             limiter.tryAcquire("warm-up", TEN);
 
             // The first answer's caller holds Lettuce's event loop for 160 ms: the second request, sent meanwhile
-            // from another thread, is written and its reply read only after that, past its 100 ms budget
+            // from another thread, is written and its reply read only after that, past its 100 ms budget. Redis is
+            // frozen until the caller is in place, so that the answer is delivered on the loop, not on this thread.
             CountDownLatch held = new CountDownLatch(1);
+            server.pause();
             CompletableFuture<Decision> first = limiter.tryAcquireAsync("first", TEN, 1)
                     .toCompletableFuture()
                     .whenComplete((decision, failure) -> {
                         held.countDown();
                         sleepMillis(160);
                     });
+            server.resume();
             assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
             Decision second = limiter.tryAcquire("second", TEN);
 
