@@ -159,7 +159,7 @@ final class DecisionBatcher {
         } else {
             lane = single;
         }
-        StoreAnswer result = new StoreAnswer(lane.reader);
+        StoreAnswer result = new StoreAnswer(lane.afterReading);
         lane.add(new Pending(bucketKey, policy, cost, charge, slot, result));
         return result;
     }
@@ -185,9 +185,12 @@ final class DecisionBatcher {
         private final boolean acrossSlots; // a cluster node's lane: its batches may hold keys of several slots
         /**
          * The event loop that read this lane's last reply, which writes its requests and reads its replies while
-         * the connection lasts; null before the first reply. The time budget asks it whether it keeps up.
+         * the connection lasts; null before the first reply. Requests are sent by a task of it, so that each is
+         * written there and then and its answer notes when.
          */
         private volatile Executor reader;
+        /** Runs a task on {@link #reader} once it has read its sockets: how the time budget asks it. */
+        private volatile Executor afterReading;
 
         private int inFlight;
         private boolean deferred; // sending is scheduled on an event loop, which will take the queue
@@ -229,13 +232,18 @@ final class DecisionBatcher {
 
         /**
          * Takes on sending what is queued, under the lane's lock; returns what is left to do outside it: on
-         * an event loop, queueing the send as a task of that loop; elsewhere, answering the batch just sent.
+         * an event loop, or once the loop that reads the lane is known, queueing the send as a task of that loop;
+         * else answering the batch just sent.
          */
         private Runnable claim() {
             // Netty writes a command at once when it is sent from the connection's event loop and queues it as a
             // task when it is sent from any other thread: a batch sent straight from the event loop could
             // overtake one that another thread sent just before. So an event loop sends by a task of its own.
-            Executor loop = eventLoops.current();
+            // Other threads, too, once the lane's loop is known: Netty would queue their write as a task of that
+            // loop anyway, and sent by a task of ours, the batch is written when the task runs, which its answers
+            // note (a loop held up past a request's budget has not given Redis its time).
+            Executor current = eventLoops.current();
+            Executor loop = current != null ? current : reader;
             if (loop == null) {
                 inFlight++;
                 return dispatch()::answerWhenDone;
@@ -283,6 +291,13 @@ final class DecisionBatcher {
             } catch (RuntimeException e) {
                 call = CompletableFuture.failedFuture(e);
             }
+            Executor loop = reader;
+            if (loop != null && eventLoops.current() == loop) {
+                // Written by now: Netty writes at once what its connection's own event loop sends.
+                for (Pending member : members) {
+                    member.result().sent();
+                }
+            }
             return new Batch(this, runs, call);
         }
     }
@@ -304,7 +319,9 @@ final class DecisionBatcher {
             call.whenComplete((replies, failure) -> {
                 Executor loop = eventLoops.current();
                 if (loop != null && lane.reader != loop) {
-                    lane.reader = loop; // the first reply, or the connection came back on another loop
+                    // the first reply, or the connection came back on another loop
+                    lane.afterReading = EventLoops.afterReading(loop);
+                    lane.reader = loop;
                 }
                 if (failure == null) {
                     // Every caller's answer is here now, though each is delivered only after the callers before

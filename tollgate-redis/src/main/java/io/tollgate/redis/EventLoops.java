@@ -7,6 +7,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.FastThreadLocalThread;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -46,6 +47,18 @@ final class EventLoops {
             loopOfThread.set(known);
         }
         return known == NOT_OURS ? null : known;
+    }
+
+    /**
+     * Returns what runs a task on {@code loop} once the loop has read its sockets: a task given to a Netty event
+     * loop while it runs its tasks runs in that same round, before the loop reads its sockets again (a reply may
+     * wait there unread), while one that the loop schedules itself runs in its next round, after it read them.
+     */
+    static Executor afterReading(Executor loop) {
+        if (!(loop instanceof ScheduledExecutorService scheduler)) {
+            return loop;
+        }
+        return task -> scheduler.execute(() -> scheduler.schedule(task, 0, TimeUnit.NANOSECONDS));
     }
 
     private static Executor find(ClientResources open) {

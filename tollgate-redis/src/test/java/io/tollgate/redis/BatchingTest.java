@@ -2,6 +2,9 @@ package io.tollgate.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -111,6 +115,83 @@ class BatchingTest {
                     .as("Redis answered at once; this process's event loop was late, not Redis")
                     .isFalse();
             assertThat(second.allowed()).isTrue();
+        }
+    }
+
+    @Test
+    void aRequestWrittenLateByAHeldUpEventLoopIsGivenRedisTime() throws Exception {
+        try (RedisRateLimiter limiter = limiter(Duration.ofMillis(100), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN);
+
+            // The first answer's caller holds Lettuce's event loop until 90 ms after the second request was handed to
+            // it, then freezes Redis for 50 ms: the loop writes the request 10 ms before its budget runs out, and is
+            // free when the budget asks it; Redis answers 40 ms past the budget.
+            CountDownLatch held = new CountDownLatch(1);
+            CompletableFuture<Long> secondHandedOver = new CompletableFuture<>();
+            server.pause();
+            CompletableFuture<Decision> first = limiter.tryAcquireAsync("first", TEN, 1)
+                    .toCompletableFuture()
+                    .whenComplete((decision, failure) -> {
+                        held.countDown();
+                        long handedOver = secondHandedOver.join();
+                        sleepUntil(handedOver + TimeUnit.MILLISECONDS.toNanos(90));
+                        server.pause();
+                        CompletableFuture.runAsync(() -> {
+                            sleepUntil(handedOver + TimeUnit.MILLISECONDS.toNanos(140));
+                            server.resume();
+                        });
+                    });
+            server.resume();
+            assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+            secondHandedOver.complete(System.nanoTime());
+            Decision second = limiter.tryAcquire("second", TEN);
+
+            assertThat(first.join().degraded()).isFalse();
+            assertThat(second.degraded())
+                    .as(
+                            "written 10 ms before its budget ran out: Redis had not had its time (%s)",
+                            second.degradation())
+                    .isFalse();
+            assertThat(second.allowed()).isTrue();
+        }
+    }
+
+    @Test
+    void aReplyWaitingUnreadWhileTheEventLoopRunsTasksIsRedisAnswer() throws Exception {
+        try (RedisRateLimiter limiter = limiter(Duration.ofMillis(100), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN);
+            // Redis is frozen until the caller is in place, so that the answer is delivered on Lettuce's event loop
+            CompletableFuture<EventExecutor> loopOfAnswers = new CompletableFuture<>();
+            server.pause();
+            CompletableFuture<Decision> first = limiter.tryAcquireAsync("first", TEN, 1)
+                    .toCompletableFuture()
+                    .whenComplete((decision, failure) -> loopOfAnswers.complete(ThreadExecutorMap.currentExecutor()));
+            server.resume();
+            assertThat(first.join().degraded()).isFalse();
+            SingleThreadEventExecutor loop = (SingleThreadEventExecutor) loopOfAnswers.join();
+            // The budget has asked the loop once before (a call that a frozen Redis left unanswered), so that what
+            // it runs for that is loaded and linked, and the loop runs it at once
+            server.pause();
+            assertThat(limiter.tryAcquire("unanswered", TEN).degraded()).isTrue();
+            server.resume();
+            TimeUnit.MILLISECONDS.sleep(100);
+
+            // The second request is written to a frozen Redis; then a task of the loop thaws Redis, whose reply waits
+            // unread in the socket while the task runs on, until the budget asks the loop, just after that
+            server.pause();
+            CompletableFuture<Decision> second =
+                    limiter.tryAcquireAsync("second", TEN, 1).toCompletableFuture();
+            loop.execute(() -> {
+                server.resume();
+                long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+                while (loop.pendingTasks() == 0 && System.nanoTime() < giveUp) {
+                    Thread.onSpinWait();
+                }
+            });
+
+            assertThat(second.join().degraded())
+                    .as("Redis's reply was in the socket when the budget ran out; the loop had not read it yet")
+                    .isFalse();
         }
     }
 
@@ -253,6 +334,12 @@ class BatchingTest {
             futures.add(limiter.tryAcquireAsync(key, TEN, 1).toCompletableFuture());
         }
         return futures;
+    }
+
+    private static void sleepUntil(long nanos) {
+        for (long left = nanos - System.nanoTime(); left > 0; left = nanos - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
     }
 
     private static void sleepMillis(long millis) {

@@ -32,8 +32,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>And a call whose answer has not arrived, but names the thread that will read it ({@link
  * StoreAnswer#reader()}), is ended only once that thread shows it keeps up: it is asked to run a task, and if it
- * runs it within {@link #STALL_NANOS}, it has read what the store sent by then (an event loop reads its sockets
- * before it runs the tasks it was given), so the store is late, and the call is ended then. If it runs it later,
+ * runs it within {@link #STALL_NANOS}, it has read what the store sent by then (the task runs once the loop has read
+ * its sockets), so the store is late, and the call is ended then, unless the request was {@linkplain
+ * StoreAnswer#sent() written} less than half a budget before: the loop wrote it late, held up until then, and the
+ * store has not had its time; that call, too, is given one more budget from when the thread was asked. If it runs
+ * it later,
  * it was held up (writing requests or reading replies behind other work, or waiting for a core) while the store's
  * reply may have been waiting in the socket: the call is given one more budget, from when the thread was asked,
  * and ended at its end if the answer has not arrived. (Two cold servers answering a burst of Envoy calls on two
@@ -178,7 +181,8 @@ final class Deadlines implements AutoCloseable {
      */
     private void askReader(Call call, long askedNanos) {
         Runnable keptUp = () -> {
-            if (System.nanoTime() - askedNanos <= STALL_NANOS && !call.arrived()) {
+            long now = System.nanoTime();
+            if (now - askedNanos <= STALL_NANOS && !call.arrived() && !writtenLately(call.answer(), now)) {
                 storeLate.offer(call);
                 LockSupport.unpark(thread);
             }
@@ -188,6 +192,15 @@ final class Deadlines implements AutoCloseable {
         } catch (RejectedExecutionException closing) {
             storeLate.offer(call); // the reader has stopped: no answer will arrive
         }
+    }
+
+    /**
+     * Whether the request was written to the store less than half a budget before {@code now}: its reader, held up
+     * until then, wrote it late, and the store has not had its time yet.
+     */
+    private boolean writtenLately(StoreAnswer answer, long now) {
+        long sent = answer.sentNanos();
+        return sent != 0 && now - sent < budgetNanos / 2;
     }
 
     private void timeOut(Call call) {

@@ -133,6 +133,40 @@ class DeadlinesTest {
     }
 
     @Test
+    void aCallWrittenAtOnceWhoseReaderKeepsUpIsEndedAtItsDeadline() {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            StoreAnswer answer = new StoreAnswer(reader);
+            answer.sent();
+
+            assertThat(millisUntilTimedOut(answer))
+                    .as("the store had its whole budget from the write")
+                    .isBetween(200L, 390L);
+        } finally {
+            reader.shutdownNow();
+        }
+    }
+
+    @Test
+    void aCallWrittenLateByItsHeldUpReaderIsGivenOneBudgetMore() {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            StoreAnswer answer = new StoreAnswer(reader);
+            // The reader, held up until just before the deadline, writes the request then, and is free when asked
+            reader.execute(() -> {
+                sleepMillis(185);
+                answer.sent();
+            });
+
+            assertThat(millisUntilTimedOut(answer))
+                    .as("written 15 ms before its deadline: the store has not had its time")
+                    .isBetween(390L, 2_000L);
+        } finally {
+            reader.shutdownNow();
+        }
+    }
+
+    @Test
     void aCallWhoseReaderHasStoppedIsEndedAtItsDeadline() {
         ExecutorService reader = Executors.newSingleThreadExecutor();
         reader.shutdown();
@@ -147,6 +181,14 @@ class DeadlinesTest {
 
         assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    private static void sleepMillis(long millis) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void await(CountDownLatch latch) {
