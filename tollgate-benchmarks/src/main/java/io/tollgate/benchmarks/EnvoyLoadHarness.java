@@ -38,14 +38,17 @@ import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
  * HTTP/2 connection, as an Envoy worker does; HTTP on as many kept-alive connections as calls in flight.
  *
  * <p>Run: {@code java -cp tollgate-benchmarks/target/benchmarks.jar io.tollgate.benchmarks.EnvoyLoadHarness
- * [seconds per row] [warm-up seconds per row]} (default 10 and 10). Prints a Markdown table for
- * docs/benchmarks.md. Everything listens on 127.0.0.1 and is stopped at the end.
+ * [seconds per row] [warm-up seconds per row]} (default 10 and 10); {@code -Dharness.jar=PATH} runs another
+ * build's server jar instead, for an A/B. Prints a Markdown table for docs/benchmarks.md. Everything listens on 127.0.0.1 and is stopped at the end.
  */
 public final class EnvoyLoadHarness {
 
     private static final int KEYS = 10_000;
     private static final int[] IN_FLIGHT = {64, 256};
-    private static final Path JAR = Path.of("tollgate-server/target/tollgate-server.jar");
+    /** The server jar under test: this build's, or another's for an A/B ({@code -Dharness.jar=PATH}). */
+    private static final Path JAR =
+            Path.of(System.getProperty("harness.jar", "tollgate-server/target/tollgate-server.jar"));
+
     private static final Pattern ENVOY_LINE = Pattern.compile("tollgate envoy rls listening on 127\\.0\\.0\\.1:(\\d+)");
     private static final Pattern HTTP_LINE = Pattern.compile("tollgate listening on http://127\\.0\\.0\\.1:(\\d+)");
 
