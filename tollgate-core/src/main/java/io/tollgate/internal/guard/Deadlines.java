@@ -36,10 +36,9 @@ import java.util.concurrent.locks.LockSupport;
  * its sockets), so the store is late, and the call is ended then, unless the request was {@linkplain
  * StoreAnswer#sent() written} less than half a budget before: the loop wrote it late, held up until then, and the
  * store has not had its time; that call, too, is given one more budget from when the thread was asked. If it runs
- * it later,
- * it was held up (writing requests or reading replies behind other work, or waiting for a core) while the store's
- * reply may have been waiting in the socket: the call is given one more budget, from when the thread was asked,
- * and ended at its end if the answer has not arrived. (Two cold servers answering a burst of Envoy calls on two
+ * it later, it was held up (writing requests or reading replies behind other work, or waiting for a core) while
+ * the store's reply may have been waiting in the socket: the call is given one more budget, from when the thread
+ * was asked, and ended at its end if the answer has not arrived. (Two cold servers answering a burst of Envoy calls on two
  * busy cores were seen to hand a request to the event loop that wrote it 63 ms later, and to read a reply that
  * Redis sent 16 ms after the request and deliver it 47 ms later, behind the answers of another reply.)
  *
