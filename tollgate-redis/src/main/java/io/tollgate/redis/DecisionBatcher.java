@@ -294,8 +294,9 @@ final class DecisionBatcher {
             Executor loop = reader;
             if (loop != null && eventLoops.current() == loop) {
                 // Written by now: Netty writes at once what its connection's own event loop sends.
+                long written = System.nanoTime();
                 for (Pending member : members) {
-                    member.result().sent();
+                    member.result().sent(written);
                 }
             }
             return new Batch(this, runs, call);

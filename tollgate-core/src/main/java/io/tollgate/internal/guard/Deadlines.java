@@ -34,7 +34,7 @@ import java.util.concurrent.locks.LockSupport;
  * StoreAnswer#reader()}), is ended only once that thread shows it keeps up: it is asked to run a task, and if it
  * runs it within {@link #STALL_NANOS}, it has read what the store sent by then (the task runs once the loop has read
  * its sockets), so the store is late, and the call is ended then, unless the request was {@linkplain
- * StoreAnswer#sent() written} less than half a budget before: the loop wrote it late, held up until then, and the
+ * StoreAnswer#sent(long) written} less than half a budget before: the loop wrote it late, held up until then, and the
  * store has not had its time; that call, too, is given one more budget from when the thread was asked. If it runs
  * it later, it was held up (writing requests or reading replies behind other work, or waiting for a core) while
  * the store's reply may have been waiting in the socket: the call is given one more budget, from when the thread

@@ -16,7 +16,7 @@ import java.util.concurrent.Executor;
  * once it has read what its sockets held (a connection's event loop): when the budget runs out before the reply
  * arrived, that thread is asked to run a task, and if it runs it late, it was held up (writing the request or
  * reading the reply behind other work, or not given a core), and the reply may be waiting unread: this process's
- * time, not the store's. And the thread that writes the request may note {@linkplain #sent() when}: a request
+ * time, not the store's. And the thread that writes the request may note {@linkplain #sent(long) when}: a request
  * that this process wrote late, held up before it, has not given the store its time yet.
  *
  * <p>Thread-safe: marked by the thread that reads the store's reply, read by the thread that keeps the deadlines.
@@ -63,12 +63,12 @@ public final class StoreAnswer extends CompletableFuture<StoreReply> {
     }
 
     /**
-     * Notes that the request has just been written to the store's connection; called by the thread that wrote it,
-     * when it knows the write was done there and then (not queued for another thread).
+     * Notes that the request was written to the store's connection at {@code nanos} ({@link System#nanoTime()}'s
+     * terms); called by the thread that wrote it, when it knows the write was done there and then (not queued for
+     * another thread). One reading of the clock serves a whole batch.
      */
-    public void sent() {
-        long now = System.nanoTime();
-        sentNanos = now == 0 ? 1 : now;
+    public void sent(long nanos) {
+        sentNanos = nanos == 0 ? 1 : nanos;
     }
 
     /**

@@ -137,7 +137,7 @@ class DeadlinesTest {
         ExecutorService reader = Executors.newSingleThreadExecutor();
         try {
             StoreAnswer answer = new StoreAnswer(reader);
-            answer.sent();
+            answer.sent(System.nanoTime());
 
             assertThat(millisUntilTimedOut(answer))
                     .as("the store had its whole budget from the write")
@@ -155,7 +155,7 @@ class DeadlinesTest {
             // The reader, held up until just before the deadline, writes the request then, and is free when asked
             reader.execute(() -> {
                 sleepMillis(185);
-                answer.sent();
+                answer.sent(System.nanoTime());
             });
 
             assertThat(millisUntilTimedOut(answer))
