@@ -18,7 +18,10 @@ import java.util.Objects;
  */
 public final class Arguments {
 
-    /** The longest key kept as it is, in characters; longer keys are replaced by their digest. */
+    /**
+     * The longest key kept as it is, in characters: longer keys are replaced by their digest ({@link
+     * #boundedKey}), in memory, on Redis and at the server's APIs alike.
+     */
     public static final int MAX_KEY_LENGTH = 256;
 
     private Arguments() {}
@@ -91,23 +94,46 @@ public final class Arguments {
     }
 
     /**
-     * Returns the key a limiter keeps a bucket under: {@code key} itself, or {@code sha256:} and the URL-safe
-     * Base64 of its UTF-8 SHA-256 digest if it is longer than {@value #MAX_KEY_LENGTH} characters, so that no
-     * client can make a bucket cost kilobytes (an absurd API key, a long composite). The in-memory limiter
-     * applies it at its edge, and HTTP enforcement reports keys as it says; a store applies its own at its
-     * edge, which may also encode keys for the store (Redis: a key over 256 bytes becomes {@code #} and a
-     * digest of its UTF-16 form, so that any Java string, lone surrogates included, is a distinct key).
+     * Returns the key a limiter keeps a bucket under, the one key rule of every store and surface: {@code key}
+     * itself if it has at most {@value #MAX_KEY_LENGTH} characters (UTF-16 code units, as {@link
+     * String#length()} counts them), else {@code sha256:} and the URL-safe Base64 of the SHA-256 digest of its
+     * UTF-8 form (of its UTF-16 code units, big-endian, if it holds a lone surrogate, which UTF-8 cannot
+     * represent), so that no client can make a bucket cost kilobytes (an absurd API key, a long composite) and
+     * different keys still get different buckets. The in-memory limiter applies it at its edge, Redis before it
+     * encodes the key for Redis, and HTTP enforcement reports keys as it says.
      */
     public static String boundedKey(String key) {
         if (key.length() <= MAX_KEY_LENGTH) {
             return key;
         }
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-            return "sha256:" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+            MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
+            if (hasLoneSurrogate(key)) {
+                for (int i = 0; i < key.length(); i++) {
+                    char c = key.charAt(i);
+                    sha256.update((byte) (c >>> 8));
+                    sha256.update((byte) c);
+                }
+            } else {
+                sha256.update(key.getBytes(StandardCharsets.UTF_8));
+            }
+            return "sha256:" + Base64.getUrlEncoder().withoutPadding().encodeToString(sha256.digest());
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java platform has SHA-256", e);
         }
+    }
+
+    /** Whether a string holds a surrogate that is not half of a pair, which UTF-8 cannot represent. */
+    public static boolean hasLoneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.tollgate.redis;
 
+import io.tollgate.internal.Arguments;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -8,15 +9,14 @@ import java.util.Base64;
 /**
  * Names the Redis key of a bucket: {@code PREFIX + policy + ":" + client key}, as UTF-8 bytes.
  *
- * <p>Redis keys are binary-safe, so a client key of any characters is used as it is, with two exceptions
- * that are replaced by {@code "#" + base64url(SHA-256)} of the key's UTF-16 code units: a key longer than
- * {@value #MAX_RAW_BYTES} bytes in UTF-8 (so a client cannot make Redis store megabytes per bucket), and a
- * key that UTF-8 cannot represent exactly (a lone surrogate would otherwise collide with {@code '?'}). A
- * raw key that itself starts with {@code '#'} is hashed too, so the two forms never collide.
+ * <p>The client key is first bounded by the one key rule ({@link Arguments#boundedKey}: over {@value
+ * Arguments#MAX_KEY_LENGTH} characters, {@code sha256:} and a digest), as the in-memory limiter bounds it, so
+ * that a key names the same bucket in memory and on Redis. Redis keys are binary-safe, so the bounded key is
+ * used as it is, with two exceptions that are replaced by {@code "#" + base64url(SHA-256)} of the key's UTF-16
+ * code units: a key that UTF-8 cannot represent exactly (a lone surrogate would otherwise collide with {@code
+ * '?'}), and a key that itself starts with {@code '#'}, so that the two forms never collide.
  */
 final class BucketKeys {
-
-    static final int MAX_RAW_BYTES = 256;
 
     private final byte[] prefix;
 
@@ -26,7 +26,7 @@ final class BucketKeys {
 
     byte[] key(String policy, String clientKey) {
         byte[] policyBytes = policy.getBytes(StandardCharsets.US_ASCII); // policy and limit names are ASCII
-        byte[] client = encode(clientKey);
+        byte[] client = encode(Arguments.boundedKey(clientKey));
         byte[] key = new byte[prefix.length + policyBytes.length + 1 + client.length];
         System.arraycopy(prefix, 0, key, 0, prefix.length);
         System.arraycopy(policyBytes, 0, key, prefix.length, policyBytes.length);
@@ -59,12 +59,10 @@ final class BucketKeys {
         return (new String(prefix, StandardCharsets.UTF_8) + "changes").getBytes(StandardCharsets.UTF_8);
     }
 
-    static byte[] encode(String clientKey) {
-        if (clientKey.length() <= MAX_RAW_BYTES && clientKey.charAt(0) != '#' && !hasLoneSurrogate(clientKey)) {
-            byte[] utf8 = clientKey.getBytes(StandardCharsets.UTF_8);
-            if (utf8.length <= MAX_RAW_BYTES) {
-                return utf8;
-            }
+    /** A bounded client key's bytes in a Redis key: its UTF-8 form, or {@code #} and a digest (see above). */
+    private static byte[] encode(String clientKey) {
+        if (clientKey.charAt(0) != '#' && !Arguments.hasLoneSurrogate(clientKey)) {
+            return clientKey.getBytes(StandardCharsets.UTF_8);
         }
         return hashed(clientKey);
     }
@@ -82,18 +80,6 @@ final class BucketKeys {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM has SHA-256", e);
         }
-    }
-
-    private static boolean hasLoneSurrogate(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Returns a key as text for messages: printable, and cut short if long. */

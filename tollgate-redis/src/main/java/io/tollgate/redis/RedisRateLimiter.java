@@ -43,7 +43,7 @@ import java.util.stream.Stream;
  *
  * <p><b>Keys.</b> All limits of a policy live in one key, {@code PREFIX + policy + ":" + key}, so a
  * decision touches one key and works unchanged on Redis Cluster. The key expires when every limit is full
- * again. Client keys longer than 256 bytes are hashed.
+ * again. A client key longer than 256 characters is kept under its digest, as in memory (the one key rule).
  *
  * <p><b>When Redis fails</b>, no exception reaches the caller. Every decision completes within the {@link
  * Builder#timeout(Duration) time budget} (default {@value #DEFAULT_TIMEOUT_MILLIS} ms); if Redis is down,

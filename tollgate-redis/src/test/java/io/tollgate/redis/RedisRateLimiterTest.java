@@ -12,6 +12,7 @@ import io.tollgate.LoggedLines;
 import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.internal.Arguments;
 import io.tollgate.internal.guard.CircuitBreaker;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
@@ -241,14 +242,24 @@ class RedisRateLimiterTest {
         }
 
         @Test
-        void hashesAVeryLongKey() {
-            limiter.tryAcquire("x".repeat(1_000_000), TEN_PER_SECOND);
+        void keepsAVeryLongKeyAsItsDigestUnderTheOneKeyRule() {
+            String huge = "x".repeat(1_000_000);
 
-            List<String> stored = StoredKeys.of(redis.server());
-            assertThat(stored).singleElement().satisfies(key -> {
-                assertThat(key).startsWith("tollgate:ten:#");
-                assertThat(key.length()).isLessThan(64);
-            });
+            limiter.tryAcquire(huge, TEN_PER_SECOND);
+
+            assertThat(StoredKeys.of(redis.server()))
+                    .containsExactly("tollgate:ten:" + Arguments.boundedKey(huge))
+                    .allSatisfy(key -> assertThat(key).startsWith("tollgate:ten:sha256:"));
+        }
+
+        @Test
+        void keepsAKeyOfTheLongestLengthAsItIsWhateverItsBytes() {
+            // 256 characters of three UTF-8 bytes each: the rule counts characters, in memory and on Redis alike
+            String longest = "键".repeat(Arguments.MAX_KEY_LENGTH);
+
+            limiter.tryAcquire(longest, TEN_PER_SECOND);
+
+            assertThat(StoredKeys.of(redis.server())).containsExactly("tollgate:ten:" + longest);
         }
     }
 

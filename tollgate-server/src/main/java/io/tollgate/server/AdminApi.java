@@ -123,9 +123,9 @@ final class AdminApi {
             String name = decode(rest.substring(0, slash));
             String key = decode(rest.substring(slash + 1));
             Policy policy = CheckRequest.policy(name, policies);
-            if (key.length() > CheckRequest.MAX_KEY_LENGTH) {
+            if (key.length() > CheckRequest.MAX_KEY_FIELD_LENGTH) {
                 throw new CheckRequest.BadRequest(
-                        400, "The key is longer than " + CheckRequest.MAX_KEY_LENGTH + " characters.");
+                        400, "The key is longer than " + CheckRequest.MAX_KEY_FIELD_LENGTH + " characters.");
             }
             return new BucketAddress(policy, Arguments.boundedKey(key));
         }

@@ -26,8 +26,13 @@ import java.util.TreeSet;
  */
 record CheckRequest(List<Check> checks, boolean batch) {
 
-    /** The longest key, in characters. */
-    static final int MAX_KEY_LENGTH = 1024;
+    /**
+     * The longest key a request may name, in characters: a bound on the request, past which it is refused (400).
+     * It is not the key rule: a key of up to this length is decided under the one key rule as everywhere
+     * ({@link io.tollgate.internal.Arguments#boundedKey}: past 256 characters its bucket is kept under its
+     * digest).
+     */
+    static final int MAX_KEY_FIELD_LENGTH = 1024;
 
     /** The most checks in one batch. */
     static final int MAX_CHECKS = 100;
@@ -70,7 +75,7 @@ record CheckRequest(List<Check> checks, boolean batch) {
 
     /**
      * Reads a body: one check, or {@code checks} (1 to {@value #MAX_CHECKS}), each of an existing policy, a
-     * key of 1 to {@value #MAX_KEY_LENGTH} characters and a cost the policy could admit (default 1).
+     * key of 1 to {@value #MAX_KEY_FIELD_LENGTH} characters and a cost the policy could admit (default 1).
      *
      * @throws BadRequest saying what is wrong and with which status: 404 for an unknown policy, else 400
      */
@@ -224,9 +229,9 @@ record CheckRequest(List<Check> checks, boolean batch) {
         if (key == null || key.isEmpty()) {
             throw new BadRequest(400, at + "key is required: a non-empty string that names the client");
         }
-        if (key.length() > MAX_KEY_LENGTH) {
+        if (key.length() > MAX_KEY_FIELD_LENGTH) {
             throw new BadRequest(
-                    400, at + "key is " + key.length() + " characters long; the most is " + MAX_KEY_LENGTH);
+                    400, at + "key is " + key.length() + " characters long; the most is " + MAX_KEY_FIELD_LENGTH);
         }
         long cost = fields.cost == null ? 1 : fields.cost;
         try {

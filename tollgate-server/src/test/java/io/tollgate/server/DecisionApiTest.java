@@ -3,6 +3,7 @@ package io.tollgate.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.ManualTimeSource;
+import io.tollgate.internal.Arguments;
 import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -133,10 +134,24 @@ class DecisionApiTest {
 
     @Test
     void aKeyLongerThanTheBoundIs400() {
-        HttpResponse<String> response =
-                check("{\"policy\": \"per-client\", \"key\": \"" + "k".repeat(CheckRequest.MAX_KEY_LENGTH + 1) + "\"}");
+        HttpResponse<String> response = check(
+                "{\"policy\": \"per-client\", \"key\": \"" + "k".repeat(CheckRequest.MAX_KEY_FIELD_LENGTH + 1) + "\"}");
 
         assertProblem(response, 400, "key is 1025 characters long; the most is 1024");
+    }
+
+    @Test
+    void aKeyPastTheKeyRuleIsDecidedUnderItsDigestAsEverywhere() {
+        String longKey = "carol-".repeat(60); // 360 characters: accepted, and bounded by the one key rule
+        String digest = Arguments.boundedKey(longKey);
+
+        HttpResponse<String> drained =
+                check("{\"policy\": \"per-client\", \"key\": \"" + longKey + "\", \"cost\": 10}");
+        HttpResponse<String> byDigest = check("{\"policy\": \"per-client\", \"key\": \"" + digest + "\"}");
+
+        assertThat(digest).startsWith("sha256:");
+        assertThat(drained.statusCode()).isEqualTo(200);
+        assertThat(byDigest.statusCode()).as("the same bucket").isEqualTo(429);
     }
 
     @Test
