@@ -220,6 +220,31 @@ class BatchingTest {
     }
 
     @Test
+    void requestsThatArriveWhileABatchIsOnItsWayWaitForItAndGoAsOne() throws Exception {
+        try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN);
+            long callsBefore = scriptCalls();
+
+            // The first request goes at once. The ones after it, one alone and then 98 together, each sent while
+            // it is on its way, wait for its reply and go as one batch, rather than the lone one as a second
+            // small batch and the 98 as a third
+            server.pause();
+            List<CompletableFuture<Decision>> burst = new ArrayList<>(submit(limiter, "hot", 1));
+            TimeUnit.MILLISECONDS.sleep(50);
+            burst.addAll(submit(limiter, "hot", 1));
+            TimeUnit.MILLISECONDS.sleep(50);
+            burst.addAll(submit(limiter, "hot", 98));
+            TimeUnit.MILLISECONDS.sleep(100);
+            server.resume();
+
+            assertThat(join(burst)).noneMatch(Decision::degraded);
+            assertThat(scriptCalls() - callsBefore)
+                    .as("script calls for 100 requests")
+                    .isEqualTo(2);
+        }
+    }
+
+    @Test
     void manyKeysShareAScriptCall() throws Exception {
         try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
             limiter.tryAcquire("warm-up", TEN);
