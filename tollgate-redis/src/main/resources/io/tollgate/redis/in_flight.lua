@@ -21,19 +21,15 @@ Reply: { done, open }: done is 1 when the permit was acquired, or the number of 
          (0 for count and for a refused acquire); open is the number of open permits after the call.
 ]]
 
+-- #include clock.lua
+
 local key = KEYS[1]
 local op = ARGV[2]
-local now
-if ARGV[1] == "" then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-else
-  now = tonumber(ARGV[1])
-end
+local now = now_micros(ARGV[1])
 local lease = tonumber(ARGV[4])
 local extra_ms = 0
 if ARGV[1] ~= "" then
-  extra_ms = 3600000
+  extra_ms = CLIENT_CLOCK_TTL_MARGIN
 end
 
 -- Scores go to Redis as integer text: Lua's own formatting of a number this large would round it.

@@ -16,9 +16,10 @@ ARGV[3]  "announce" to add or renew the announcement, "withdraw" to remove it (t
 Reply: { live }: the number of live instances after the call, this one included when it announced.
 ]]
 
+-- #include clock.lua
+
 local key = KEYS[1]
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local now = now_micros('') -- Redis's clock always: every instance's announcement on one clock
 local lasts = tonumber(ARGV[2])
 
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now)

@@ -1,8 +1,8 @@
 --[[
 Tollgate token bucket: one decision for one client key under one policy, atomically.
 
-The arithmetic and the stored form are token_bucket_common.lua's, which TokenBucketScript puts in place of
-the "#include" line below when it loads this script.
+The clock is clock.lua's, the arithmetic and the stored form token_bucket_common.lua's, which
+TokenBucketScript puts in place of the "#include" lines below when it loads this script.
 
 KEYS[1]  the bucket: a string "T|LIMITS|D1|D2|...", where T is the microsecond time of the last write,
          LIMITS the policy's limits it was written under (as ARGV[4]), and Di the debt of limit i at T. One
@@ -47,6 +47,7 @@ An allowed request writes; a refused one only reads, unless the policy changed a
 converted, or the bucket is new and does not start full (the in-memory limiter keeps those too).
 ]]
 
+-- #include clock.lua
 -- #include token_bucket_common.lua
 
 local key = KEYS[1]
@@ -61,14 +62,7 @@ if find(limits, '@', 1, true) then -- a plain find: most policies have no quota,
 end
 local count = (#ARGV - 4 - 5 * quota_count) / 4
 
-local now
-if ARGV[1] == "" then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-else
-  now = tonumber(ARGV[1])
-end
-
+local now = now_micros(ARGV[1])
 local client_clock = ARGV[1] ~= ""
 local stored = redis.pcall('GET', key)
 if type(stored) == 'table' and stored.err then
@@ -144,37 +138,15 @@ local policy_changed = false
 local stored_time, stored_limits, stored_values -- read once: the limits and the quotas both need them
 if stored then
   stored_time, stored_limits, stored_values = parsed(stored)
-  local t, old_limits, old = stored_time, stored_limits, stored_values
-  if not t then
+  if not stored_time then
     return { now, NOT_A_BUCKET, not_a_bucket(key) }
   end
-  local elapsed = now - t
-  if elapsed < 0 then
-    elapsed = 0 -- a clock behind the last writer's: no time has passed
+  local found
+  debt, found = brought_to_now(stored_limits, stored_values, now - stored_time, limits, count, cap, p, n, initial)
+  if found ~= 'new' then
+    fresh = false -- a bucket that was there (not forgotten) is not a new one
   end
-  if forgotten(old_limits, old, elapsed) then
-    -- a new bucket, as initialized above
-  elseif old_limits == limits then
-    fresh = false
-    for i = 1, count do
-      debt[i] = decayed(old[i], elapsed, n[i])
-    end
-  else
-    fresh = false
-    -- The policy changed: each limit keeps the tokens it has spent as of now, up to its new capacity,
-    -- and a full one stays full. Limits are matched by position; a limit that did not exist starts full.
-    policy_changed = true
-    for j = 1, count do
-      debt[j] = 0 -- a limit that did not exist starts full
-    end
-    local i = 0
-    for oc, op, on in gmatch(old_limits, '(%d+),(%d+),(%d+)') do
-      i = i + 1
-      if i <= count then
-        debt[i] = converted(decayed(old[i] or 0, elapsed, tonumber(on)), tonumber(oc), tonumber(op), cap[i], p[i])
-      end
-    end
-  end
+  policy_changed = found == 'changed'
 end
 
 -- Calendar quotas: the period that holds now, and what each counted in it before this request.

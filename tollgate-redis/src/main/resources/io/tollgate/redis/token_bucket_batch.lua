@@ -10,8 +10,8 @@ debts before the run, from which the caller works out K and each request's decis
 token_bucket.lua would; it charges the K here. A hot key thus costs one step per batch, not one per
 request. The runs of one key come one after another, so that each bucket is read once and written once.
 
-The arithmetic and the stored form are token_bucket_common.lua's, which TokenBucketScript puts in place of
-the "#include" line below when it loads this script. Requests never wait here: reservations (acquire with
+The clock is clock.lua's, the arithmetic and the stored form token_bucket_common.lua's, which
+TokenBucketScript puts in place of the "#include" lines below when it loads this script. Requests never wait here: reservations (acquire with
 a wait) go through token_bucket.lua.
 
 KEYS     the buckets, each once, in the order of their runs; on Redis Cluster all in one hash slot. Each is
@@ -51,6 +51,7 @@ token_bucket_common.lua's, written out). Everything else goes through the shared
 the same, as the differential tests check.
 ]]
 
+-- #include clock.lua
 -- #include token_bucket_common.lua
 
 local call, pcall_redis = redis.call, redis.pcall
@@ -76,14 +77,8 @@ local function whole(text)
   return nil
 end
 
-local now
+local now = now_micros(ARGV[1])
 local client_clock = ARGV[1] ~= ''
-if client_clock then
-  now = tonumber(ARGV[1])
-else
-  local time = call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
 local now_text = format('%d', now)
 
 -- The policies: their limits string (as stored), capacity, P, N and fill (C × P) of each limit, the
@@ -241,42 +236,20 @@ local function store()
   end
 end
 
--- Brings a bucket of any form to now under a policy, as a table of debts: decayed, converted if the policy
--- changed, or new if there was none or it was forgotten (full for the policy's retention).
+-- Brings a bucket of any form to now under a policy, as a table of debts (brought_to_now): a converted bucket
+-- is written (the in-memory limiter keeps a converted bucket too), and so is a new one that does not start
+-- full, which begins now, refused or not.
 local function bring_to(policy)
-  local count, n = policy.count, policy.n
-  local elapsed = now - time
-  if elapsed < 0 then
-    elapsed = 0 -- a clock behind the last writer's: no time has passed
-  end
-  local old = debts or { debt }
-  local now_debts = {}
-  if not limits or forgotten(limits, old, elapsed) then
-    for i = 1, count do
-      now_debts[i] = policy.initial[i]
+  local now_debts, found = brought_to_now(
+    limits, debts or { debt }, now - time, policy.text, policy.count, policy.cap, policy.p, policy.n, policy.initial)
+  if found == 'changed' then
+    written = policy
+  elseif found == 'new' then
+    for i = 1, policy.count do
       if now_debts[i] > 0 then
-        written = policy -- a new bucket that does not start full begins now, refused or not
+        written = policy
       end
     end
-  elseif limits == policy.text then
-    for i = 1, count do
-      now_debts[i] = decayed(old[i], elapsed, n[i])
-    end
-  else
-    for i = 1, count do
-      now_debts[i] = 0
-    end
-    -- The policy changed: each limit keeps the tokens it has spent as of now, up to its new capacity, and a full
-    -- one stays full. Limits are matched by position; a limit that did not exist starts full.
-    local i = 0
-    for oc, op, on in gmatch(limits, '(%d+),(%d+),(%d+)') do
-      i = i + 1
-      if i <= count then
-        now_debts[i] = converted(
-          decayed(old[i] or 0, elapsed, tonumber(on)), tonumber(oc), tonumber(op), policy.cap[i], policy.p[i])
-      end
-    end
-    written = policy -- the in-memory limiter keeps a converted bucket too
   end
   limits, time, debts, debt = policy.text, now, now_debts, nil
 end

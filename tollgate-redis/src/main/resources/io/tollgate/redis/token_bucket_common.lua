@@ -2,7 +2,7 @@
 Tollgate token bucket: what both scripts share, written once. TokenBucketScript puts this text in place of
 the include line that names this file in token_bucket.lua and token_bucket_batch.lua when it loads them,
 so that the script Redis runs is whole. It uses no KEYS or ARGV and replies nothing: it defines
-constants and functions only.
+constants and functions only. It follows clock.lua, which both scripts include first.
 
 This is io.tollgate.internal.TokenBucket in Lua, step for step. Time is counted in ticks of 1/N microsecond
 and a token is worth P ticks (N and P of each limit's rate, in lowest terms). A bucket's state is its debt:
@@ -20,7 +20,6 @@ when its key holds something else than a Tollgate bucket.
 ]]
 
 local MAX_TICKS = 9007199254740992 -- 2^53
-local CLIENT_CLOCK_TTL_MARGIN = 3600000 -- ms: Redis expires keys by its own clock, not a caller's
 local NOT_A_BUCKET = -1
 
 local fmod, find, sub, match, gmatch, format, tonumber, concat =
@@ -110,6 +109,43 @@ local function forgotten(text, old, elapsed)
     end
   end
   return true
+end
+
+-- A bucket brought to now under a policy of `count` limits (its limits text `limits`; each limit's capacity,
+-- P, N and new bucket's debt in the tables `cap`, `p`, `n` and `initial`), from the limits text `old_limits` it
+-- was written under (nil: there was none) and its debts then, `old`, `elapsed` µs ago. Returns its debts now,
+-- a new table, and how it was found: 'new' (none, or forgotten: each limit's debt of a new bucket), 'same'
+-- (written under this policy: refilled) or 'changed' (another policy's: refilled under it, then each limit
+-- keeps the tokens it has spent, up to its new capacity, and a full one stays full; limits are matched by
+-- position, and a limit that did not exist starts full).
+local function brought_to_now(old_limits, old, elapsed, limits, count, cap, p, n, initial)
+  if elapsed < 0 then
+    elapsed = 0 -- a clock behind the last writer's: no time has passed
+  end
+  local debts = {}
+  if not old_limits or forgotten(old_limits, old, elapsed) then
+    for i = 1, count do
+      debts[i] = initial[i]
+    end
+    return debts, 'new'
+  end
+  if old_limits == limits then
+    for i = 1, count do
+      debts[i] = decayed(old[i], elapsed, n[i])
+    end
+    return debts, 'same'
+  end
+  for i = 1, count do
+    debts[i] = 0
+  end
+  local i = 0
+  for oc, op, on in gmatch(old_limits, '(%d+),(%d+),(%d+)') do
+    i = i + 1
+    if i <= count then
+      debts[i] = converted(decayed(old[i] or 0, elapsed, tonumber(on)), tonumber(oc), tonumber(op), cap[i], p[i])
+    end
+  end
+  return debts, 'changed'
 end
 
 -- A stored bucket of any form as its time, its limits text and a table of its debts; nil if `stored` is

@@ -15,11 +15,14 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * One of Tollgate's Lua scripts, assembled and ready to run: the script's resource with {@code
- * token_bucket_common.lua} (what both scripts share) in place of its {@code -- #include} line, and the SHA-1
- * digest under which Redis caches that whole text. Calls go by digest ({@code EVALSHA}) and fall back to the
+ * One of Tollgate's Lua scripts, assembled and ready to run: the script's resource with each of its {@code --
+ * #include NAME.lua} lines replaced by that resource ({@code clock.lua}, the time, in every script that reads
+ * it; {@code token_bucket_common.lua}, what both token bucket scripts share), and the SHA-1 digest under which
+ * Redis caches that whole text. Calls go by digest ({@code EVALSHA}) and fall back to the
  * text when Redis does not have it ({@code EVAL}): it restarted, its script cache was flushed, or a replica
  * was promoted; that also caches it there again.
  *
@@ -33,14 +36,15 @@ public final class TokenBucketScript {
     /** The script of a batch of decisions. */
     public static final String BATCH_RESOURCE = "token_bucket_batch.lua";
 
-    /** The script of concurrency limits' permits: acquire, release, renew, count. Includes nothing. */
+    /** The script of concurrency limits' permits: acquire, release, renew, count. Includes the clock only. */
     public static final String IN_FLIGHT_RESOURCE = "in_flight.lua";
 
-    /** The script of live instances' announcements. Includes nothing. */
+    /** The script of live instances' announcements. Includes the clock only. */
     public static final String INSTANCES_RESOURCE = "instances.lua";
 
     private static final String COMMON = "token_bucket_common.lua";
     private static final String INCLUDE = "-- #include " + COMMON + "\n";
+    private static final Pattern INCLUDE_LINE = Pattern.compile("(?m)^-- #include ([a-z_]+\\.lua)\n");
     private static final String RESOURCES = "/io/tollgate/redis/";
 
     private static final byte[] REDIS_TIME = new byte[0];
@@ -57,14 +61,19 @@ public final class TokenBucketScript {
      * The script {@code resource} ({@link #RESOURCE}, {@link #BATCH_RESOURCE}, {@link #IN_FLIGHT_RESOURCE} or
      * {@link #INSTANCES_RESOURCE}), assembled.
      *
-     * @throws IllegalStateException if the resource is missing or has no {@code -- #include} line
+     * @throws IllegalStateException if a resource is missing, or a token bucket script has no line that includes
+     *     {@code token_bucket_common.lua}
      */
     public TokenBucketScript(String resource) {
         String text = read(resource);
         if (!text.contains(INCLUDE) && !resource.equals(IN_FLIGHT_RESOURCE) && !resource.equals(INSTANCES_RESOURCE)) {
             throw new IllegalStateException(resource + " has no line '" + INCLUDE.strip() + "'");
         }
-        source = text.replace(INCLUDE, read(COMMON)).getBytes(StandardCharsets.UTF_8);
+        // One level: the included parts include nothing themselves
+        source = INCLUDE_LINE
+                .matcher(text)
+                .replaceAll(line -> Matcher.quoteReplacement(read(line.group(1))))
+                .getBytes(StandardCharsets.UTF_8);
         try {
             digest = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source));
         } catch (NoSuchAlgorithmException e) {
