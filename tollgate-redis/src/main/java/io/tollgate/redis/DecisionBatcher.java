@@ -41,9 +41,10 @@ import java.util.function.Supplier;
  * #MAX_BATCH} requests, and a second batch goes before the first returns only when it is full. On Redis
  * Cluster a lane is one master, as the client last saw the topology: a batch of keys of several slots names
  * one of them to Redis, which routes the call and refuses declared keys of several slots, and passes the
- * rest as arguments (the script may touch keys of several slots as long as its node serves them). When the topology has changed and the node no
- * longer serves one of them, the script fails before writing anything, and the batch's requests go again,
- * each slot's on its own lane, where Lettuce follows Redis's redirections. Elsewhere there is one lane.
+ * rest as arguments (the script may touch keys of several slots as long as its node serves them). When the
+ * topology has changed and the node no longer serves one of them, the script fails before writing anything,
+ * and the batch's requests go again, each slot's on its own lane, where Lettuce follows Redis's redirections.
+ * Elsewhere there is one lane.
  *
  * <p>Within a batch, consecutive requests for one key with the same policy and cost form a run, which the
  * script decides in one step: it replies with the bucket's debts before the run, and this class works out

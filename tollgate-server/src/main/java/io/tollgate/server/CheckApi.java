@@ -33,11 +33,12 @@ import java.util.concurrent.TimeUnit;
  * results} in order.
  *
  * <p>Client errors are RFC 9457 problems: malformed JSON, a missing, unknown or wrong-typed field, a cost out
- * of range or a key longer than {@value CheckRequest#MAX_KEY_FIELD_LENGTH} characters get 400, an unknown policy 404, a body
- * over {@value #MAX_BODY_BYTES} bytes 413, another method than POST 405. After a 413 the rest of the body is
- * read and thrown away, up to {@value #LINGER_MAX_BYTES} bytes and {@value #LINGER_MAX_SECONDS} seconds, as
- * nginx's lingering close does, so that a client that writes its whole body before reading gets the 413
- * rather than a broken pipe; then the connection is closed. Thread-safe.
+ * of range or a key longer than {@value CheckRequest#MAX_KEY_FIELD_LENGTH} characters get 400, an unknown
+ * policy 404, a body over {@value #MAX_BODY_BYTES} bytes 413, another method than POST 405. After a 413 the
+ * rest of the body is read and thrown away, up to {@value #LINGER_MAX_BYTES} bytes and
+ * {@value #LINGER_MAX_SECONDS} seconds, as nginx's lingering close does, so that a client that writes its
+ * whole body before reading gets the 413 rather than a broken pipe; then the connection is closed.
+ * Thread-safe.
  */
 final class CheckApi {
 
