@@ -11,8 +11,8 @@ token_bucket.lua would; it charges the K here. A hot key thus costs one step per
 request. The runs of one key come one after another, so that each bucket is read once and written once.
 
 The clock is clock.lua's, the arithmetic and the stored form token_bucket_common.lua's, which
-TokenBucketScript puts in place of the "#include" lines below when it loads this script. Requests never wait here: reservations (acquire with
-a wait) go through token_bucket.lua.
+TokenBucketScript puts in place of the "#include" lines below when it loads this script. Requests never wait
+here: reservations (acquire with a wait) go through token_bucket.lua.
 
 KEYS     the buckets, each once, in the order of their runs; on Redis Cluster all in one hash slot. Each is
          a string "T|LIMITS|D1|D2|..." as token_bucket.lua writes it. Or, on Redis Cluster for buckets of
