@@ -12,6 +12,9 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.testing.RedisServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +26,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
 
 /**
  * Batching against a real redis-server that the tests freeze (SIGSTOP), so that requests pile up and
@@ -245,6 +250,33 @@ class BatchingTest {
     }
 
     @Test
+    @EnabledOnOs(OS.LINUX) // reads the kernel's table of TCP sockets
+    void aFullBatchGoesWithoutWaitingForTheOneOnItsWay() throws Exception {
+        try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
+            limiter.tryAcquire("warm-up", TEN);
+            long callsBefore = scriptCalls();
+
+            // A stopped Redis reads nothing: what the limiter writes meanwhile waits in Redis's socket
+            server.pause();
+            List<CompletableFuture<Decision>> burst = new ArrayList<>(submit(limiter, "first", 1));
+            TimeUnit.MILLISECONDS.sleep(50);
+            long firstBatch = bytesWaitingForRedis();
+            for (int i = 0; i < DecisionBatcher.MAX_BATCH; i++) {
+                burst.add(limiter.tryAcquireAsync("key-" + i, TEN, 1).toCompletableFuture());
+            }
+            TimeUnit.MILLISECONDS.sleep(100);
+            long bothBatches = bytesWaitingForRedis();
+            server.resume();
+
+            assertThat(join(burst)).allMatch(Decision::allowed);
+            assertThat(bothBatches - firstBatch)
+                    .as("bytes of the full batch, written while the first was on its way")
+                    .isGreaterThan(10L * DecisionBatcher.MAX_BATCH);
+            assertThat(scriptCalls() - callsBefore).isEqualTo(2);
+        }
+    }
+
+    @Test
     void manyKeysShareAScriptCall() throws Exception {
         try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
             limiter.tryAcquire("warm-up", TEN);
@@ -377,6 +409,27 @@ class BatchingTest {
 
     private static List<Decision> join(List<CompletableFuture<Decision>> futures) {
         return futures.stream().map(CompletableFuture::join).toList();
+    }
+
+    /** Bytes that the test's Redis has received and not read yet, over all its connections (Linux only). */
+    private long bytesWaitingForRedis() throws IOException {
+        String local = String.format(":%04X", server.port());
+        long waiting = 0;
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            Path path = Path.of(table);
+            if (!Files.exists(path)) {
+                continue;
+            }
+            List<String> rows = Files.readAllLines(path);
+            for (String row : rows.subList(1, rows.size())) {
+                // sl local_address rem_address st tx_queue:rx_queue ...; st 01 is ESTABLISHED
+                String[] fields = row.trim().split("\\s+");
+                if (fields[1].endsWith(local) && fields[3].equals("01")) {
+                    waiting += Long.parseLong(fields[4].substring(fields[4].indexOf(':') + 1), 16);
+                }
+            }
+        }
+        return waiting;
     }
 
     private long scriptCalls() {
