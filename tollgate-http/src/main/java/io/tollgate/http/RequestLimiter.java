@@ -1,25 +1,15 @@
 package io.tollgate.http;
 
 import io.tollgate.Decision;
-import io.tollgate.Degradation;
-import io.tollgate.FailurePolicy;
-import io.tollgate.Limit;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
-import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.RateLimitFields;
 import io.tollgate.internal.Arguments;
-import io.tollgate.internal.WarmUpKeys;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 
@@ -70,41 +60,26 @@ public final class RequestLimiter {
     /** The detail of the 403 problem answered to a client on a rule's denylist. */
     public static final String DENIED_DETAIL = "Requests from this client are refused.";
 
-    private static final System.Logger SETTLE_LOG = System.getLogger(RequestLimiter.class.getName());
-
-    private static final RequestDecision DENIED = RequestDecision.problem(403, DENIED_DETAIL);
-
-    private static final int WARM_UP_CHECKS = 2_000;
-    private static final Policy WARM_UP_PASSING =
-            Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX + "-http", Limit.of(1_000_000, Rate.perSecond(1_000_000)));
-    private static final Policy WARM_UP_REFUSING =
-            Policy.of(RateLimiter.WARM_UP_POLICY_PREFIX + "-http-refused", Limit.of(1, Rate.perSecond(1_000)));
-
     private final RateLimiter limiter;
     private final List<Rule> rules;
-    private final ClientIpResolver clientIps;
-    private final boolean legacyHeaders;
-    private final boolean degradedHeader;
-    private final int refusalStatus;
-    private final int unavailableStatus;
-    private final String refusalContentType;
-    private final Function<Refusal, String> refusalBody;
     private final RequestMetrics metrics;
-    /** Whether a rule takes slots of a concurrency limit: only then can a failed check leave one behind. */
-    private final boolean holdsSlots;
+    private final DecisionAnswers answers;
+    private final RuleMatching matching;
+    private final CostSettlement settlement;
 
     private RequestLimiter(Builder builder) {
         this.limiter = builder.limiter;
         this.rules = List.copyOf(builder.rules);
-        this.clientIps = builder.clientIps;
-        this.legacyHeaders = builder.legacyHeaders;
-        this.degradedHeader = builder.degradedHeader;
-        this.refusalStatus = builder.refusalStatus;
-        this.unavailableStatus = builder.unavailableStatus;
-        this.refusalContentType = builder.refusalContentType;
-        this.refusalBody = builder.refusalBody;
         this.metrics = builder.metrics;
-        this.holdsSlots = rules.stream().anyMatch(rule -> rule.inFlight() != null);
+        this.answers = new DecisionAnswers(
+                builder.legacyHeaders,
+                builder.degradedHeader,
+                builder.refusalStatus,
+                builder.unavailableStatus,
+                builder.refusalContentType,
+                builder.refusalBody);
+        this.matching = new RuleMatching(rules, builder.clientIps, metrics, new RuleChecks(limiter, metrics, answers));
+        this.settlement = new CostSettlement(limiter, metrics);
     }
 
     /**
@@ -137,23 +112,7 @@ public final class RequestLimiter {
      * @throws NullPointerException if maxTime is null
      */
     public boolean warmUp(Duration maxTime) {
-        long start = System.nanoTime();
-        boolean warm = limiter.warmUp(maxTime);
-        long maxNanos = Math.min(maxTime.toMillis(), Long.MAX_VALUE / 2_000_000) * 1_000_000;
-        Rule passing = Rule.builder(WARM_UP_PASSING).build();
-        Rule refusing = Rule.builder(WARM_UP_REFUSING).build();
-        for (int i = 0; i < WARM_UP_CHECKS; i++) {
-            if (System.nanoTime() - start > maxNanos) {
-                warm = false;
-                break;
-            }
-            String key = WarmUpKeys.key(i % 8);
-            RuleOutcome allowed = check(passing, key);
-            respond(List.of(allowed));
-            respond(List.of(allowed, check(refusing, key)));
-        }
-        metrics.forgetWarmUp();
-        return warm;
+        return HttpWarmUp.warmUp(this, limiter, metrics, maxTime);
     }
 
     /**
@@ -165,206 +124,15 @@ public final class RequestLimiter {
      * @throws NullPointerException if request is null
      */
     public CompletionStage<RequestDecision> decide(HttpRequestView request) {
-        Objects.requireNonNull(request, "request");
-        List<Rule> applied = new ArrayList<>(rules.size());
-        List<Policy> policies = new ArrayList<>(rules.size());
-        List<String> keys = new ArrayList<>(rules.size());
-        for (Rule rule : rules) {
-            if (!rule.matches(request)) {
-                continue;
-            }
-            ClientKey clientKey = rule.key();
-            String key = clientKey.resolve(request, clientIps);
-            if (key == null) {
-                RequestDecision rejected = missingKey(rule, clientKey.describe());
-                if (rejected != null) {
-                    return CompletableFuture.completedFuture(rejected);
-                }
-                if (rule.onMissingKey() instanceof MissingKey.Fallback fallback) {
-                    clientKey = fallback.key();
-                    key = clientKey.resolve(request, clientIps);
-                }
-                if (key == null) {
-                    continue;
-                }
-            }
-            Policy policy = rule.policy();
-            PolicyChoice choice = rule.choice();
-            if (!choice.isFixed()) {
-                String value = clientKey.value(request, clientIps);
-                PolicyChoice.Listing listing = choice.listing(value, request, clientIps);
-                if (listing != PolicyChoice.Listing.NONE) {
-                    metrics.listed(rule, listing);
-                    if (listing == PolicyChoice.Listing.DENIED && !rule.dryRun()) {
-                        return CompletableFuture.completedFuture(DENIED);
-                    }
-                    continue; // an allowed client is not limited; a dry run's denied one is only counted
-                }
-                if (policy != null) {
-                    policy = choice.choose(policy, request, value);
-                }
-            }
-            applied.add(rule);
-            policies.add(policy);
-            keys.add(Arguments.boundedKey(key));
-        }
-        if (applied.isEmpty()) {
-            return CompletableFuture.completedFuture(RequestDecision.unlimited());
-        }
-        Checks checks = new Checks(applied, policies, keys);
-        CompletionStage<RequestDecision> decided = checkFrom(checks, 0);
-        if (!holdsSlots) {
-            return decided;
-        }
-        return decided.whenComplete((decision, failure) -> {
-            if (failure != null) {
-                checks.releasePermits(); // the limiter failed midway: nothing may keep a slot for this request
-            }
-        });
-    }
-
-    /** The checks of one request: the rules that apply, with their policies and keys, and what they decided. */
-    private static final class Checks {
-
-        final List<Rule> rules;
-        final List<Policy> policies;
-        final List<String> keys;
-        final List<RuleOutcome> outcomes;
-        List<Permit> permits = List.of(); // most requests hold no slot: no list for them
-
-        Checks(List<Rule> rules, List<Policy> policies, List<String> keys) {
-            this.rules = rules;
-            this.policies = policies;
-            this.keys = keys;
-            this.outcomes = new ArrayList<>(rules.size());
-        }
-
-        void hold(Permit permit) {
-            if (permits.isEmpty()) {
-                permits = new ArrayList<>(1);
-            }
-            permits.add(permit);
-        }
-
-        void releasePermits() {
-            permits.forEach(Permit::releaseAsync);
-            permits = List.of();
-        }
-    }
-
-    /**
-     * Checks the rules from step {@code next} on, in order, until one refuses: each rule's step {@code 2i}
-     * takes a slot of its concurrency limit, if it has one, and step {@code 2i+1} charges its policy, if it has
-     * one (a request refused for its rate holds no slot; one refused for its slots takes no tokens). Decisions
-     * that are ready at once are taken in this loop, so the in-memory limiter costs no future per rule.
-     */
-    private CompletionStage<RequestDecision> checkFrom(Checks checks, int next) {
-        for (int step = next; step < 2 * checks.rules.size(); step++) {
-            int index = step / 2;
-            Rule rule = checks.rules.get(index);
-            String key = checks.keys.get(index);
-            int following = step + 1;
-            if (step % 2 == 0) {
-                if (rule.inFlight() == null) {
-                    continue;
-                }
-                CompletableFuture<Permit> pending =
-                        limiter.tryAcquirePermitAsync(key, rule.inFlight()).toCompletableFuture();
-                if (!pending.isDone() || pending.isCompletedExceptionally()) {
-                    return pending.thenCompose(permit -> holds(checks, rule, permit)
-                            ? checkFrom(checks, following)
-                            : CompletableFuture.completedFuture(tooManyInFlight(checks, permit)));
-                }
-                if (!holds(checks, rule, pending.join())) {
-                    return CompletableFuture.completedFuture(tooManyInFlight(checks, pending.join()));
-                }
-                continue;
-            }
-            Policy policy = checks.policies.get(index);
-            if (policy == null) {
-                continue;
-            }
-            CompletableFuture<Decision> pending =
-                    limiter.tryAcquireAsync(key, policy, rule.cost()).toCompletableFuture();
-            if (!pending.isDone() || pending.isCompletedExceptionally()) {
-                return pending.thenCompose(
-                        decision -> record(checks.outcomes, new RuleOutcome(rule, policy, key, decision))
-                                ? CompletableFuture.completedFuture(refused(checks))
-                                : checkFrom(checks, following));
-            }
-            if (record(checks.outcomes, new RuleOutcome(rule, policy, key, pending.join()))) {
-                return CompletableFuture.completedFuture(refused(checks));
-            }
-        }
-        if (checks.outcomes.isEmpty()) {
-            return CompletableFuture.completedFuture(
-                    new RequestDecision(true, 200, Map.of(), new byte[0], List.of(), checks.permits));
-        }
-        RequestDecision allowed = respond(checks.outcomes);
-        return CompletableFuture.completedFuture(
-                checks.permits.isEmpty()
-                        ? allowed
-                        : new RequestDecision(
-                                true,
-                                allowed.status(),
-                                allowed.headers(),
-                                new byte[0],
-                                allowed.outcomes(),
-                                checks.permits));
-    }
-
-    /** Records a permit; returns whether the request may go on: the slot was taken, or the rule only reports. */
-    private boolean holds(Checks checks, Rule rule, Permit permit) {
-        metrics.permit(rule, permit);
-        if (permit.acquired()) {
-            checks.hold(permit);
-            return true;
-        }
-        return rule.dryRun();
-    }
-
-    /** Returns the answer to a request that a rule refused for its rate, giving back the slots it took. */
-    private RequestDecision refused(Checks checks) {
-        checks.releasePermits();
-        return respond(checks.outcomes);
-    }
-
-    /**
-     * Returns the answer to a request refused because its client has as many requests in flight as a rule's
-     * concurrency limit allows, giving back the slots it took: 429 (or the configured status), or the
-     * unavailable status when the limiter could not decide and fails closed, {@code Retry-After: 1} (a slot
-     * comes back when a request ends, which nobody can foretell), and the rate-limit fields of the rules
-     * decided before it.
-     */
-    private RequestDecision tooManyInFlight(Checks checks, Permit refused) {
-        checks.releasePermits();
-        boolean unavailable = refused.degraded() && refused.degradation().fallback() == FailurePolicy.DENY;
-        int status = unavailable ? unavailableStatus : refusalStatus;
-        Map<String, String> headers = new LinkedHashMap<>();
-        if (!checks.outcomes.isEmpty()) {
-            headers.putAll(respond(checks.outcomes).headers());
-        }
-        headers.put("Retry-After", "1");
-        headers.put("Cache-Control", "no-store");
-        headers.put("Content-Type", refusalContentType);
-        byte[] body = refusalBody
-                .apply(new Refusal(status, 1, List.of(refused.limit().name()), checks.outcomes, unavailable, true))
-                .getBytes(StandardCharsets.UTF_8);
-        return new RequestDecision(false, status, headers, body, checks.outcomes);
-    }
-
-    /** Adds an outcome; returns whether it refuses the request, which ends the check. */
-    private boolean record(List<RuleOutcome> outcomes, RuleOutcome outcome) {
-        outcomes.add(outcome);
-        metrics.decided(outcome);
-        return outcome.refuses();
+        return matching.decide(Objects.requireNonNull(request, "request"));
     }
 
     /**
      * Decides one rule for a client key that the caller found itself (such as from a method's arguments),
-     * waiting for the limiter, and records it in the metrics. The key is used as it is, except that one longer than {@value
-     * #MAX_KEY_LENGTH} characters becomes {@code sha256:} and its digest. With {@link #respond}, this lets other enforcement points, such as an annotation on
-     * a controller method, answer exactly as the rules do.
+     * waiting for the limiter, and records it in the metrics. The key is used as it is, except that one longer
+     * than {@value #MAX_KEY_LENGTH} characters becomes {@code sha256:} and its digest. With {@link #respond},
+     * this lets other enforcement points, such as an annotation on a controller method, answer exactly as the
+     * rules do.
      *
      * @throws IllegalArgumentException if the key is empty, or the rule has no policy (only a concurrency limit)
      * @throws NullPointerException if an argument is null
@@ -415,41 +183,7 @@ public final class RequestLimiter {
     public CompletionStage<Void> settle(RequestDecision decision, int status, Function<String, String> responseHeader) {
         Objects.requireNonNull(decision, "decision");
         Objects.requireNonNull(responseHeader, "responseHeader");
-        List<CompletableFuture<?>> pending = new ArrayList<>();
-        for (RuleOutcome outcome : decision.outcomes()) {
-            if (!outcome.settlesAfterResponse()) {
-                continue;
-            }
-            long taken = outcome.rule().cost();
-            long difference = outcome.rule().responseCost().finalCost(taken, status, responseHeader) - taken;
-            if (difference == 0) {
-                continue;
-            }
-            CompletableFuture<?> settled;
-            try {
-                settled = (difference > 0
-                                ? limiter.chargeAsync(outcome.key(), outcome.policy(), difference)
-                                : limiter.refundAsync(outcome.key(), outcome.policy(), -difference))
-                        .toCompletableFuture();
-            } catch (RuntimeException e) {
-                settled = CompletableFuture.failedFuture(e);
-            }
-            pending.add(settled.handle((done, failure) -> {
-                metrics.settled(outcome, difference, failure == null);
-                if (failure != null) {
-                    SETTLE_LOG.log(
-                            System.Logger.Level.WARNING,
-                            () -> "Tollgate: could not " + (difference > 0 ? "charge " : "refund ")
-                                    + Math.abs(difference)
-                                    + " tokens of policy '" + outcome.policy().name() + "' after the response: "
-                                    + (failure.getCause() == null ? failure : failure.getCause()));
-                }
-                return null;
-            }));
-        }
-        return pending.isEmpty()
-                ? CompletableFuture.completedFuture(null)
-                : CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
+        return settlement.settle(decision, status, responseHeader);
     }
 
     /**
@@ -492,42 +226,19 @@ public final class RequestLimiter {
      * @throws IllegalArgumentException if there are no outcomes
      */
     public RequestDecision respond(List<RuleOutcome> outcomes) {
-        if (outcomes.isEmpty()) {
-            throw new IllegalArgumentException("no outcomes to respond to");
-        }
-        Map<String, String> headers = new LinkedHashMap<>();
-        headers.put("RateLimit-Policy", RateLimitFields.policy(outcomes));
-        headers.put("RateLimit", RateLimitFields.rateLimit(outcomes));
-        if (legacyHeaders) {
-            headers.putAll(RateLimitFields.legacy(outcomes));
-        }
-        if (degradedHeader) {
-            String degraded = degradations(outcomes);
-            if (!degraded.isEmpty()) {
-                headers.put("Tollgate-Degraded", degraded);
-            }
-        }
-        List<RuleOutcome> refusals =
-                outcomes.stream().filter(RuleOutcome::refuses).toList();
-        if (refusals.isEmpty()) {
-            return new RequestDecision(true, 200, headers, new byte[0], outcomes);
-        }
-        // A client over its limit is told so, even if another rule could not decide.
-        boolean unavailable = refusals.stream().allMatch(RuleOutcome::limiterUnavailable);
-        int status = unavailable ? unavailableStatus : refusalStatus;
-        long retryAfter = RateLimitFields.retryAfterSeconds(
-                RateLimitFields.mostRestrictive(refusals).decision());
-        headers.put("Retry-After", Long.toString(retryAfter));
-        headers.put("Cache-Control", "no-store");
-        headers.put("Content-Type", refusalContentType);
-        List<String> policies = refusals.stream()
-                .map(outcome -> outcome.policy().name())
-                .distinct()
-                .toList();
-        byte[] body = refusalBody
-                .apply(new Refusal(status, retryAfter, policies, outcomes, unavailable))
-                .getBytes(StandardCharsets.UTF_8);
-        return new RequestDecision(false, status, headers, body, outcomes);
+        return answers.respond(Objects.requireNonNull(outcomes, "outcomes"));
+    }
+
+    /**
+     * Returns what to answer for one decision of {@code policy} made without rules, as the decision API makes
+     * them: the rate-limit header fields and, if it refuses, the refusal, exactly as {@link #respond(List)}
+     * answers a rule of that policy that is not a dry run. The {@link Refusal#outcomes()} a custom body sees
+     * are empty (there was no rule).
+     *
+     * @throws NullPointerException if an argument is null
+     */
+    public RequestDecision respond(Policy policy, Decision decision) {
+        return answers.respond(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(decision, "decision"));
     }
 
     /**
@@ -539,52 +250,8 @@ public final class RequestLimiter {
      * @throws NullPointerException if an argument is null
      */
     public RequestDecision missingKey(Rule rule, String whatIsMissing) {
-        metrics.missingKey(Objects.requireNonNull(rule, "rule"));
-        Objects.requireNonNull(whatIsMissing, "whatIsMissing");
-        if (rule.onMissingKey() instanceof MissingKey.Reject reject) {
-            return RequestDecision.problem(reject.status(), "This request must carry " + whatIsMissing + ".");
-        }
-        return null;
-    }
-
-    /** Returns, for the degraded outcomes, {@code "policy";cause=timeout;fallback=allow} items. */
-    private static String degradations(List<RuleOutcome> outcomes) {
-        List<String> items = new ArrayList<>();
-        for (RuleOutcome outcome : outcomes) {
-            Degradation degradation = outcome.decision().degradation();
-            if (degradation != null) {
-                items.add("\"" + outcome.policy().name() + "\";cause="
-                        + degradation.cause().name().toLowerCase(Locale.ROOT).replace('_', '-')
-                        + ";fallback="
-                        + degradation.fallback().name().toLowerCase(Locale.ROOT));
-            }
-        }
-        return String.join(", ", items);
-    }
-
-    /**
-     * The default refusal body: an RFC 9457 problem of the given type, or of type {@value #UNAVAILABLE_TYPE}
-     * when the limiter is unavailable.
-     */
-    private static Function<Refusal, String> problemBody(String type) {
-        return refusal -> refusal.limiterUnavailable()
-                ? ProblemJson.write(
-                        UNAVAILABLE_TYPE,
-                        "Rate limiter unavailable",
-                        refusal.status(),
-                        "The rate limiter cannot decide for " + String.join(", ", refusal.policies())
-                                + " and refuses requests until it can; retry in " + refusal.retryAfterSeconds()
-                                + " s.",
-                        refusal.policies(),
-                        refusal.retryAfterSeconds())
-                : ProblemJson.write(
-                        type,
-                        refusal.status(),
-                        (refusal.tooManyInFlight() ? "Too many requests in flight for " : "Rate limit exceeded for ")
-                                + String.join(", ", refusal.policies()) + "; retry in "
-                                + refusal.retryAfterSeconds() + " s.",
-                        refusal.policies(),
-                        refusal.retryAfterSeconds());
+        return matching.missingKey(
+                Objects.requireNonNull(rule, "rule"), Objects.requireNonNull(whatIsMissing, "whatIsMissing"));
     }
 
     /** Settings for a {@link RequestLimiter}. Not thread-safe. */
@@ -598,7 +265,7 @@ public final class RequestLimiter {
         private int refusalStatus = DEFAULT_REFUSAL_STATUS;
         private int unavailableStatus = DEFAULT_UNAVAILABLE_STATUS;
         private String refusalContentType = ProblemJson.CONTENT_TYPE;
-        private Function<Refusal, String> refusalBody = problemBody(DEFAULT_PROBLEM_TYPE);
+        private Function<Refusal, String> refusalBody = DecisionAnswers.problemBody(DEFAULT_PROBLEM_TYPE);
         private RequestMetrics metrics = RequestMetrics.NONE;
 
         private Builder(RateLimiter limiter) {
@@ -678,7 +345,7 @@ public final class RequestLimiter {
                 throw new IllegalArgumentException("problem type must not be blank; the default is about:blank");
             }
             this.refusalContentType = ProblemJson.CONTENT_TYPE;
-            this.refusalBody = problemBody(uri);
+            this.refusalBody = DecisionAnswers.problemBody(uri);
             return this;
         }
 

@@ -428,6 +428,36 @@ class RequestLimiterTest {
     }
 
     @Test
+    void aDecisionOfAPolicyAloneIsAnsweredExactlyAsARuleOfThatPolicy() {
+        RequestLimiter requests = RequestLimiter.builder(limiter)
+                .legacyHeaders(true)
+                .degradedHeader(true)
+                .refusalStatus(420)
+                .problemType("https://example.com/problems/rate-limited")
+                .build();
+        Rule perIp = Rule.builder(THREE).build();
+        Decision allowed = limiter.tryAcquire("ip:1", THREE, 2);
+        Decision refused = limiter.tryAcquire("ip:1", THREE, 2);
+        Decision failedOpen = new DegradedLimiter(FailurePolicy.ALLOW).tryAcquire("ip:1", THREE);
+        Decision failedClosed = new DegradedLimiter(FailurePolicy.DENY).tryAcquire("ip:1", THREE);
+
+        for (Decision decision : List.of(allowed, refused, failedOpen, failedClosed)) {
+            RequestDecision alone = requests.respond(THREE, decision);
+            RequestDecision byRule = requests.respond(List.of(new RuleOutcome(perIp, "ip:1", decision)));
+
+            assertThat(alone.allowed()).isEqualTo(byRule.allowed()).isEqualTo(decision.allowed());
+            assertThat(alone.status()).isEqualTo(byRule.status());
+            assertThat(alone.headers()).containsExactlyEntriesOf(byRule.headers());
+            assertThat(alone.body()).isEqualTo(byRule.body());
+            assertThat(alone.outcomes()).isEmpty();
+        }
+        assertThat(requests.respond(THREE, refused).status()).isEqualTo(420);
+        assertThat(requests.respond(THREE, failedClosed).status()).isEqualTo(503);
+        assertThat(requests.respond(THREE, failedOpen).headers())
+                .containsEntry("Tollgate-Degraded", "\"per-ip\";cause=timeout;fallback=allow");
+    }
+
+    @Test
     void aRuleCheckedWithoutWaitingChargesAndRefusesAsTheWaitingCheck() {
         RequestLimiter requests = RequestLimiter.builder(limiter).build();
         Rule perUser = Rule.builder(THREE).build();

@@ -3,12 +3,11 @@ package io.tollgate.server;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.tollgate.BucketState;
 import io.tollgate.Decision;
+import io.tollgate.FailurePolicy;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
-import io.tollgate.http.Rule;
-import io.tollgate.http.RuleOutcome;
 import io.tollgate.server.CheckRequest.BadRequest;
 import io.tollgate.server.CheckRequest.Check;
 import java.io.IOException;
@@ -18,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
@@ -60,7 +58,6 @@ final class CheckApi {
     private final RateLimiter limiter;
     private final RequestLimiter answers;
     private final ServerMetrics metrics;
-    private final Map<Policy, Rule> rules = new ConcurrentHashMap<>();
 
     /** What to answer a request: the status, the header fields, Content-Type included, and the body. */
     record Answer(int status, Map<String, String> headers, byte[] body) {
@@ -157,14 +154,11 @@ final class CheckApi {
      * or, when the limiter is unavailable, a problem that also carries the decision's fields.
      */
     private Answer single(Check check, Decision decision) {
-        Rule rule = rules.computeIfAbsent(
-                check.policy(), policy -> Rule.builder(policy).build());
-        RuleOutcome outcome = new RuleOutcome(rule, check.key(), decision);
-        RequestDecision rendered = answers.respond(List.of(outcome));
+        RequestDecision rendered = answers.respond(check.policy(), decision);
         Map<String, String> headers = new LinkedHashMap<>(rendered.headers());
         headers.put("Cache-Control", "no-store");
         String result = JsonText.of(generator -> result(generator, check, decision));
-        if (outcome.limiterUnavailable()) {
+        if (!rendered.allowed() && decision.degraded() && decision.degradation().fallback() == FailurePolicy.DENY) {
             String problem = new String(rendered.body(), StandardCharsets.UTF_8);
             String merged = problem.substring(0, problem.length() - 1) + "," + result.substring(1);
             return new Answer(rendered.status(), headers, merged.getBytes(StandardCharsets.UTF_8));

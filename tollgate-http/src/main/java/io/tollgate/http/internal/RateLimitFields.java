@@ -81,12 +81,15 @@ public final class RateLimitFields {
 
     /** Returns the legacy {@code X-RateLimit-*} trio for the most restrictive of these outcomes. */
     public static Map<String, String> legacy(List<RuleOutcome> outcomes) {
-        RuleOutcome worst = mostRestrictive(outcomes);
+        return legacy(mostRestrictive(outcomes).decision());
+    }
+
+    /** Returns the legacy {@code X-RateLimit-*} trio for one decision. */
+    public static Map<String, String> legacy(Decision decision) {
         Map<String, String> fields = new LinkedHashMap<>();
-        fields.put("X-RateLimit-Limit", Long.toString(worst.decision().limit().capacity()));
-        fields.put("X-RateLimit-Remaining", Long.toString(worst.decision().remaining()));
-        fields.put(
-                "X-RateLimit-Reset", Long.toString(ceilSeconds(worst.decision().resetAfterMicros())));
+        fields.put("X-RateLimit-Limit", Long.toString(decision.limit().capacity()));
+        fields.put("X-RateLimit-Remaining", Long.toString(decision.remaining()));
+        fields.put("X-RateLimit-Reset", Long.toString(ceilSeconds(decision.resetAfterMicros())));
         return fields;
     }
 
