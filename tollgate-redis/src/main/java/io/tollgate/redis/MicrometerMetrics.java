@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
@@ -174,6 +175,16 @@ public final class MicrometerMetrics implements MetricsRecorder {
     }
 
     @Override
+    public void permitDecided(ConcurrencyLimit limit, boolean acquired, String source) {
+        Counter.builder("tollgate.permits")
+                .description("Permits of concurrency limits returned, by limit, outcome (acquired or refused) and"
+                        + " what made them: redis, or fallback (the failure policy)")
+                .tags("limit", limit.name(), "outcome", acquired ? "acquired" : "refused", "source", source)
+                .register(registry)
+                .increment();
+    }
+
+    @Override
     public void answered(long micros) {
         latency().record(micros, TimeUnit.MICROSECONDS);
     }
@@ -183,7 +194,7 @@ public final class MicrometerMetrics implements MetricsRecorder {
         if (timer == null) {
             // Registering twice returns the same timer: a race here costs a lookup, not a second meter.
             timer = Timer.builder("tollgate.redis.latency")
-                    .description("Time Redis took to answer a decision, late answers included")
+                    .description("Time Redis took to answer a call (a decision or a permit), late answers included")
                     .serviceLevelObjectives(LATENCY_BUCKETS)
                     .register(registry);
             latency = timer;
@@ -194,8 +205,8 @@ public final class MicrometerMetrics implements MetricsRecorder {
     @Override
     public void failed(Degradation.Cause cause) {
         Counter.builder("tollgate.redis.failures")
-                .description("Decisions Redis did not make, by cause: timeout, unreachable, error_reply or"
-                        + " circuit_open")
+                .description("Decisions and permits Redis did not make, by cause: timeout, unreachable, error_reply"
+                        + " or circuit_open")
                 .tag("cause", cause.name().toLowerCase(Locale.ROOT))
                 .register(registry)
                 .increment();

@@ -4,12 +4,11 @@ import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Degradation;
-import io.tollgate.FailurePolicy;
 import io.tollgate.Permit;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.Arguments;
 import io.tollgate.internal.InFlightSlots;
-import io.tollgate.internal.guard.StoreFailure;
+import io.tollgate.internal.guard.GuardedRateLimiter;
+import io.tollgate.internal.guard.PermitStore;
 import io.tollgate.redis.internal.TokenBucketScript;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
@@ -28,22 +27,17 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
-import java.util.function.IntSupplier;
 
 /**
  * Concurrency limits' permits in Redis: a sorted set of leases per limit and key ({@code in_flight.lua}),
- * each acquisition one script call within the time budget, and a lease kept alive by renewing it while its
- * permit is open, so that the slots of an instance that dies come back within the lease.
- *
- * <p>When Redis cannot decide within the budget, the failure policy does: {@code ALLOW} grants a permit that
- * holds no slot, {@code DENY} refuses, {@code LOCAL} counts this instance's permits against its share of the
- * limit ({@code maxInFlight} divided by the instances sharing it, at least 1). An acquisition whose answer comes after the
- * budget and took a slot gives it back at once.
+ * each acquisition one script call, and a lease kept alive by renewing it while its permit is open, so that
+ * the slots of an instance that dies come back within the lease. The guard ({@link GuardedRateLimiter}) races
+ * each call against the time budget under the node's circuit breaker, and decides by the failure policy when
+ * Redis cannot.
  *
  * <p>Thread-safe.
  */
-final class RedisPermits implements AutoCloseable {
+final class RedisPermits implements PermitStore<byte[]> {
 
     private static final System.Logger LOG = System.getLogger(RedisRateLimiter.class.getName());
 
@@ -59,11 +53,10 @@ final class RedisPermits implements AutoCloseable {
     private final RedisConnector connector;
     private final BucketKeys keys;
     private final TimeSource clientClock;
-    private final Duration timeout;
-    private final Function<String, FailurePolicy> failurePolicy;
-    private final IntSupplier instances;
+    /** How long closing a permit waits for Redis to take it back: the time budget. */
+    private final Duration closeWait;
+
     private final TokenBucketScript script = new TokenBucketScript(TokenBucketScript.IN_FLIGHT_RESOURCE);
-    private final InFlightSlots local = new InFlightSlots();
     private final Set<LeasedPermit> open = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean renewing = new AtomicBoolean();
     private final ScheduledExecutorService renewal = Executors.newSingleThreadScheduledExecutor(runnable -> {
@@ -74,88 +67,34 @@ final class RedisPermits implements AutoCloseable {
 
     /**
      * @param clientClock the caller's clock for tests, or null for Redis's own time
-     * @param failurePolicy the failure policy of a limit, by name
+     * @param closeWait how long {@link Permit#close()} waits for Redis to take the slot back
      */
-    RedisPermits(
-            RedisConnector connector,
-            BucketKeys keys,
-            TimeSource clientClock,
-            Duration timeout,
-            Function<String, FailurePolicy> failurePolicy,
-            IntSupplier instances) {
+    RedisPermits(RedisConnector connector, BucketKeys keys, TimeSource clientClock, Duration closeWait) {
         this.connector = connector;
         this.keys = keys;
         this.clientClock = clientClock;
-        this.timeout = timeout;
-        this.failurePolicy = failurePolicy;
-        this.instances = instances;
+        this.closeWait = closeWait;
     }
 
-    CompletionStage<Permit> tryAcquire(String key, ConcurrencyLimit limit) {
-        Arguments.checkPermit(key, limit);
-        byte[] address = keys.inFlightKey(limit.name(), key);
+    @Override
+    public byte[] address(String key, ConcurrencyLimit limit) {
+        return keys.inFlightKey(limit.name(), key);
+    }
+
+    @Override
+    public CompletableFuture<Permit> acquire(byte[] address, ConcurrencyLimit limit) {
         byte[] id = newId();
-        CompletableFuture<List<Object>> reply = call(address, ACQUIRE, limit, List.of(id));
-        // The budget ends a copy, never the reply itself, whose late answer must still be seen.
-        return reply.copy()
-                .completeOnTimeout(null, timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .handle((answer, failure) -> {
-                    if (answer != null) {
-                        int inFlight = Math.toIntExact((Long) answer.get(1));
-                        return (Long) answer.get(0) == 1
-                                ? lease(address, id, limit, inFlight)
-                                : InFlightSlots.refused(limit, inFlight, null);
-                    }
-                    // Too late or failed: if Redis took the slot after all, give it back once the answer comes.
-                    reply.thenAccept(late -> {
-                        if ((Long) late.get(0) == 1) {
-                            call(address, RELEASE, limit, List.of(id));
-                        }
-                    });
-                    return fallback(key, limit, failure);
-                });
+        return call(address, ACQUIRE, limit, List.of(id)).thenApply(answer -> {
+            int inFlight = Math.toIntExact((Long) answer.get(1));
+            return (Long) answer.get(0) == 1
+                    ? lease(address, id, limit, inFlight)
+                    : InFlightSlots.refused(limit, inFlight, null);
+        });
     }
 
-    /** Decides as the failure policy says, for a store that could not: {@code failure} null for a timeout. */
-    private Permit fallback(String key, ConcurrencyLimit limit, Throwable failure) {
-        StoreFailure why = failure == null
-                ? new StoreFailure(
-                        Degradation.Cause.TIMEOUT, "Redis did not answer within " + timeout.toMillis() + " ms", true)
-                : RedisFailures.classify(failure, timeout, " (a permit of '" + limit.name() + "')");
-        FailurePolicy policy = failurePolicy.apply(limit.name());
-        Degradation degradation = new Degradation(why.cause(), policy, why.detail());
-        return switch (policy) {
-            case ALLOW -> InFlightSlots.grantedWithoutSlot(limit, degradation);
-            case DENY -> InFlightSlots.refused(limit, 0, degradation);
-            case LOCAL ->
-                local.tryAcquire(
-                        Arguments.boundedKey(key),
-                        limit,
-                        Math.max(1, limit.maxInFlight() / Math.max(1, instances.getAsInt())),
-                        degradation);
-        };
-    }
-
-    /**
-     * Returns how many leases of the key are open in Redis.
-     *
-     * @throws IllegalStateException if Redis cannot answer within the time budget, saying why
-     */
-    int inFlight(String key, ConcurrencyLimit limit) {
-        Arguments.checkPermit(key, limit);
-        try {
-            List<Object> answer = call(keys.inFlightKey(limit.name(), key), COUNT, limit, List.of())
-                    .get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            return Math.toIntExact((Long) answer.get(1));
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            throw new IllegalStateException(
-                    "cannot count the permits in flight: "
-                            + RedisFailures.classify(e, timeout, "").detail(),
-                    e);
-        }
+    @Override
+    public CompletableFuture<Integer> count(byte[] address, ConcurrencyLimit limit) {
+        return call(address, COUNT, limit, List.of()).thenApply(answer -> Math.toIntExact((Long) answer.get(1)));
     }
 
     private CompletableFuture<List<Object>> call(
@@ -223,9 +162,9 @@ final class RedisPermits implements AutoCloseable {
         }
     }
 
-    /** Stops renewing, and gives back every permit still open (waiting at most the time budget). */
+    /** Stops renewing, and gives back every permit still open (waiting at most {@code maxWait}). */
     @Override
-    public void close() {
+    public void close(Duration maxWait) {
         renewal.shutdownNow();
         List<CompletableFuture<Void>> releases = new ArrayList<>();
         for (LeasedPermit permit : List.copyOf(open)) {
@@ -233,7 +172,7 @@ final class RedisPermits implements AutoCloseable {
         }
         try {
             CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
-                    .get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                    .get(maxWait.toNanos(), TimeUnit.NANOSECONDS);
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
@@ -312,7 +251,7 @@ final class RedisPermits implements AutoCloseable {
         @Override
         public void close() {
             try {
-                releaseAsync().toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                releaseAsync().toCompletableFuture().get(closeWait.toNanos(), TimeUnit.NANOSECONDS);
             } catch (Exception e) {
                 if (e instanceof InterruptedException) {
                     Thread.currentThread().interrupt();

@@ -86,7 +86,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final RedisConnector connector;
     private final RedisBucketStore store;
     private final GuardedRateLimiter<byte[]> guard;
-    private final RedisPermits permits;
     private final LiveInstances liveInstances;
     private final BucketChanges changes;
     private final FailurePolicy failurePolicy;
@@ -100,17 +99,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         this.changes = new BucketChanges(connector, keys.changesChannel(), connector.pubSub());
         this.store = new RedisBucketStore(
                 connector, keys, new ScriptArguments(builder.clientClock), changes, builder.batching, builder.timeout);
-        Map<String, FailurePolicy> failurePolicies = Map.copyOf(builder.failurePolicies);
-        FailurePolicy fallback = builder.failurePolicy;
-        this.permits = new RedisPermits(
-                connector,
-                keys,
-                builder.clientClock,
-                builder.timeout,
-                name -> failurePolicies.getOrDefault(name, fallback),
-                this::instances);
+        RedisPermits permits = new RedisPermits(connector, keys, builder.clientClock, builder.timeout);
         this.guard = new GuardedRateLimiter<>(
                 store,
+                permits,
                 new GuardSettings(
                         builder.timeout,
                         builder.failurePolicy,
@@ -265,7 +257,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public CompletionStage<Permit> tryAcquirePermitAsync(String key, ConcurrencyLimit limit) {
-        return permits.tryAcquire(key, limit);
+        return guard.tryAcquirePermitAsync(key, limit);
     }
 
     /**
@@ -278,7 +270,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public int inFlight(String key, ConcurrencyLimit limit) {
-        return permits.inFlight(key, limit);
+        return guard.inFlight(key, limit);
     }
 
     /**
@@ -346,10 +338,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         if (liveInstances != null) {
             liveInstances.close(timeout);
         }
-        permits.close();
+        guard.close(); // gives back the open permits while the connection is still there
         changes.close();
         connector.close();
-        guard.close();
     }
 
     @Override

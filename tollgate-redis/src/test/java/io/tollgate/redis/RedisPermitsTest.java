@@ -2,10 +2,15 @@ package io.tollgate.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
+import io.tollgate.Limit;
 import io.tollgate.Permit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
 import java.io.BufferedReader;
@@ -187,6 +192,87 @@ class RedisPermitsTest {
         // two expected instances: this one's share of 2 is 1
         assertThat(List.of(localFirst.acquired(), localSecond.acquired(), localThird.acquired()))
                 .containsExactly(true, false, true);
+    }
+
+    @Test
+    void permitsAndDecisionsShareTheCircuitBreakerOfTheirNode() {
+        ConcurrencyLimit two = ConcurrencyLimit.of("two", 2);
+        Policy perIp = Policy.of("per-ip", Limit.of(10, Rate.perSecond(10)));
+        RedisRateLimiter permitsFirst = breaking(FailurePolicy.DENY);
+        RedisRateLimiter decisionsFirst = breaking(FailurePolicy.DENY);
+        permitsFirst.inFlight("k", two); // connected before Redis goes
+        decisionsFirst.inFlight("k", two);
+        redis.server().kill();
+
+        List<Degradation.Cause> permitsThenDecision = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            permitsThenDecision.add(
+                    permitsFirst.tryAcquirePermit("k", two).degradation().cause());
+        }
+        permitsThenDecision.add(
+                permitsFirst.tryAcquire("k", perIp).degradation().cause());
+        List<Degradation.Cause> decisionsThenPermit = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            decisionsThenPermit.add(
+                    decisionsFirst.tryAcquire("k", perIp).degradation().cause());
+        }
+        decisionsThenPermit.add(
+                decisionsFirst.tryAcquirePermit("k", two).degradation().cause());
+
+        // three failures open the one breaker of the node: the fourth call, of the other kind, is not made
+        assertThat(permitsThenDecision.subList(0, 3)).doesNotContain(Degradation.Cause.CIRCUIT_OPEN);
+        assertThat(permitsThenDecision.get(3)).isEqualTo(Degradation.Cause.CIRCUIT_OPEN);
+        assertThat(decisionsThenPermit.subList(0, 3)).doesNotContain(Degradation.Cause.CIRCUIT_OPEN);
+        assertThat(decisionsThenPermit.get(3)).isEqualTo(Degradation.Cause.CIRCUIT_OPEN);
+        assertThat(permitsFirst.circuitState()).isEqualTo("open");
+    }
+
+    @Test
+    void everyPermitIsCountedWithWhereItCameFromAndRedisTimeForIt() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        ConcurrencyLimit one = ConcurrencyLimit.of("one", 1);
+        RedisRateLimiter limiter = RedisRateLimiter.builder()
+                .uri(redis.server().uri())
+                .timeout(Duration.ofMillis(500))
+                .failurePolicy(FailurePolicy.ALLOW)
+                .metrics(MicrometerMetrics.of(registry))
+                .build();
+        resources.add(limiter);
+
+        Permit acquired = limiter.tryAcquirePermit("k", one);
+        Permit refused = limiter.tryAcquirePermit("k", one);
+        redis.server().kill();
+        Permit degraded = limiter.tryAcquirePermit("k", one);
+
+        assertThat(List.of(acquired.acquired(), refused.acquired(), degraded.acquired()))
+                .containsExactly(true, false, true);
+        assertThat(permits(registry, "acquired", "redis")).isEqualTo(1);
+        assertThat(permits(registry, "refused", "redis")).isEqualTo(1);
+        assertThat(permits(registry, "acquired", "fallback")).isEqualTo(1);
+        assertThat(registry.get("tollgate.redis.latency").timer().count()).isGreaterThanOrEqualTo(2);
+        assertThat(registry.get("tollgate.redis.failures").counters().stream()
+                        .mapToDouble(Counter::count)
+                        .sum())
+                .isEqualTo(1);
+    }
+
+    private static double permits(SimpleMeterRegistry registry, String outcome, String source) {
+        return registry.get("tollgate.permits")
+                .tags("limit", "one", "outcome", outcome, "source", source)
+                .counter()
+                .count();
+    }
+
+    /** A limiter whose node's breaker opens after three failures in a row, and stays open for a minute. */
+    private RedisRateLimiter breaking(FailurePolicy onFailure) {
+        RedisRateLimiter limiter = RedisRateLimiter.builder()
+                .uri(redis.server().uri())
+                .timeout(Duration.ofMillis(500))
+                .failurePolicy(onFailure)
+                .circuitBreaker(3, Duration.ofMinutes(1), Duration.ofMinutes(1))
+                .build();
+        resources.add(limiter);
+        return limiter;
     }
 
     @Test

@@ -1,10 +1,12 @@
 package io.tollgate.internal.guard;
 
 import io.tollgate.BucketState;
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
+import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
@@ -76,12 +78,23 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     /** The source of the store's own decisions, for the metrics. */
     final String source;
 
+    /** The permits of concurrency limits, if the store keeps them; null if it does not. */
+    private final GuardedPermits<A> permits;
+
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     /** How many instances were live when the store last said; 1 until it does. */
     private volatile int liveInstances = 1;
 
-    /** Guards {@code store} as {@code settings} say. */
+    /** Guards {@code store}, which keeps no permits, as {@code settings} say. */
     public GuardedRateLimiter(BucketStore<A> store, GuardSettings settings) {
+        this(store, null, settings);
+    }
+
+    /**
+     * Guards {@code store} and the permits of concurrency limits it keeps ({@code permits}, null if none) as
+     * {@code settings} say: one time budget, failure policy, circuit breaker per node and metrics for both.
+     */
+    public GuardedRateLimiter(BucketStore<A> store, PermitStore<A> permits, GuardSettings settings) {
         this.store = store;
         this.settings = settings;
         this.time = settings.timeSource();
@@ -98,6 +111,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.flushing = DegradationLog.flushEverySecond(degradations);
         this.metrics = settings.metrics();
         this.source = store.name().toLowerCase(Locale.ROOT);
+        this.permits = permits == null ? null : new GuardedPermits<>(this, permits);
     }
 
     /** Decides within the time budget; if the store cannot, the failure policy does. */
@@ -187,6 +201,38 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /**
+     * Takes a slot of {@code limit} for {@code key} in the store within the time budget, under the circuit
+     * breaker of the node that serves it; if the store cannot decide, the limit's failure policy does ({@link
+     * GuardedPermits}). Never completes exceptionally for a store fault.
+     *
+     * @throws UnsupportedOperationException if the store keeps no permits
+     */
+    @Override
+    public CompletionStage<Permit> tryAcquirePermitAsync(String key, ConcurrencyLimit limit) {
+        Arguments.checkPermit(key, limit);
+        return permitsOrRefuse().tryAcquire(key, limit);
+    }
+
+    /**
+     * Returns how many permits of the key are open in the store. Within the budget.
+     *
+     * @throws IllegalStateException if the store cannot answer within the budget, saying why
+     * @throws UnsupportedOperationException if the store keeps no permits
+     */
+    @Override
+    public int inFlight(String key, ConcurrencyLimit limit) {
+        Arguments.checkPermit(key, limit);
+        return permitsOrRefuse().inFlight(key, limit);
+    }
+
+    private GuardedPermits<A> permitsOrRefuse() {
+        if (permits == null) {
+            throw new UnsupportedOperationException(store.name() + " keeps no permits of concurrency limits");
+        }
+        return permits;
+    }
+
+    /**
      * Returns what the key's buckets hold in the store now, without taking anything. Within the budget.
      *
      * @throws IllegalStateException if the store cannot answer within the budget, saying why
@@ -268,7 +314,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /** Runs one call for an operator within the budget; throws {@link IllegalStateException} saying why not. */
-    private <T> T await(A address, Supplier<CompletableFuture<T>> call) {
+    <T> T await(A address, Supplier<CompletableFuture<T>> call) {
         String unavailable = store.unavailable();
         if (unavailable != null) {
             throw new IllegalStateException(unavailable);
@@ -283,9 +329,15 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         }
     }
 
-    /** Stops the budget's timer thread, and logs the degraded decisions not logged yet. */
+    /**
+     * Gives back the permits still open (waiting at most the budget), stops the budget's timer thread, and logs
+     * the degraded decisions not logged yet.
+     */
     @Override
     public void close() {
+        if (permits != null) {
+            permits.close();
+        }
         flushing.cancel(false);
         degradations.flushAll();
         deadlines.close();
@@ -298,7 +350,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      * Counts a call whose budget ran out against its node's circuit breaker only if it is still unanswered at
      * its stall time ({@link #STALL_MICROS} after it was sent), or fails for a reason on the store's side.
      */
-    void watchForStall(CompletableFuture<StoreReply> sending, CircuitBreaker breaker, long sentMicros) {
+    void watchForStall(CompletableFuture<?> sending, CircuitBreaker breaker, long sentMicros) {
         if (stalls == null) {
             breaker.onStall(sentMicros, time.nowMicros());
             return;

@@ -1,5 +1,6 @@
 package io.tollgate.internal.guard;
 
+import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
 
@@ -27,7 +28,13 @@ public interface MetricsRecorder {
      */
     default void decided(Policy policy, boolean allowed, String source) {}
 
-    /** Called when the store answered a call, in time or late, with how long it took. */
+    /**
+     * Called for every permit of a concurrency limit the limiter returns, acquired or refused, with where it
+     * came from, as for {@link #decided}.
+     */
+    default void permitDecided(ConcurrencyLimit limit, boolean acquired, String source) {}
+
+    /** Called when the store answered a call (a decision or a permit), in time or late, with how long it took. */
     default void answered(long micros) {}
 
     /** Called when a call to the store failed or was not made, with why. */
