@@ -1,9 +1,5 @@
 package io.tollgate.redis;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.tollgate.BucketState;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
@@ -16,20 +12,14 @@ import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
 import io.tollgate.internal.RedisSettings;
 import io.tollgate.internal.guard.CircuitBreaker;
-import io.tollgate.internal.guard.GuardSettings;
 import io.tollgate.internal.guard.GuardedRateLimiter;
-import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.redis.internal.ScriptArguments;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
-import java.util.stream.Stream;
 
 /**
  * A {@link RateLimiter} whose buckets live in Redis, so that every instance of a service enforces one
@@ -100,22 +90,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         this.store = new RedisBucketStore(
                 connector, keys, new ScriptArguments(builder.clientClock), changes, builder.batching, builder.timeout);
         RedisPermits permits = new RedisPermits(connector, keys, builder.clientClock, builder.timeout);
-        this.guard = new GuardedRateLimiter<>(
-                store,
-                permits,
-                new GuardSettings(
-                        builder.timeout,
-                        builder.failurePolicy,
-                        builder.failurePolicies,
-                        builder.expectedInstances,
-                        builder.breakerThreshold,
-                        builder.breakerFirstPause,
-                        builder.breakerLongestPause,
-                        builder.denyCacheKeys,
-                        builder.denyCacheMaxAge,
-                        builder.metrics,
-                        builder.clientClock != null ? builder.clientClock : builder.timeSource,
-                        LOG));
+        this.guard = new GuardedRateLimiter<>(store, permits, builder.guardSettings(LOG));
         // With a count fixed, nothing needs the live one: the limiter neither announces itself nor counts.
         this.liveInstances = builder.expectedInstances > 0
                 ? null
@@ -396,254 +371,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      * {@link #client}, {@link #clusterClient}, {@link #connection} or {@link #clusterConnection}. Not
      * thread-safe.
      */
-    public static final class Builder {
-
-        private String uri;
-        private List<String> clusterUris;
-        private RedisClient client;
-        private RedisClusterClient clusterClient;
-        private StatefulRedisConnection<byte[], byte[]> connection;
-        private StatefulRedisClusterConnection<byte[], byte[]> clusterConnection;
-        private String keyPrefix = DEFAULT_KEY_PREFIX;
-        private TimeSource clientClock;
-        private TimeSource timeSource = TimeSource.system();
-        private Duration timeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
-        private FailurePolicy failurePolicy = RedisSettings.DEFAULT_FAILURE_POLICY;
-        private final Map<String, FailurePolicy> failurePolicies = new HashMap<>();
-        private int expectedInstances;
-        private int breakerThreshold = 5;
-        private Duration breakerFirstPause = Duration.ofMillis(100);
-        private Duration breakerLongestPause = Duration.ofMillis(500);
-        private long denyCacheKeys = DEFAULT_DENY_CACHE_KEYS;
-        private Duration denyCacheMaxAge = Duration.ofMillis(DEFAULT_DENY_CACHE_MAX_AGE_MILLIS);
-        private MetricsRecorder metrics = MetricsRecorder.NONE;
-        private boolean batching = true;
-        private boolean requireRedisAtStart;
-        private String description;
+    public static final class Builder extends RedisLimiterSettings<Builder> {
 
         private Builder() {}
-
-        /**
-         * Connects to the Redis at {@code uri}: {@code redis://[user:password@]host:port[/db]}, {@code
-         * rediss://} for TLS, or {@code redis-sentinel://host:port[,host:port]#masterName}. The limiter owns
-         * the client and closes it.
-         */
-        public Builder uri(String uri) {
-            this.uri = Objects.requireNonNull(uri, "uri");
-            return this;
-        }
-
-        /** Connects to the Redis Cluster reachable through any of {@code uris}; the limiter owns the client. */
-        public Builder clusterUris(List<String> uris) {
-            Objects.requireNonNull(uris, "uris");
-            if (uris.isEmpty()) {
-                throw new IllegalArgumentException("clusterUris must name at least one node");
-            }
-            this.clusterUris = List.copyOf(uris);
-            return this;
-        }
-
-        /** Opens a connection on an application's client; the limiter closes only that connection. */
-        public Builder client(RedisClient client) {
-            this.client = Objects.requireNonNull(client, "client");
-            return this;
-        }
-
-        /** Opens a connection on an application's cluster client; the limiter closes only that connection. */
-        public Builder clusterClient(RedisClusterClient clusterClient) {
-            this.clusterClient = Objects.requireNonNull(clusterClient, "clusterClient");
-            return this;
-        }
-
-        /** Uses an application's connection (byte-array codec), which the limiter never closes. */
-        public Builder connection(StatefulRedisConnection<byte[], byte[]> connection) {
-            this.connection = Objects.requireNonNull(connection, "connection");
-            return this;
-        }
-
-        /** Uses an application's cluster connection (byte-array codec), which the limiter never closes. */
-        public Builder clusterConnection(StatefulRedisClusterConnection<byte[], byte[]> clusterConnection) {
-            this.clusterConnection = Objects.requireNonNull(clusterConnection, "clusterConnection");
-            return this;
-        }
-
-        /**
-         * Sets the prefix of every key (default {@value RedisRateLimiter#DEFAULT_KEY_PREFIX}), to keep
-         * Tollgate's keys apart from other data or other applications.
-         */
-        public Builder keyPrefix(String keyPrefix) {
-            this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
-            return this;
-        }
-
-        /**
-         * Sends the time of {@code clock} with every decision instead of using Redis's own: for deterministic
-         * tests only. Instances whose clocks disagree would then disagree on limits. The limiter also sleeps
-         * on this clock in {@link RateLimiter#acquire}, and measures its time budget's bookkeeping by it.
-         */
-        public Builder clientClock(TimeSource clock) {
-            this.clientClock = Objects.requireNonNull(clock, "clock");
-            return this;
-        }
-
-        /** Sets what {@link RateLimiter#acquire} sleeps on (default {@link TimeSource#system()}). */
-        public Builder timeSource(TimeSource timeSource) {
-            this.timeSource = Objects.requireNonNull(timeSource, "timeSource");
-            return this;
-        }
-
-        /**
-         * Sets the time budget of a decision (default {@value RedisRateLimiter#DEFAULT_TIMEOUT_MILLIS} ms): if
-         * Redis has not answered by then, the failure policy decides.
-         *
-         * @throws IllegalArgumentException if timeout is not positive
-         */
-        public Builder timeout(Duration timeout) {
-            Objects.requireNonNull(timeout, "timeout");
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be positive, was " + timeout);
-            }
-            this.timeout = timeout;
-            return this;
-        }
-
-        /** Sets what decides when Redis cannot (default {@link FailurePolicy#LOCAL}). */
-        public Builder failurePolicy(FailurePolicy failurePolicy) {
-            this.failurePolicy = Objects.requireNonNull(failurePolicy, "failurePolicy");
-            return this;
-        }
-
-        /** Sets what decides for the policy named {@code policyName} when Redis cannot, overriding the default. */
-        public Builder failurePolicy(String policyName, FailurePolicy failurePolicy) {
-            failurePolicies.put(
-                    Objects.requireNonNull(policyName, "policyName"),
-                    Objects.requireNonNull(failurePolicy, "failurePolicy"));
-            return this;
-        }
-
-        /**
-         * Fixes how many instances share the load, so that the {@code LOCAL} fallback enforces this instance's
-         * share of each limit: capacity and rate divided by {@code instances}. Without it (the default), each
-         * instance announces itself to Redis every second and divides by the instances live when Redis last
-         * counted them. A limiter with a fixed count neither announces itself nor counts: fix it on every
-         * instance of a fleet or on none, and only where instances come and go faster than a few seconds, or to
-         * keep a share whatever the count.
-         *
-         * @throws IllegalArgumentException if instances is below 1
-         */
-        public Builder expectedInstances(int instances) {
-            if (instances < 1) {
-                throw new IllegalArgumentException("expectedInstances must be at least 1, was " + instances);
-            }
-            this.expectedInstances = instances;
-            return this;
-        }
-
-        /**
-         * Sets the circuit breaker: it opens after {@code consecutiveFailures} failed calls in a row, for
-         * {@code firstPause} (default 5 failures, 100 ms), and each failed probe doubles the pause up to
-         * {@code longestPause} (default 500 ms, so that decisions return to Redis within about a second of it
-         * coming back, reconnecting included).
-         *
-         * @throws IllegalArgumentException if consecutiveFailures is below 1, or a pause is not positive or
-         *     the first is longer than the longest
-         */
-        public Builder circuitBreaker(int consecutiveFailures, Duration firstPause, Duration longestPause) {
-            Objects.requireNonNull(firstPause, "firstPause");
-            Objects.requireNonNull(longestPause, "longestPause");
-            if (consecutiveFailures < 1) {
-                throw new IllegalArgumentException(
-                        "consecutiveFailures must be at least 1, was " + consecutiveFailures);
-            }
-            if (firstPause.isNegative() || firstPause.isZero() || longestPause.compareTo(firstPause) < 0) {
-                throw new IllegalArgumentException("pauses must be positive and firstPause (" + firstPause
-                        + ") no longer than longestPause (" + longestPause + ")");
-            }
-            this.breakerThreshold = consecutiveFailures;
-            this.breakerFirstPause = firstPause;
-            this.breakerLongestPause = longestPause;
-            return this;
-        }
-
-        /**
-         * Sets how many refusals the deny cache remembers (default {@value
-         * RedisRateLimiter#DEFAULT_DENY_CACHE_KEYS}); 0 turns it off.
-         *
-         * @throws IllegalArgumentException if keys is negative
-         */
-        public Builder denyCache(long keys) {
-            if (keys < 0) {
-                throw new IllegalArgumentException("deny cache size must not be negative, was " + keys);
-            }
-            this.denyCacheKeys = keys;
-            return this;
-        }
-
-        /**
-         * Sets how long the deny cache relies on a refusal at most, counted from when its request was sent
-         * (default {@value RedisRateLimiter#DEFAULT_DENY_CACHE_MAX_AGE_MILLIS} ms): past it, the next request for
-         * the key asks Redis again (one request per key and instance; the others wait for its answer). A reset or a
-         * refund on another instance is announced, and this instance forgets the refusal within milliseconds; the
-         * ceiling bounds what an announcement lost on its way costs (a refusal that outlives its bucket's reset by
-         * at most this long), at the price of one Redis call per refused key and instance per period.
-         *
-         * @throws IllegalArgumentException if maxAge is not positive
-         */
-        public Builder denyCacheMaxAge(Duration maxAge) {
-            Objects.requireNonNull(maxAge, "maxAge");
-            if (maxAge.isNegative() || maxAge.isZero()) {
-                throw new IllegalArgumentException("deny cache max age must be positive, was " + maxAge);
-            }
-            this.denyCacheMaxAge = maxAge;
-            return this;
-        }
-
-        /**
-         * Sends decisions in batches (default on): requests that arrive while earlier ones are on their way
-         * to Redis go together as one script call, which decides each of them in arrival order exactly as
-         * separate calls would. A quiet limiter sends each request at once; under load one script call carries
-         * up to 256 decisions, for one hot key or for many keys (on Redis Cluster, of the slots of one master). The time
-         * budget, failure policy, circuit breaker, deny cache and metrics apply to every request as without
-         * batching; a key that holds something else fails only its own requests. {@link RateLimiter#acquire},
-         * which may reserve ahead, is never batched. Off, every decision is its own call of {@code
-         * token_bucket.lua}.
-         */
-        public Builder batching(boolean batching) {
-            this.batching = batching;
-            return this;
-        }
-
-        /**
-         * Fails {@link #build()} when Redis cannot be reached within its first attempt (default off: the
-         * limiter starts anyway and decides by its failure policy until Redis answers). For deployments
-         * where a wrong host, port or password should stop the start rather than look like an outage.
-         */
-        public Builder requireRedisAtStart(boolean required) {
-            this.requireRedisAtStart = required;
-            return this;
-        }
-
-        /**
-         * Says where a {@link #client}, {@link #clusterClient} or connection given to the limiter connects,
-         * such as {@code "the application's Redis at cache:6379 (no TLS)"}, for the limiter's line at startup
-         * and its messages; the limiter cannot look into a client it did not create. URIs describe themselves.
-         *
-         * @throws IllegalArgumentException if description is blank
-         */
-        public Builder describedAs(String description) {
-            Objects.requireNonNull(description, "description");
-            if (description.isBlank()) {
-                throw new IllegalArgumentException("description must not be blank");
-            }
-            this.description = description;
-            return this;
-        }
-
-        /** Records metrics to Micrometer (see {@link MicrometerMetrics} for names and tags). */
-        public Builder metrics(MicrometerMetrics metrics) {
-            this.metrics = Objects.requireNonNull(metrics, "metrics");
-            return this;
-        }
 
         /**
          * Returns the limiter, and logs one line saying where its buckets live, its budget and failure
@@ -658,40 +388,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
          * @throws IllegalArgumentException if a URI is not a Redis URI
          */
         public RedisRateLimiter build() {
-            long given = Stream.of(uri, clusterUris, client, clusterClient, connection, clusterConnection)
-                    .filter(Objects::nonNull)
-                    .count();
-            if (given != 1) {
-                throw new IllegalStateException("give exactly one of uri, clusterUris, client, clusterClient, "
-                        + "connection or clusterConnection; " + given + " were given");
-            }
-            RedisConnector connector = connector();
-            if (description != null) {
-                connector.describedAs(description);
-            }
-            if (requireRedisAtStart && !connector.connected()) {
-                connector.close();
-                throw new IllegalStateException(
-                        "Redis is required at start (requireRedisAtStart), but it could not be reached: "
-                                + connector.notConnected());
-            }
-            return new RedisRateLimiter(this, connector);
-        }
-
-        private RedisConnector connector() {
-            if (connection != null) {
-                return RedisConnector.of(connection, connection.async());
-            }
-            if (clusterConnection != null) {
-                return RedisConnector.of(clusterConnection, clusterConnection.async());
-            }
-            if (client != null) {
-                return RedisConnector.onClient(client);
-            }
-            if (clusterClient != null) {
-                return RedisConnector.onClusterClient(clusterClient);
-            }
-            return uri != null ? RedisConnector.toUri(uri) : RedisConnector.toCluster(clusterUris);
+            return new RedisRateLimiter(this, connect());
         }
     }
 }

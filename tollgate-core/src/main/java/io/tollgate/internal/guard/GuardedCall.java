@@ -58,10 +58,10 @@ final class GuardedCall<A> {
 
     /** Sends the request; the stage completes within the budget, never exceptionally. */
     CompletableFuture<Decision> start() {
-        breaker = guard.breakerFor(address);
+        breaker = guard.breakers.of(address);
         if (!breaker.tryCall(sentMicros)) {
             guard.metrics.failed(Degradation.Cause.CIRCUIT_OPEN);
-            return CompletableFuture.completedFuture(decideWithout(guard.degradation(
+            return CompletableFuture.completedFuture(decideWithout(guard.fallbacks.degradation(
                     policy,
                     Degradation.Cause.CIRCUIT_OPEN,
                     guard.store.name() + " failed repeatedly; not called for now")));
@@ -97,7 +97,7 @@ final class GuardedCall<A> {
     /** The store answered within the budget: its decision is the answer. */
     private Decision answered(StoreReply reply) {
         breaker.onSuccess();
-        guard.storeAnswered();
+        guard.adjustments.storeAnswered();
         Decision decision = learn(reply);
         if (reserving && decision.allowed()) {
             waitMicros = reply.waitMicros(policy, cost);
@@ -109,7 +109,7 @@ final class GuardedCall<A> {
     /** The store answered after the budget ran out: it still teaches, and settles with the fallback. */
     private void late(StoreReply reply) {
         breaker.onLateAnswer();
-        guard.storeAnswered();
+        guard.adjustments.storeAnswered();
         Decision decision = learn(reply);
         Decision decidedInstead;
         synchronized (this) {
@@ -150,14 +150,14 @@ final class GuardedCall<A> {
     /** The store did not decide: the failure policy does; a timed-out request may still be answered late. */
     private Decision failed(StoreFailure failure) {
         if (failure.cause() == Degradation.Cause.TIMEOUT && sending != null) {
-            guard.watchForStall(sending, breaker, sentMicros); // a late answer proves the store alive
+            guard.breakers.watchForStall(sending, breaker, sentMicros); // a late answer proves the store alive
         } else if (failure.storeFault()) {
             breaker.onFailure(guard.time.nowMicros());
         } else {
             breaker.onSuccess(); // the store answered; only this key's value is wrong
         }
         guard.metrics.failed(failure.cause());
-        Decision decided = decideWithout(guard.degradation(policy, failure.cause(), failure.detail()));
+        Decision decided = decideWithout(guard.fallbacks.degradation(policy, failure.cause(), failure.detail()));
         Decision late;
         synchronized (this) {
             fallback = decided;
@@ -181,11 +181,11 @@ final class GuardedCall<A> {
         };
         Decision decided = reserving
                 ? reserveWithout(degradation, storeDown)
-                : guard.fallback(storeDown, key, policy, cost, degradation);
+                : guard.fallbacks.decide(storeDown, key, policy, cost, degradation);
         boolean unseenByStore = degradation.cause() == Degradation.Cause.CIRCUIT_OPEN
                 || degradation.cause() == Degradation.Cause.UNREACHABLE;
         if (decided.allowed() && unseenByStore && degradation.fallback() == FailurePolicy.LOCAL) {
-            guard.noteUnseen(policy, key, cost);
+            guard.adjustments.noteUnseen(policy, key, cost);
         }
         guard.metrics.decided(policy, decided.allowed(), MetricsRecorder.FALLBACK);
         return decided;
@@ -206,7 +206,7 @@ final class GuardedCall<A> {
             }
         };
         waitMicros = Math.max(0, waitMicros);
-        return GuardedRateLimiter.degradedDecision(policy, allowed, degradation);
+        return FallbackDecisions.degradedDecision(policy, allowed, degradation);
     }
 
     /**
@@ -218,10 +218,10 @@ final class GuardedCall<A> {
         if (decidedInstead.allowed() && !storeDecision.allowed()) {
             guard.metrics.overLimit(policy);
             guard.degradations.overLimit(policy, key);
-            guard.adjust(key, policy, cost, GuardedRateLimiter.ANY_WAIT_MICROS);
+            guard.adjustments.adjust(key, policy, cost, GuardedRateLimiter.ANY_WAIT_MICROS);
         } else if (!decidedInstead.allowed() && storeDecision.allowed()) {
             guard.metrics.refunded(policy);
-            guard.adjust(key, policy, -cost, GuardedRateLimiter.ANY_WAIT_MICROS); // lands in debt too
+            guard.adjustments.adjust(key, policy, -cost, GuardedRateLimiter.ANY_WAIT_MICROS); // lands in debt too
         }
     }
 }

@@ -32,7 +32,7 @@ final class GuardedPermits<A> {
     /** Takes a slot; the stage completes within the budget, never exceptionally for a store fault. */
     CompletableFuture<Permit> tryAcquire(String key, ConcurrencyLimit limit) {
         A address = permits.address(key, limit);
-        CircuitBreaker breaker = guard.breakerFor(address);
+        CircuitBreaker breaker = guard.breakers.of(address);
         long sentMicros = guard.time.nowMicros();
         if (!breaker.tryCall(sentMicros)) {
             return CompletableFuture.completedFuture(failed(
@@ -78,7 +78,7 @@ final class GuardedPermits<A> {
             }
             StoreFailure why = guard.store.classify(failure, address);
             if (why.cause() == Degradation.Cause.TIMEOUT) {
-                guard.watchForStall(sent, breaker, sentMicros); // a late answer proves the store alive
+                guard.breakers.watchForStall(sent, breaker, sentMicros); // a late answer proves the store alive
             } else if (why.storeFault()) {
                 breaker.onFailure(now);
             } else {
@@ -111,7 +111,7 @@ final class GuardedPermits<A> {
     int inFlight(String key, ConcurrencyLimit limit) {
         A address = permits.address(key, limit);
         try {
-            return guard.await(address, () -> permits.count(address, limit));
+            return guard.operatorCalls.await(address, () -> permits.count(address, limit));
         } catch (IllegalStateException e) {
             throw new IllegalStateException("cannot count the permits in flight: " + e.getMessage(), e);
         }

@@ -5,7 +5,6 @@ import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
-import io.tollgate.Limit;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
@@ -13,17 +12,12 @@ import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
 import io.tollgate.internal.PolicyArithmetic;
 import io.tollgate.internal.TokenBucket;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 
 /**
  * A rate limiter over a {@link BucketStore}, and everything a store needs around it: the time budget, a
@@ -31,6 +25,11 @@ import java.util.function.Supplier;
  * reported, the deny cache and the metrics. A decision walks down to the store once and back once; a
  * store's answer that comes after the budget ran out still teaches, and settles any difference from what
  * the failure policy decided (see {@link GuardedCall}).
+ *
+ * <p>Each concern has a class of its own: {@link GuardedCall} (one decision on its way),
+ * {@link FallbackDecisions} (the failure policy), {@link NodeBreakers} (a circuit breaker per node),
+ * {@link StoreAdjustments} (charges and refunds without a budget), {@link OperatorCalls} (inspect, reset) and
+ * {@link GuardedPermits} (concurrency limits); this class wires them and is the limiter's face.
  *
  * <p>Thread-safe.
  *
@@ -63,8 +62,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     final GuardSettings settings;
     final TimeSource time;
     final Deadlines deadlines;
-    /** Ends the watch over a timed-out call at its stall time; null when the budget is no shorter. */
-    private final Deadlines stalls;
 
     final DenyCache denyCache;
     final ChangesHeard changesHeard;
@@ -74,6 +71,11 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     /** Logs the degraded decisions held back, every second. */
     private final ScheduledFuture<?> flushing;
 
+    final FallbackDecisions fallbacks;
+    final StoreAdjustments<A> adjustments;
+
+    final OperatorCalls<A> operatorCalls;
+
     final MetricsRecorder metrics;
     /** The source of the store's own decisions, for the metrics. */
     final String source;
@@ -81,7 +83,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     /** The permits of concurrency limits, if the store keeps them; null if it does not. */
     private final GuardedPermits<A> permits;
 
-    private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
+    final NodeBreakers<A> breakers;
     /** How many instances were live when the store last said; 1 until it does. */
     private volatile int liveInstances = 1;
 
@@ -99,8 +101,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.settings = settings;
         this.time = settings.timeSource();
         this.deadlines = new Deadlines(settings.timeout());
-        long untilStalled = STALL_MICROS - micros(settings.timeout());
-        this.stalls = untilStalled > 0 ? new Deadlines(Duration.ofNanos(untilStalled * 1_000)) : null;
         this.denyCache = settings.denyCacheKeys() > 0
                 ? new DenyCache(settings.denyCacheKeys(), micros(settings.denyCacheMaxAge()), time)
                 : null;
@@ -109,7 +109,11 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.unseen = new UnseenCharges(LocalBuckets.DEFAULT_KEYS);
         this.degradations = new DegradationLog(time, settings.log(), store.name());
         this.flushing = DegradationLog.flushEverySecond(degradations);
+        this.fallbacks = new FallbackDecisions(settings, local, degradations, store.name());
+        this.adjustments = new StoreAdjustments<>(this);
+        this.operatorCalls = new OperatorCalls<>(this);
         this.metrics = settings.metrics();
+        this.breakers = new NodeBreakers<>(store, settings, metrics);
         this.source = store.name().toLowerCase(Locale.ROOT);
         this.permits = permits == null ? null : new GuardedPermits<>(this, permits);
     }
@@ -162,17 +166,17 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     private Decision waitedTooLong(String key, Policy policy, long cost) {
         metrics.failed(Degradation.Cause.TIMEOUT);
-        Decision decided = fallback(
+        Decision decided = fallbacks.decide(
                 false, // Redis is late
                 key,
                 policy,
                 cost,
-                degradation(
+                fallbacks.degradation(
                         policy,
                         Degradation.Cause.TIMEOUT,
                         "no answer within " + settings.timeout().toMillis() + " ms for key '" + key + "'"));
         if (decided.allowed()) {
-            adjust(key, policy, cost, ANY_WAIT_MICROS);
+            adjustments.adjust(key, policy, cost, ANY_WAIT_MICROS);
         }
         metrics.decided(policy, decided.allowed(), MetricsRecorder.FALLBACK);
         return decided;
@@ -239,10 +243,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     @Override
     public BucketState inspect(String key, Policy policy) {
-        Arguments.checkRequest(key, policy, 1);
-        A address = store.address(key, policy);
-        StoreReply reply = await(address, () -> store.charge(address, policy, 0, 0, false));
-        return BucketState.of(policy.limits(), reply.debtsBefore());
+        return operatorCalls.inspect(key, policy);
     }
 
     /**
@@ -252,9 +253,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     @Override
     public boolean holds(String key, Policy policy) {
-        Arguments.checkRequest(key, policy, 1);
-        A address = store.address(key, policy);
-        return await(address, () -> store.exists(address));
+        return operatorCalls.holds(key, policy);
     }
 
     /**
@@ -267,21 +266,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     @Override
     public void reset(String key, Policy policy) {
-        Arguments.checkRequest(key, policy, 1);
-        A address = store.address(key, policy);
-        await(address, () -> store.delete(address));
-        changesHeard.heard(policy.name(), key); // this instance's requests still on their way predate it too
-        forget(policy.name(), key);
-        try {
-            await(address, () -> store.announceChange(policy, key));
-        } catch (IllegalStateException e) {
-            throw new IllegalStateException(
-                    "the buckets of key '" + key + "' under policy '" + policy.name() + "' were deleted, but the"
-                            + " other instances could not be told (" + e.getMessage() + "); they rely on what"
-                            + " they remember of it for at most "
-                            + settings.denyCacheMaxAge().toMillis() + " ms",
-                    e);
-        }
+        operatorCalls.reset(key, policy);
     }
 
     /**
@@ -306,26 +291,10 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         }
     }
 
-    private void forget(String policyName, String key) {
+    void forget(String policyName, String key) {
         local.forget(policyName, key);
         if (denyCache != null) {
             denyCache.forget(policyName, key);
-        }
-    }
-
-    /** Runs one call for an operator within the budget; throws {@link IllegalStateException} saying why not. */
-    <T> T await(A address, Supplier<CompletableFuture<T>> call) {
-        String unavailable = store.unavailable();
-        if (unavailable != null) {
-            throw new IllegalStateException(unavailable);
-        }
-        try {
-            return call.get().get(settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for " + store.name(), e);
-        } catch (Exception e) {
-            throw new IllegalStateException(store.classify(e, address).detail(), e);
         }
     }
 
@@ -341,27 +310,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         flushing.cancel(false);
         degradations.flushAll();
         deadlines.close();
-        if (stalls != null) {
-            stalls.close();
-        }
-    }
-
-    /**
-     * Counts a call whose budget ran out against its node's circuit breaker only if it is still unanswered at
-     * its stall time ({@link #STALL_MICROS} after it was sent), or fails for a reason on the store's side.
-     */
-    void watchForStall(CompletableFuture<?> sending, CircuitBreaker breaker, long sentMicros) {
-        if (stalls == null) {
-            breaker.onStall(sentMicros, time.nowMicros());
-            return;
-        }
-        stalls.limit(sending.copy()).whenComplete((answered, failure) -> {
-            if (failure instanceof TimeoutException) {
-                breaker.onStall(sentMicros, time.nowMicros());
-            } else if (failure != null && store.classify(failure, null).storeFault()) {
-                breaker.onFailure(time.nowMicros());
-            }
-        });
+        breakers.close();
     }
 
     /**
@@ -382,13 +331,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
 
     /** Returns the worst state among the circuit breakers (one per node of the store). */
     public CircuitBreaker.State breakerState() {
-        CircuitBreaker.State worst = CircuitBreaker.State.CLOSED;
-        for (CircuitBreaker breaker : breakers.values()) {
-            if (breaker.state().compareTo(worst) > 0) {
-                worst = breaker.state();
-            }
-        }
-        return worst;
+        return breakers.worstState();
     }
 
     /** Returns how long the deny cache will refuse a request of {@code cost} for the key, in µs; for tests. */
@@ -401,23 +344,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         return local.untilFullMicros(policy, key);
     }
 
-    /** Returns the circuit breaker of the node that serves {@code address}, made on first use. */
-    CircuitBreaker breakerFor(A address) {
-        String node = store.nodeOf(address);
-        CircuitBreaker breaker = breakers.get(node);
-        if (breaker != null) {
-            return breaker;
-        }
-        return breakers.computeIfAbsent(node, n -> {
-            CircuitBreaker created = new CircuitBreaker(
-                    settings.breakerThreshold(),
-                    micros(settings.breakerFirstPause()),
-                    micros(settings.breakerLongestPause()));
-            metrics.breaker(n, created);
-            return created;
-        });
-    }
-
     /**
      * Gives the tokens back in the store, without a budget: a refund that arrives late is still a refund; then
      * tells the other instances sharing the store, so that none keeps refusing the key on what it remembers. The
@@ -428,7 +354,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
         Arguments.checkCharge(key, policy, cost); // what a charge took may be given back at once
         // Any wait: a refund must land on a bucket in debt too (tokens taken ahead, or charged after the fact)
-        return adjust(key, policy, -cost, ANY_WAIT_MICROS).thenApply(reply -> null);
+        return adjustments.adjust(key, policy, -cost, ANY_WAIT_MICROS).thenApply(reply -> null);
     }
 
     /**
@@ -440,111 +366,12 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
         Arguments.checkCharge(key, policy, cost);
-        return adjust(key, policy, cost, ANY_WAIT_MICROS).thenApply(reply -> {
+        return adjustments.adjust(key, policy, cost, ANY_WAIT_MICROS).thenApply(reply -> {
             if (!PolicyArithmetic.allFit(policy, reply.debtsBefore(), cost, ANY_WAIT_MICROS)) {
                 throw Arguments.tooDeepInDebt(key, policy, cost);
             }
             return BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS));
         });
-    }
-
-    /**
-     * Charges {@code cost} to the key's buckets whatever they hold (a request that the failure policy
-     * admitted), or gives {@code -cost} back (one that it refused), without a budget; the answer updates
-     * what this instance knows. Tokens given back are announced to the other instances ({@link
-     * BucketStore#announceChange}) before the stage completes. The stage fails if the store could not be asked.
-     */
-    CompletableFuture<StoreReply> adjust(String key, Policy policy, long cost, long maxWaitMicros) {
-        CompletableFuture<StoreReply> adjusted = applyAdjustment(key, policy, cost, maxWaitMicros);
-        if (cost >= 0) {
-            return adjusted;
-        }
-        return adjusted.thenCompose(reply -> announceQuietly(policy, key).thenApply(announced -> reply));
-    }
-
-    /** Announces a change of the key; the stage completes either way, a failure logged. */
-    private CompletableFuture<Void> announceQuietly(Policy policy, String key) {
-        CompletableFuture<Void> announced;
-        try {
-            announced = store.announceChange(policy, key);
-        } catch (RuntimeException e) {
-            announced = CompletableFuture.failedFuture(e);
-        }
-        return announced.handle((done, failure) -> {
-            if (failure != null) {
-                settings.log().log(
-                        Level.DEBUG,
-                        () -> "Tollgate: announcing tokens given back to key '" + key + "' failed; the other"
-                                + " instances rely on what they remember of it for at most "
-                                + settings.denyCacheMaxAge().toMillis() + " ms",
-                        failure);
-            }
-            return null;
-        });
-    }
-
-    private CompletableFuture<StoreReply> applyAdjustment(String key, Policy policy, long cost, long maxWaitMicros) {
-        String unavailable = store.unavailable();
-        if (unavailable != null) {
-            return CompletableFuture.failedFuture(new IllegalStateException(unavailable));
-        }
-        long sent = time.nowMicros();
-        CompletableFuture<StoreReply> reply;
-        try {
-            reply = store.charge(store.address(key, policy), policy, cost, maxWaitMicros, true);
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        return reply.whenComplete((answer, failure) -> {
-            if (failure != null) {
-                settings.log().log(
-                        Level.DEBUG, () -> "Tollgate: charging or refunding key '" + key + "' failed", failure);
-                return;
-            }
-            if (changesHeard.heardSince(policy.name(), key, sent)) {
-                return; // the store may have applied this before the change another instance announced
-            }
-            local.learn(
-                    policy,
-                    key,
-                    answer.debtsAfterCharge(policy, cost, maxWaitMicros),
-                    answer.nowMicros(),
-                    sent,
-                    time.nowMicros());
-            if (denyCache != null) {
-                denyCache.bucketChanged(policy, key, sent);
-            }
-        });
-    }
-
-    /**
-     * Charges to the store what {@code LOCAL} admitted for a key while the store could not be asked; if it
-     * cannot be reached for this either, notes it again.
-     */
-    private CompletableFuture<StoreReply> chargeUnseen(String key, Policy policy, long cost) {
-        return adjust(key, policy, cost, ANY_WAIT_MICROS).whenComplete((charged, failure) -> {
-            if (failure == null) {
-                metrics.unseenCharged(policy);
-            } else if (store.classify(failure, null).cause() == Degradation.Cause.UNREACHABLE) {
-                noteUnseen(policy, key, cost);
-            }
-        });
-    }
-
-    /** Notes an admission the store never saw, to be charged once it answers; counts it if there is no room. */
-    void noteUnseen(Policy policy, String key, long cost) {
-        if (!unseen.add(policy, key, cost)) {
-            metrics.unseenDropped(policy);
-            degradations.unremembered(policy, key);
-        }
-    }
-
-    /**
-     * Sends, in the background, what {@code LOCAL} admitted while the store could not be asked: called once
-     * the store has answered a decision, never ahead of one.
-     */
-    void storeAnswered() {
-        unseen.drain(this::chargeUnseen);
     }
 
     /** Returns how many keys have admissions waiting to be charged to the store; for tests. */
@@ -555,57 +382,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     /** Returns how many waiting charges (one per key) the store has taken since this limiter was built; for tests. */
     public long unseenCharged() {
         return unseen.charged();
-    }
-
-    Degradation degradation(Policy policy, Degradation.Cause cause, String detail) {
-        return new Degradation(cause, settings.failurePolicy(policy.name()), detail);
-    }
-
-    /** Decides by the failure policy, without the store: {@code LOCAL} on this instance's bucket of the key. */
-    Decision fallback(boolean storeDown, String key, Policy policy, long cost, Degradation degradation) {
-        Decision decided = switch (degradation.fallback()) {
-            case ALLOW -> degradedDecision(policy, true, degradation);
-            case DENY -> degradedDecision(policy, false, degradation);
-            case LOCAL -> {
-                if (!storeDown) {
-                    yield whileLate(policy, key, cost, degradation);
-                }
-                yield cost <= local.share(policy).maxCost()
-                        ? local.tryAcquire(policy, key, cost).degradedBy(degradation)
-                        : degradedDecision(policy, false, degradation);
-            }
-        };
-        degradations.degraded(policy, key, decided.degradation()); // as decided: LOCAL may refuse as DENY does
-        return decided;
-    }
-
-    /**
-     * {@code LOCAL}'s decision on a request while the store is late but not down (see {@link #DOWN_AFTER_MICROS}):
-     * the store may be deciding this very request, and admitting it here could contradict that decision, so it is
-     * refused. A key this instance knows to be empty is refused as its bucket says (the client is over its
-     * limit); any other is refused as {@code DENY} refuses, the limiter not having decided. If the store's late
-     * answer allows the request, its tokens are given back.
-     */
-    Decision whileLate(Policy policy, String key, long cost, Degradation degradation) {
-        Decision known = local.knownRefusal(policy, key, cost);
-        if (known != null) {
-            return known.degradedBy(degradation);
-        }
-        return degradedDecision(
-                policy,
-                false,
-                new Degradation(
-                        degradation.cause(), // late, or a circuit open on calls left unanswered
-                        FailurePolicy.DENY,
-                        degradation.detail() + "; while " + store.name() + " is late but not down, LOCAL refuses"
-                                + " what " + store.name() + " may be deciding"));
-    }
-
-    /** A decision made without any bucket: the first limit, as if full (allowed) or empty (refused). */
-    static Decision degradedDecision(Policy policy, boolean allowed, Degradation degradation) {
-        Limit limit = policy.limits().get(0);
-        return new Decision(
-                allowed, limit, 0, allowed ? limit.capacity() : 0, allowed ? 0 : DEGRADED_RETRY_MICROS, 0, degradation);
     }
 
     static long micros(Duration duration) {

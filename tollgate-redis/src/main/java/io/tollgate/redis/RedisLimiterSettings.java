@@ -1,0 +1,336 @@
+package io.tollgate.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.tollgate.FailurePolicy;
+import io.tollgate.TimeSource;
+import io.tollgate.internal.RedisSettings;
+import io.tollgate.internal.guard.GuardSettings;
+import io.tollgate.internal.guard.MetricsRecorder;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.stream.Stream;
+
+/**
+ * The settings a {@link RedisRateLimiter.Builder} collects and checks, naming a bad value: where Redis is, and
+ * how the limiter behaves around it. A class of its own so that the limiter's file holds the limiter; its
+ * setters are the builder's, and documented there.
+ *
+ * @param <B> the builder, which every setter returns
+ */
+abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
+
+    String uri;
+    List<String> clusterUris;
+    RedisClient client;
+    RedisClusterClient clusterClient;
+    StatefulRedisConnection<byte[], byte[]> connection;
+    StatefulRedisClusterConnection<byte[], byte[]> clusterConnection;
+    String keyPrefix = RedisRateLimiter.DEFAULT_KEY_PREFIX;
+    TimeSource clientClock;
+    TimeSource timeSource = TimeSource.system();
+    Duration timeout = Duration.ofMillis(RedisRateLimiter.DEFAULT_TIMEOUT_MILLIS);
+    FailurePolicy failurePolicy = RedisSettings.DEFAULT_FAILURE_POLICY;
+    final Map<String, FailurePolicy> failurePolicies = new HashMap<>();
+    int expectedInstances;
+    int breakerThreshold = 5;
+    Duration breakerFirstPause = Duration.ofMillis(100);
+    Duration breakerLongestPause = Duration.ofMillis(500);
+    long denyCacheKeys = RedisRateLimiter.DEFAULT_DENY_CACHE_KEYS;
+    Duration denyCacheMaxAge = Duration.ofMillis(RedisRateLimiter.DEFAULT_DENY_CACHE_MAX_AGE_MILLIS);
+    MetricsRecorder metrics = MetricsRecorder.NONE;
+    boolean batching = true;
+    boolean requireRedisAtStart;
+    String description;
+
+    /**
+     * Connects to the Redis at {@code uri}: {@code redis://[user:password@]host:port[/db]}, {@code
+     * rediss://} for TLS, or {@code redis-sentinel://host:port[,host:port]#masterName}. The limiter owns
+     * the client and closes it.
+     */
+    public B uri(String uri) {
+        this.uri = Objects.requireNonNull(uri, "uri");
+        return self();
+    }
+
+    /** Connects to the Redis Cluster reachable through any of {@code uris}; the limiter owns the client. */
+    public B clusterUris(List<String> uris) {
+        Objects.requireNonNull(uris, "uris");
+        if (uris.isEmpty()) {
+            throw new IllegalArgumentException("clusterUris must name at least one node");
+        }
+        this.clusterUris = List.copyOf(uris);
+        return self();
+    }
+
+    /** Opens a connection on an application's client; the limiter closes only that connection. */
+    public B client(RedisClient client) {
+        this.client = Objects.requireNonNull(client, "client");
+        return self();
+    }
+
+    /** Opens a connection on an application's cluster client; the limiter closes only that connection. */
+    public B clusterClient(RedisClusterClient clusterClient) {
+        this.clusterClient = Objects.requireNonNull(clusterClient, "clusterClient");
+        return self();
+    }
+
+    /** Uses an application's connection (byte-array codec), which the limiter never closes. */
+    public B connection(StatefulRedisConnection<byte[], byte[]> connection) {
+        this.connection = Objects.requireNonNull(connection, "connection");
+        return self();
+    }
+
+    /** Uses an application's cluster connection (byte-array codec), which the limiter never closes. */
+    public B clusterConnection(StatefulRedisClusterConnection<byte[], byte[]> clusterConnection) {
+        this.clusterConnection = Objects.requireNonNull(clusterConnection, "clusterConnection");
+        return self();
+    }
+
+    /**
+     * Sets the prefix of every key (default {@value RedisRateLimiter#DEFAULT_KEY_PREFIX}), to keep
+     * Tollgate's keys apart from other data or other applications.
+     */
+    public B keyPrefix(String keyPrefix) {
+        this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
+        return self();
+    }
+
+    /**
+     * Sends the time of {@code clock} with every decision instead of using Redis's own: for deterministic
+     * tests only. Instances whose clocks disagree would then disagree on limits. The limiter also sleeps
+     * on this clock in {@link io.tollgate.RateLimiter#acquire}, and measures its time budget's bookkeeping by it.
+     */
+    public B clientClock(TimeSource clock) {
+        this.clientClock = Objects.requireNonNull(clock, "clock");
+        return self();
+    }
+
+    /** Sets what {@link io.tollgate.RateLimiter#acquire} sleeps on (default {@link TimeSource#system()}). */
+    public B timeSource(TimeSource timeSource) {
+        this.timeSource = Objects.requireNonNull(timeSource, "timeSource");
+        return self();
+    }
+
+    /**
+     * Sets the time budget of a decision (default {@value RedisRateLimiter#DEFAULT_TIMEOUT_MILLIS} ms): if
+     * Redis has not answered by then, the failure policy decides.
+     *
+     * @throws IllegalArgumentException if timeout is not positive
+     */
+    public B timeout(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive, was " + timeout);
+        }
+        this.timeout = timeout;
+        return self();
+    }
+
+    /** Sets what decides when Redis cannot (default {@link FailurePolicy#LOCAL}). */
+    public B failurePolicy(FailurePolicy failurePolicy) {
+        this.failurePolicy = Objects.requireNonNull(failurePolicy, "failurePolicy");
+        return self();
+    }
+
+    /** Sets what decides for the policy named {@code policyName} when Redis cannot, overriding the default. */
+    public B failurePolicy(String policyName, FailurePolicy failurePolicy) {
+        failurePolicies.put(
+                Objects.requireNonNull(policyName, "policyName"),
+                Objects.requireNonNull(failurePolicy, "failurePolicy"));
+        return self();
+    }
+
+    /**
+     * Fixes how many instances share the load, so that the {@code LOCAL} fallback enforces this instance's
+     * share of each limit: capacity and rate divided by {@code instances}. Without it (the default), each
+     * instance announces itself to Redis every second and divides by the instances live when Redis last
+     * counted them. A limiter with a fixed count neither announces itself nor counts: fix it on every
+     * instance of a fleet or on none, and only where instances come and go faster than a few seconds, or to
+     * keep a share whatever the count.
+     *
+     * @throws IllegalArgumentException if instances is below 1
+     */
+    public B expectedInstances(int instances) {
+        if (instances < 1) {
+            throw new IllegalArgumentException("expectedInstances must be at least 1, was " + instances);
+        }
+        this.expectedInstances = instances;
+        return self();
+    }
+
+    /**
+     * Sets the circuit breaker: it opens after {@code consecutiveFailures} failed calls in a row, for
+     * {@code firstPause} (default 5 failures, 100 ms), and each failed probe doubles the pause up to
+     * {@code longestPause} (default 500 ms, so that decisions return to Redis within about a second of it
+     * coming back, reconnecting included).
+     *
+     * @throws IllegalArgumentException if consecutiveFailures is below 1, or a pause is not positive or
+     *     the first is longer than the longest
+     */
+    public B circuitBreaker(int consecutiveFailures, Duration firstPause, Duration longestPause) {
+        Objects.requireNonNull(firstPause, "firstPause");
+        Objects.requireNonNull(longestPause, "longestPause");
+        if (consecutiveFailures < 1) {
+            throw new IllegalArgumentException("consecutiveFailures must be at least 1, was " + consecutiveFailures);
+        }
+        if (firstPause.isNegative() || firstPause.isZero() || longestPause.compareTo(firstPause) < 0) {
+            throw new IllegalArgumentException("pauses must be positive and firstPause (" + firstPause
+                    + ") no longer than longestPause (" + longestPause + ")");
+        }
+        this.breakerThreshold = consecutiveFailures;
+        this.breakerFirstPause = firstPause;
+        this.breakerLongestPause = longestPause;
+        return self();
+    }
+
+    /**
+     * Sets how many refusals the deny cache remembers (default {@value
+     * RedisRateLimiter#DEFAULT_DENY_CACHE_KEYS}); 0 turns it off.
+     *
+     * @throws IllegalArgumentException if keys is negative
+     */
+    public B denyCache(long keys) {
+        if (keys < 0) {
+            throw new IllegalArgumentException("deny cache size must not be negative, was " + keys);
+        }
+        this.denyCacheKeys = keys;
+        return self();
+    }
+
+    /**
+     * Sets how long the deny cache relies on a refusal at most, counted from when its request was sent
+     * (default {@value RedisRateLimiter#DEFAULT_DENY_CACHE_MAX_AGE_MILLIS} ms): past it, the next request for
+     * the key asks Redis again (one request per key and instance; the others wait for its answer). A reset or a
+     * refund on another instance is announced, and this instance forgets the refusal within milliseconds; the
+     * ceiling bounds what an announcement lost on its way costs (a refusal that outlives its bucket's reset by
+     * at most this long), at the price of one Redis call per refused key and instance per period.
+     *
+     * @throws IllegalArgumentException if maxAge is not positive
+     */
+    public B denyCacheMaxAge(Duration maxAge) {
+        Objects.requireNonNull(maxAge, "maxAge");
+        if (maxAge.isNegative() || maxAge.isZero()) {
+            throw new IllegalArgumentException("deny cache max age must be positive, was " + maxAge);
+        }
+        this.denyCacheMaxAge = maxAge;
+        return self();
+    }
+
+    /**
+     * Sends decisions in batches (default on): requests that arrive while earlier ones are on their way
+     * to Redis go together as one script call, which decides each of them in arrival order exactly as
+     * separate calls would. A quiet limiter sends each request at once; under load one script call carries
+     * up to 256 decisions, for one hot key or for many keys (on Redis Cluster, of the slots of one master). The time
+     * budget, failure policy, circuit breaker, deny cache and metrics apply to every request as without
+     * batching; a key that holds something else fails only its own requests. {@link io.tollgate.RateLimiter#acquire},
+     * which may reserve ahead, is never batched. Off, every decision is its own call of {@code
+     * token_bucket.lua}.
+     */
+    public B batching(boolean batching) {
+        this.batching = batching;
+        return self();
+    }
+
+    /**
+     * Fails {@link RedisRateLimiter.Builder#build()} when Redis cannot be reached within its first attempt
+     * (default off: the limiter starts anyway and decides by its failure policy until Redis answers). For deployments
+     * where a wrong host, port or password should stop the start rather than look like an outage.
+     */
+    public B requireRedisAtStart(boolean required) {
+        this.requireRedisAtStart = required;
+        return self();
+    }
+
+    /**
+     * Says where a {@link #client}, {@link #clusterClient} or connection given to the limiter connects,
+     * such as {@code "the application's Redis at cache:6379 (no TLS)"}, for the limiter's line at startup
+     * and its messages; the limiter cannot look into a client it did not create. URIs describe themselves.
+     *
+     * @throws IllegalArgumentException if description is blank
+     */
+    public B describedAs(String description) {
+        Objects.requireNonNull(description, "description");
+        if (description.isBlank()) {
+            throw new IllegalArgumentException("description must not be blank");
+        }
+        this.description = description;
+        return self();
+    }
+
+    /** Records metrics to Micrometer (see {@link MicrometerMetrics} for names and tags). */
+    public B metrics(MicrometerMetrics metrics) {
+        this.metrics = Objects.requireNonNull(metrics, "metrics");
+        return self();
+    }
+
+    @SuppressWarnings("unchecked")
+    private B self() {
+        return (B) this;
+    }
+
+    /** The settings of the guard around the store. */
+    GuardSettings guardSettings(System.Logger log) {
+        return new GuardSettings(
+                timeout,
+                failurePolicy,
+                failurePolicies,
+                expectedInstances,
+                breakerThreshold,
+                breakerFirstPause,
+                breakerLongestPause,
+                denyCacheKeys,
+                denyCacheMaxAge,
+                metrics,
+                clientClock != null ? clientClock : timeSource,
+                log);
+    }
+
+    /**
+     * Connects as the settings say, and waits as {@link RedisRateLimiter.Builder#build} says.
+     *
+     * @throws IllegalStateException unless exactly one way to reach Redis was given; or if Redis is required at
+     *     start and cannot be reached, saying why
+     */
+    RedisConnector connect() {
+        long given = Stream.of(uri, clusterUris, client, clusterClient, connection, clusterConnection)
+                .filter(Objects::nonNull)
+                .count();
+        if (given != 1) {
+            throw new IllegalStateException("give exactly one of uri, clusterUris, client, clusterClient, "
+                    + "connection or clusterConnection; " + given + " were given");
+        }
+        RedisConnector connector = connector();
+        if (description != null) {
+            connector.describedAs(description);
+        }
+        if (requireRedisAtStart && !connector.connected()) {
+            connector.close();
+            throw new IllegalStateException(
+                    "Redis is required at start (requireRedisAtStart), but it could not be reached: "
+                            + connector.notConnected());
+        }
+        return connector;
+    }
+
+    private RedisConnector connector() {
+        if (connection != null) {
+            return RedisConnector.of(connection, connection.async());
+        }
+        if (clusterConnection != null) {
+            return RedisConnector.of(clusterConnection, clusterConnection.async());
+        }
+        if (client != null) {
+            return RedisConnector.onClient(client);
+        }
+        if (clusterClient != null) {
+            return RedisConnector.onClusterClient(clusterClient);
+        }
+        return uri != null ? RedisConnector.toUri(uri) : RedisConnector.toCluster(clusterUris);
+    }
+}
