@@ -1,6 +1,5 @@
 package io.tollgate.servlet;
 
-import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
@@ -19,10 +18,7 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.System.Logger.Level;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -69,8 +65,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class TollgateFilter implements Filter {
 
     private static final System.Logger LOG = System.getLogger(TollgateFilter.class.getName());
-    private static final String CLASSPATH = "classpath:";
-    private static final String ATTRIBUTE = "attribute:";
 
     private volatile RequestLimiter requests;
     private volatile boolean async = true;
@@ -129,8 +123,9 @@ public final class TollgateFilter implements Filter {
             throw new ServletException(
                     "init parameter 'config' is required: a YAML or properties file of rules, as a path or classpath:NAME");
         }
-        RequestLimiterConfig rules = readConfig(config.strip());
-        requests = rules.newRequestLimiter(limiter(filterConfig, limiter == null ? "memory" : limiter.strip()));
+        RequestLimiterConfig rules = FilterInitParameters.config(config.strip());
+        requests = rules.newRequestLimiter(
+                FilterInitParameters.limiter(filterConfig, limiter == null ? "memory" : limiter.strip()));
     }
 
     @Override
@@ -365,42 +360,5 @@ public final class TollgateFilter implements Filter {
             response.reset();
             write(response, RequestDecision.limiterFailed());
         }
-    }
-
-    private static RequestLimiterConfig readConfig(String location) throws ServletException {
-        try {
-            if (location.startsWith(CLASSPATH)) {
-                String name = location.substring(CLASSPATH.length()).replaceFirst("^/", "");
-                ClassLoader loader = Thread.currentThread().getContextClassLoader();
-                try (InputStream in =
-                        (loader == null ? TollgateFilter.class.getClassLoader() : loader).getResourceAsStream(name)) {
-                    if (in == null) {
-                        throw new ServletException("init parameter 'config': no class path resource '" + name + "'");
-                    }
-                    return RequestLimiterConfig.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), name);
-                }
-            }
-            return RequestLimiterConfig.load(Path.of(location));
-        } catch (IOException e) {
-            throw new ServletException("init parameter 'config': cannot read '" + location + "': " + e, e);
-        } catch (IllegalArgumentException e) {
-            throw new ServletException("init parameter 'config': " + e.getMessage(), e);
-        }
-    }
-
-    private static RateLimiter limiter(FilterConfig filterConfig, String limiter) throws ServletException {
-        if (limiter.equals("memory")) {
-            return InMemoryRateLimiter.create();
-        }
-        if (limiter.startsWith(ATTRIBUTE)) {
-            String name = limiter.substring(ATTRIBUTE.length()).strip();
-            Object value = filterConfig.getServletContext().getAttribute(name);
-            if (value instanceof RateLimiter rateLimiter) {
-                return rateLimiter;
-            }
-            throw new ServletException("init parameter 'limiter': servlet context attribute '" + name + "' "
-                    + (value == null ? "is not set" : "is a " + value.getClass().getName() + ", not a RateLimiter"));
-        }
-        throw new ServletException("init parameter 'limiter' must be memory or attribute:NAME, was '" + limiter + "'");
     }
 }
