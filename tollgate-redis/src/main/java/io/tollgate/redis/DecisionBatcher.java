@@ -5,21 +5,15 @@ import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
-import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.TokenBucket;
 import io.tollgate.internal.guard.StoreAnswer;
 import io.tollgate.internal.guard.StoreReply;
 import io.tollgate.redis.internal.NotABucketException;
-import io.tollgate.redis.internal.ScriptArguments;
 import io.tollgate.redis.internal.TokenBucketScript;
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -67,33 +61,6 @@ final class DecisionBatcher {
      * from the event loop, and with two on their way the next batch is sent only after that resend.
      */
     static final int MAX_IN_FLIGHT = 2;
-
-    /**
-     * A request waiting in a lane; {@code slot} is its key's hash slot on Redis Cluster, else -1; a {@code
-     * charge} takes its cost whatever the bucket holds.
-     */
-    private record Pending(byte[] bucketKey, Policy policy, long cost, boolean charge, int slot, StoreAnswer result) {}
-
-    /** Requests in a row for one key, policy and cost, in arrival order. */
-    private static final class Run {
-        final int policy;
-        final Pending first;
-        final List<Pending> members = new ArrayList<>(1);
-
-        Run(int policy, Pending first) {
-            this.policy = policy;
-            this.first = first;
-            members.add(first);
-        }
-
-        boolean continuedBy(Pending pending) {
-            // A charge is a run of its own: the script takes it once, whatever the bucket holds.
-            return !first.charge()
-                    && !pending.charge()
-                    && pending.policy() == first.policy()
-                    && pending.cost() == first.cost();
-        }
-    }
 
     private final TokenBucketScript script;
     private final Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands;
@@ -164,7 +131,7 @@ final class DecisionBatcher {
             lane = single;
         }
         StoreAnswer result = new StoreAnswer(lane.afterReading);
-        lane.add(new Pending(bucketKey, policy, cost, charge, slot, result));
+        lane.add(new BatchScriptCall.Pending(bucketKey, policy, cost, charge, slot, result));
         return result;
     }
 
@@ -185,7 +152,7 @@ final class DecisionBatcher {
     /** The requests of one lane, and how many of its batches are on their way. */
     private final class Lane {
 
-        private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+        private final ArrayDeque<BatchScriptCall.Pending> queue = new ArrayDeque<>();
         private final boolean acrossSlots; // a cluster node's lane: its batches may hold keys of several slots
         /**
          * The event loop that read this lane's last reply, which writes its requests and reads its replies while
@@ -203,7 +170,7 @@ final class DecisionBatcher {
             this.acrossSlots = acrossSlots;
         }
 
-        void add(Pending pending) {
+        void add(BatchScriptCall.Pending pending) {
             Runnable next;
             synchronized (this) {
                 queue.add(pending);
@@ -293,11 +260,11 @@ final class DecisionBatcher {
          * reach Redis in the order they were taken and requests for one key are decided in arrival order.
          */
         private Batch dispatch() {
-            List<Pending> members = new ArrayList<>(Math.min(queue.size(), MAX_BATCH));
+            List<BatchScriptCall.Pending> members = new ArrayList<>(Math.min(queue.size(), MAX_BATCH));
             while (!queue.isEmpty() && members.size() < MAX_BATCH) {
                 members.add(queue.poll());
             }
-            List<Run> runs = new ArrayList<>();
+            List<BatchScriptCall.Run> runs = new ArrayList<>();
             CompletableFuture<List<Object>> call;
             try {
                 call = call(members, runs, acrossSlots);
@@ -308,7 +275,7 @@ final class DecisionBatcher {
             if (loop != null && eventLoops.current() == loop) {
                 // Written by now: Netty writes at once what its connection's own event loop sends.
                 long written = System.nanoTime();
-                for (Pending member : members) {
+                for (BatchScriptCall.Pending member : members) {
                     member.result().sent(written);
                 }
             }
@@ -319,10 +286,10 @@ final class DecisionBatcher {
     /** A batch on its way: its runs and the script call deciding them. */
     private final class Batch {
         private final Lane lane;
-        private final List<Run> runs;
+        private final List<BatchScriptCall.Run> runs;
         private final CompletableFuture<List<Object>> call;
 
-        Batch(Lane lane, List<Run> runs, CompletableFuture<List<Object>> call) {
+        Batch(Lane lane, List<BatchScriptCall.Run> runs, CompletableFuture<List<Object>> call) {
             this.lane = lane;
             this.runs = runs;
             this.call = call;
@@ -340,8 +307,8 @@ final class DecisionBatcher {
                 if (failure == null) {
                     // Every caller's answer is here now, though each is delivered only after the callers before
                     // it (and those of a batch read just before) have run: their time is not Redis's.
-                    for (Run run : runs) {
-                        for (Pending member : run.members) {
+                    for (BatchScriptCall.Run run : runs) {
+                        for (BatchScriptCall.Pending member : run.members) {
                             member.result().arrived();
                         }
                     }
@@ -365,8 +332,8 @@ final class DecisionBatcher {
         private void answerAll(List<Object> replies, Throwable failure) {
             if (failure != null && lane.acrossSlots && servedElsewhere(failure)) {
                 // In the order of the batch, which keeps each key's requests in arrival order.
-                for (Run run : runs) {
-                    for (Pending member : run.members) {
+                for (BatchScriptCall.Run run : runs) {
+                    for (BatchScriptCall.Pending member : run.members) {
                         slotLane(member.slot()).add(member);
                     }
                 }
@@ -374,16 +341,16 @@ final class DecisionBatcher {
             }
             Throwable problem = failure;
             int at = 1;
-            for (Run run : runs) {
+            for (BatchScriptCall.Run run : runs) {
                 if (problem == null) {
                     try {
-                        at = answer(run, (Long) replies.get(0), replies, at);
+                        at = BatchScriptCall.answer(run, (Long) replies.get(0), replies, at);
                         continue;
                     } catch (RuntimeException malformed) {
                         problem = malformed; // every caller is answered, whatever came back
                     }
                 }
-                for (Pending member : run.members) {
+                for (BatchScriptCall.Pending member : run.members) {
                     member.result().completeExceptionally(problem);
                 }
             }
@@ -395,112 +362,14 @@ final class DecisionBatcher {
      * together in arrival order. Fills {@code runs} in the order of the script's reply. With {@code
      * acrossSlots}, keys of several slots go as arguments after the runs, the first alone as the key.
      */
-    private CompletableFuture<List<Object>> call(List<Pending> batch, List<Run> runs, boolean acrossSlots) {
+    private CompletableFuture<List<Object>> call(
+            List<BatchScriptCall.Pending> batch, List<BatchScriptCall.Run> runs, boolean acrossSlots) {
         RedisScriptingAsyncCommands<byte[], byte[]> redis = commands.get();
         if (redis == null) {
             throw new IllegalStateException("not connected to Redis");
         }
-        Map<KeyBytes, List<Run>> runsOfKey = new LinkedHashMap<>();
-        Map<Policy, Integer> policyIndex = new IdentityHashMap<>();
-        List<byte[]> policyLimits = new ArrayList<>();
-        for (Pending pending : batch) {
-            List<Run> ofKey = runsOfKey.computeIfAbsent(new KeyBytes(pending.bucketKey()), k -> new ArrayList<>(1));
-            Run last = ofKey.isEmpty() ? null : ofKey.get(ofKey.size() - 1);
-            if (last != null && last.continuedBy(pending)) {
-                last.members.add(pending);
-                continue;
-            }
-            int policy = policyIndex.computeIfAbsent(pending.policy(), p -> {
-                policyLimits.add(limitsOf.apply(p));
-                return policyLimits.size();
-            });
-            ofKey.add(new Run(policy, pending));
-            runs.add(null); // counted here, placed below
-        }
-        byte[][] keys = new byte[runsOfKey.size()][];
-        boolean severalSlots = acrossSlots
-                && batch.stream().anyMatch(p -> p.slot() != batch.get(0).slot());
-        byte[][] args = new byte[3 + policyLimits.size() + (severalSlots ? keys.length : 0)][];
-        args[0] = TokenBucketScript.nowArgument(clientClock);
-        args[1] = TokenBucketScript.ascii(policyLimits.size());
-        for (int q = 0; q < policyLimits.size(); q++) {
-            args[2 + q] = policyLimits.get(q);
-        }
-        ByteBuffer packed = ByteBuffer.allocate(ScriptArguments.PACKED_RUN_BYTES * runs.size());
-        int key = 0;
-        int placed = 0;
-        for (Map.Entry<KeyBytes, List<Run>> ofKey : runsOfKey.entrySet()) {
-            keys[key++] = ofKey.getKey().bytes();
-            boolean sameKey = false;
-            for (Run run : ofKey.getValue()) {
-                runs.set(placed++, run);
-                ScriptArguments.putRun(
-                        packed, run.policy, sameKey, run.first.cost(), run.first.charge() ? 0 : run.members.size());
-                sameKey = true;
-            }
-        }
-        args[2 + policyLimits.size()] = packed.array();
-        if (severalSlots) {
-            System.arraycopy(keys, 0, args, 3 + policyLimits.size(), keys.length);
-            keys = new byte[][] {keys[0]};
-        }
-        return script.run(redis, keys, args);
-    }
-
-    /**
-     * Completes each request of a run with the debts just before it, from the script's reply for the run
-     * from {@code at} on, and returns where the next run's reply starts. Requests that fit pass and charge
-     * the bucket, and the first that does not ends the run: the bucket stays as it is, so the rest see the
-     * same debts and are refused alike. The script charged the same.
-     */
-    private static int answer(Run run, long nowMicros, List<Object> replies, int at) {
-        NotABucketException keyError = ScriptArguments.notABucket(replies, at);
-        if (keyError != null) {
-            for (Pending member : run.members) {
-                member.result().completeExceptionally(keyError);
-            }
-            return at + 2;
-        }
-        List<Limit> limits = run.first.policy().limits();
-        long cost = run.first.cost();
-        long[] debts = new long[limits.size()];
-        for (int i = 0; i < debts.length; i++) {
-            debts[i] = (Long) replies.get(at + i);
-        }
-        if (run.first.charge()) {
-            run.first.result().complete(new StoreReply(nowMicros, debts));
-            return at + limits.size();
-        }
-        // Each reply but the run's last is superseded: the guard learns the bucket from the last one only.
-        int last = run.members.size() - 1;
-        StoreReply refused = null;
-        for (int i = 0; i <= last; i++) {
-            CompletableFuture<StoreReply> result = run.members.get(i).result();
-            if (refused != null) {
-                result.complete(i == last ? new StoreReply(nowMicros, refused.debtsBefore()) : refused);
-                continue;
-            }
-            StoreReply reply = new StoreReply(nowMicros, debts, i < last);
-            if (TokenBucket.allFit(limits, debts, cost, 0)) {
-                debts = TokenBucket.charged(limits, debts, cost);
-            } else {
-                refused = reply;
-            }
-            result.complete(reply);
-        }
-        return at + limits.size();
-    }
-
-    /** A key's bytes with value equality, to find a key's position in the batch. */
-    private record KeyBytes(byte[] bytes) {
-        @Override
-        public boolean equals(Object other) {
-            return other instanceof KeyBytes that && Arrays.equals(bytes, that.bytes);
-        }
-
-        @Override
-        public int hashCode() {
-            return Arrays.hashCode(bytes);
-        }
+        BatchScriptCall.Arguments arguments =
+                BatchScriptCall.arguments(batch, runs, acrossSlots, limitsOf, clientClock);
+        return script.run(redis, arguments.keys(), arguments.args());
     }
 }
