@@ -15,7 +15,7 @@ import java.util.List;
  * every further update, so a thread that still holds it looks the key up again instead of charging a
  * bucket that no longer counts.
  */
-abstract sealed class Bucket permits SingleLimitBucket, MultiLimitBucket, QuotaBucket {
+abstract sealed class Bucket permits SingleLimitBucket, LockedBucket {
 
     /** Returned by {@link #reserve} when the request does not fit within the caller's wait. */
     static final long DENIED = -1;

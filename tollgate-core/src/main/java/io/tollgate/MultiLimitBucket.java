@@ -7,7 +7,7 @@ import java.util.List;
  * The buckets of a policy with several limits, all checked and charged under the bucket's own lock so
  * that a request takes from all of them or from none.
  */
-final class MultiLimitBucket extends Bucket {
+final class MultiLimitBucket extends LockedBucket {
 
     private final List<Limit> limits;
     private final long maxAgeMicros;
@@ -27,28 +27,12 @@ final class MultiLimitBucket extends Bucket {
         this.fullAt = debts.clone();
     }
 
-    @Override
-    Decision tryAcquire(long nowMicros, long cost) {
-        long[] debts = take(nowMicros, cost, 0);
-        return debts == null ? null : TokenBucket.decide(limits, debts, cost, 0);
-    }
-
-    @Override
-    long reserve(long nowMicros, long cost, long maxWaitMicros) {
-        long[] debts = take(nowMicros, cost, maxWaitMicros);
-        if (debts == null) {
-            return RETRY;
-        }
-        return TokenBucket.allFit(limits, debts, cost, maxWaitMicros)
-                ? TokenBucket.waitMicros(limits, debts, cost)
-                : DENIED;
-    }
-
     /**
      * Charges every limit if {@code cost} fits all of them within {@code maxWaitMicros}, and returns the
      * debts they had just before; null if retired.
      */
-    private synchronized long[] take(long nowMicros, long cost, long maxWaitMicros) {
+    @Override
+    synchronized long[] take(long nowMicros, long cost, long maxWaitMicros) {
         if (retired) {
             return null;
         }

@@ -10,7 +10,7 @@ import java.util.List;
  * object's lock: the state {@link PolicyArithmetic} works on (each limit's debt, then each quota's count in
  * its current period), as of the moment it was last written.
  */
-final class QuotaBucket extends Bucket {
+final class QuotaBucket extends LockedBucket {
 
     private final List<Limit> limits;
     private final long retentionMicros;
@@ -29,25 +29,9 @@ final class QuotaBucket extends Bucket {
         this.state = Arrays.copyOf(state, limits.size() + policy.quotas().size());
     }
 
-    @Override
-    Decision tryAcquire(long nowMicros, long cost) {
-        long[] before = take(nowMicros, cost, 0);
-        return before == null ? null : PolicyArithmetic.decide(policy, before, cost, 0, nowMicros);
-    }
-
-    @Override
-    long reserve(long nowMicros, long cost, long maxWaitMicros) {
-        long[] before = take(nowMicros, cost, maxWaitMicros);
-        if (before == null) {
-            return RETRY;
-        }
-        return PolicyArithmetic.allFit(policy, before, cost, maxWaitMicros)
-                ? PolicyArithmetic.waitMicros(policy, before, cost)
-                : DENIED;
-    }
-
     /** Charges everything if the cost fits, and returns the state just before; null if retired. */
-    private synchronized long[] take(long nowMicros, long cost, long maxWaitMicros) {
+    @Override
+    synchronized long[] take(long nowMicros, long cost, long maxWaitMicros) {
         if (retired) {
             return null;
         }

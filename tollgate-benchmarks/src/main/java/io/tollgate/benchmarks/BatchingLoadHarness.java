@@ -1,11 +1,6 @@
 package io.tollgate.benchmarks;
 
 import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.distributed.AsyncBucketProxy;
-import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
-import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
-import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
-import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -21,26 +16,17 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import org.redisson.Redisson;
-import org.redisson.api.RRateLimiter;
-import org.redisson.api.RateType;
-import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 /**
  * Throughput and latency against in-flight requests, one hot key and 10 000 keys, for Tollgate with and
@@ -65,19 +51,11 @@ public final class BatchingLoadHarness {
     private static final Rate RATE = RedisLoadHarness.RATE;
     private static final Policy POLICY = RedisLoadHarness.POLICY;
     private static final BucketConfiguration BUCKET4J = RedisLoadHarness.BUCKET4J;
-    private static final int[] IN_FLIGHT = {16, 64, 256, 1024};
-    private static final int[] KEYS = {1, 10_000};
+    static final int[] IN_FLIGHT = {16, 64, 256, 1024};
+    static final int[] KEYS = {1, 10_000};
     private static final int CEILING_BATCH = 128;
 
     private BatchingLoadHarness() {}
-
-    /** One limiter under test: opens with a fresh Redis, decides by key. */
-    private interface Subject extends AutoCloseable {
-        CompletionStage<?> decide(String key);
-
-        @Override
-        void close();
-    }
 
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("cluster")) {
@@ -92,12 +70,12 @@ public final class BatchingLoadHarness {
         }
         int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
         Path plot = Path.of(args.length > 1 ? args[1] : "docs/benchmarks-batching.svg");
-        Map<String, Function<RedisServer, Subject>> subjects = new LinkedHashMap<>();
-        subjects.put("Tollgate, batching", redis -> tollgate(redis, true));
-        subjects.put("Tollgate, unbatched", redis -> tollgate(redis, false));
-        subjects.put("Bucket4j, batching", redis -> bucket4j(redis, true));
-        subjects.put("Bucket4j (CAS)", redis -> bucket4j(redis, false));
-        subjects.put("Redisson RRateLimiter", BatchingLoadHarness::redisson);
+        Map<String, Function<RedisServer, BatchingSubjects.Subject>> subjects = new LinkedHashMap<>();
+        subjects.put("Tollgate, batching", redis -> BatchingSubjects.tollgate(redis, true));
+        subjects.put("Tollgate, unbatched", redis -> BatchingSubjects.tollgate(redis, false));
+        subjects.put("Bucket4j, batching", redis -> BatchingSubjects.bucket4j(redis, true));
+        subjects.put("Bucket4j (CAS)", redis -> BatchingSubjects.bucket4j(redis, false));
+        subjects.put("Redisson RRateLimiter", BatchingSubjects::redisson);
         // e.g. "Tollgate, batching;Redisson RRateLimiter": a quick comparison, without ceilings or plot
         String only = System.getProperty("harness.subjects");
         if (only != null) {
@@ -114,16 +92,18 @@ public final class BatchingLoadHarness {
         try (RedisServer redis = RedisServer.start()) {
             System.out.println("redis " + redis.info("redis_version") + " on port " + redis.port() + ", "
                     + Runtime.getRuntime().availableProcessors() + " cores, " + seconds + " s per point");
-            for (Map.Entry<String, Function<RedisServer, Subject>> subject : subjects.entrySet()) {
+            for (Map.Entry<String, Function<RedisServer, BatchingSubjects.Subject>> subject : subjects.entrySet()) {
                 warmUp(redis, subject.getValue());
             }
             System.out.println();
             System.out.println(RedisLoadHarness.TABLE_HEADER);
             for (int k = 0; k < KEYS.length; k++) {
                 for (int f = 0; f < inFlight.length; f++) {
-                    for (Map.Entry<String, Function<RedisServer, Subject>> subject : subjects.entrySet()) {
+                    for (Map.Entry<String, Function<RedisServer, BatchingSubjects.Subject>> subject :
+                            subjects.entrySet()) {
                         redis.command("FLUSHALL");
-                        try (Subject limiter = subject.getValue().apply(redis)) {
+                        try (BatchingSubjects.Subject limiter =
+                                subject.getValue().apply(redis)) {
                             RedisLoadHarness.Result result =
                                     RedisLoadHarness.load(limiter::decide, KEYS[k], inFlight[f], seconds, redis);
                             System.out.println(result.row(subject.getKey(), KEYS[k], inFlight[f]));
@@ -144,7 +124,7 @@ public final class BatchingLoadHarness {
             System.out.println();
             batchCeilings(redis);
         }
-        Files.writeString(plot, svg(throughput), StandardCharsets.UTF_8);
+        Files.writeString(plot, BatchingChart.svg(throughput), StandardCharsets.UTF_8);
         System.out.println();
         System.out.println("plot written to " + plot);
     }
@@ -172,8 +152,8 @@ public final class BatchingLoadHarness {
                     RedisRateLimiter.builder().clusterUris(cluster.uris()));
         }
 
-        Subject tollgate() {
-            return BatchingLoadHarness.tollgate(target, true);
+        BatchingSubjects.Subject tollgate() {
+            return BatchingSubjects.tollgate(target, true);
         }
 
         void flush() {
@@ -195,12 +175,12 @@ public final class BatchingLoadHarness {
                 List.of(Deployment::standalone, () -> Deployment.cluster(1), () -> Deployment.cluster(3));
         for (Supplier<Deployment> opening : deployments) {
             try (Deployment deployment = opening.get()) {
-                try (Subject warm = deployment.tollgate()) {
+                try (BatchingSubjects.Subject warm = deployment.tollgate()) {
                     RedisLoadHarness.load(warm::decide, 10_000, 256, 5, deployment.masters());
                 }
                 for (int inFlight : new int[] {64, 256, 1024}) {
                     deployment.flush();
-                    try (Subject limiter = deployment.tollgate()) {
+                    try (BatchingSubjects.Subject limiter = deployment.tollgate()) {
                         RedisLoadHarness.Result result =
                                 RedisLoadHarness.load(limiter::decide, 10_000, inFlight, seconds, deployment.masters());
                         System.out.println(result.row(deployment.name(), 10_000, inFlight));
@@ -342,187 +322,11 @@ public final class BatchingLoadHarness {
         return text.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static void warmUp(RedisServer redis, Function<RedisServer, Subject> subject) throws Exception {
+    private static void warmUp(RedisServer redis, Function<RedisServer, BatchingSubjects.Subject> subject)
+            throws Exception {
         redis.command("FLUSHALL");
-        try (Subject limiter = subject.apply(redis)) {
+        try (BatchingSubjects.Subject limiter = subject.apply(redis)) {
             RedisLoadHarness.load(limiter::decide, 10_000, 256, 5, redis);
         }
-    }
-
-    private static Subject tollgate(RedisServer redis, boolean batching) {
-        return tollgate(RedisRateLimiter.builder().uri(redis.uri()), batching);
-    }
-
-    private static Subject tollgate(RedisRateLimiter.Builder target, boolean batching) {
-        // A budget of a second: this measures decisions made by Redis, not the fallback.
-        RedisRateLimiter limiter =
-                target.timeout(Duration.ofSeconds(1)).batching(batching).build();
-        return new Subject() {
-            @Override
-            public CompletionStage<?> decide(String key) {
-                return limiter.tryAcquireAsync(key, POLICY, 1);
-            }
-
-            @Override
-            public void close() {
-                limiter.close();
-            }
-        };
-    }
-
-    private static Subject bucket4j(RedisServer redis, boolean batching) {
-        RedisClient client = RedisClient.create(redis.uri());
-        StatefulRedisConnection<byte[], byte[]> connection = client.connect(ByteArrayCodec.INSTANCE);
-        AsyncProxyManager<byte[]> buckets = Bucket4jLettuce.casBasedBuilder(connection)
-                .expirationAfterWrite(
-                        ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
-                .build()
-                .asAsync();
-        Map<String, AsyncBucketProxy> proxies = new ConcurrentHashMap<>();
-        return new Subject() {
-            @Override
-            public CompletionStage<?> decide(String key) {
-                return proxies.computeIfAbsent(key, k -> {
-                            var builder = buckets.builder();
-                            if (batching) {
-                                builder = builder.withOptimization(Optimizations.batching());
-                            }
-                            return builder.build(k.getBytes(StandardCharsets.UTF_8), BUCKET4J);
-                        })
-                        .tryConsumeAndReturnRemaining(1);
-            }
-
-            @Override
-            public void close() {
-                connection.close();
-                client.shutdown();
-            }
-        };
-    }
-
-    /**
-     * Redisson's {@code RRateLimiter}, one per key, its rate set once per key before its first request (its
-     * own call, as Redisson requires), at CAPACITY permits a second so that every request passes as for the
-     * others. Redisson keeps each grant in a sorted set for the rate's interval: the memory it needs per key
-     * grows with the grants of the last second.
-     */
-    private static Subject redisson(RedisServer redis) {
-        Config config = new Config();
-        config.useSingleServer().setAddress(redis.uri());
-        RedissonClient client = Redisson.create(config);
-        Map<String, CompletionStage<RRateLimiter>> limiters = new ConcurrentHashMap<>();
-        return new Subject() {
-            @Override
-            public CompletionStage<?> decide(String key) {
-                return limiters.computeIfAbsent(key, k -> {
-                            RRateLimiter limiter = client.getRateLimiter(k);
-                            return limiter.trySetRateAsync(RateType.OVERALL, CAPACITY, Duration.ofSeconds(1))
-                                    .thenApply(set -> limiter);
-                        })
-                        .thenCompose(RRateLimiter::tryAcquireAsync);
-            }
-
-            @Override
-            public void close() {
-                client.shutdown();
-            }
-        };
-    }
-
-    /** Two panels, one hot key and 10 000 keys: decisions per second against requests in flight. */
-    private static String svg(Map<String, double[][]> throughput) {
-        int width = 960;
-        int height = 420;
-        int panel = 420;
-        String[] colors = {"#1b6ac9", "#7aa7e0", "#d1495b", "#f2a541", "#2a9d5c"};
-        StringBuilder svg = new StringBuilder();
-        svg.append(String.format(
-                Locale.ROOT,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\""
-                        + " font-size=\"12\">%n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n",
-                width,
-                height));
-        for (int k = 0; k < KEYS.length; k++) {
-            double max = 0; // each panel has its own scale: the hot key runs ten times higher
-            for (double[][] series : throughput.values()) {
-                for (double value : series[k]) {
-                    max = Math.max(max, value);
-                }
-            }
-            double top = Math.ceil(max / 50_000) * 50_000;
-            int left = 70 + k * (panel + 60);
-            int bottom = 340;
-            int plotHeight = 280;
-            svg.append(String.format(
-                    Locale.ROOT,
-                    "<text x=\"%d\" y=\"30\" font-size=\"14\" font-weight=\"bold\">%s</text>%n",
-                    left,
-                    KEYS[k] == 1 ? "one hot key" : "10 000 keys"));
-            for (int tick = 0; tick <= 5; tick++) {
-                double value = top * tick / 5;
-                int y = bottom - (int) (plotHeight * tick / 5.0);
-                svg.append(String.format(
-                        Locale.ROOT,
-                        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>"
-                                + "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%,.0fk</text>%n",
-                        left,
-                        y,
-                        left + panel - 40,
-                        y,
-                        left - 6,
-                        y + 4,
-                        value / 1000));
-            }
-            for (int f = 0; f < IN_FLIGHT.length; f++) {
-                svg.append(String.format(
-                        Locale.ROOT,
-                        "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d</text>%n",
-                        x(left, panel, f),
-                        bottom + 18,
-                        IN_FLIGHT[f]));
-            }
-            svg.append(String.format(
-                    Locale.ROOT,
-                    "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">requests in flight</text>%n",
-                    left + (panel - 40) / 2,
-                    bottom + 38));
-            int color = 0;
-            for (Map.Entry<String, double[][]> series : throughput.entrySet()) {
-                List<String> points = new ArrayList<>();
-                for (int f = 0; f < IN_FLIGHT.length; f++) {
-                    points.add(x(left, panel, f) + "," + (bottom - (int) (plotHeight * series.getValue()[k][f] / top)));
-                }
-                svg.append(String.format(
-                        Locale.ROOT,
-                        "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\" points=\"%s\"/>%n",
-                        colors[color % colors.length],
-                        String.join(" ", points)));
-                color++;
-            }
-        }
-        int color = 0;
-        for (String name : throughput.keySet()) {
-            int x = 70 + color * 220;
-            svg.append(String.format(
-                    Locale.ROOT,
-                    "<rect x=\"%d\" y=\"392\" width=\"14\" height=\"4\" fill=\"%s\"/>"
-                            + "<text x=\"%d\" y=\"398\">%s</text>%n",
-                    x,
-                    colors[color % colors.length],
-                    x + 20,
-                    name));
-            color++;
-        }
-        svg.append(String.format(
-                Locale.ROOT,
-                "<text x=\"20\" y=\"%d\" transform=\"rotate(-90 20 %d)\" text-anchor=\"middle\">decisions per"
-                        + " second</text>%n</svg>%n",
-                200,
-                200));
-        return svg.toString();
-    }
-
-    private static int x(int left, int panel, int f) {
-        return left + 10 + f * (panel - 60) / (IN_FLIGHT.length - 1);
     }
 }

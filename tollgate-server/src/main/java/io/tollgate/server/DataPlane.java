@@ -108,14 +108,14 @@ final class DataPlane implements AutoCloseable {
             publicListener = listen(
                     host,
                     port,
-                    Exchanges.Endpoints.publicPort(limits, readiness, metrics, management != null, blocking, upstreams),
+                    Endpoints.publicPort(limits, readiness, metrics, management != null, blocking, upstreams),
                     idleTimeout);
             this.managementListener = management == null
                     ? null
                     : listen(
                             management.host(),
                             management.port(),
-                            Exchanges.Endpoints.managementPort(readiness, metrics, blocking, admin, management.token()),
+                            Endpoints.managementPort(readiness, metrics, blocking, admin, management.token()),
                             idleTimeout);
         } catch (Throwable e) { // a taken port comes as a BindException, which Netty throws unchecked
             if (publicListener != null) {
@@ -127,7 +127,7 @@ final class DataPlane implements AutoCloseable {
         this.listener = publicListener;
     }
 
-    private Channel listen(String host, int port, Exchanges.Endpoints endpoints, Duration idleTimeout)
+    private Channel listen(String host, int port, Endpoints endpoints, Duration idleTimeout)
             throws InterruptedException {
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(loops)

@@ -1,11 +1,9 @@
 package io.tollgate.server;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
@@ -20,34 +18,25 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.QueryStringDecoder;
-import io.netty.handler.codec.http.TooLongHttpHeaderException;
-import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.server.CheckApi.Answer;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 
 /**
  * The exchanges of one connection of the {@link DataPlane}, one at a time, on the connection's event loop: reads
  * a request, answers it (the decision API, the proxy, health, metrics, the admin API on the management port behind
- * its token, or a problem), and reads the next once the answer is written and the request's body read. Requests a client pipelines meanwhile wait, unread, in order; the socket
- * is not read while they do, so a client that never reads its answers fills its own buffers, not this
+ * its token, or a problem), and reads the next once the answer is written and the request's body read. Requests
+ * a client pipelines meanwhile wait, unread, in order; the socket is not read while they do, so a client that never reads its answers fills its own buffers, not this
  * process's memory.
  *
  * <p>The decision API's body is read as it arrives, up to {@value CheckApi#MAX_BODY_BYTES} bytes; past that the
@@ -73,109 +62,21 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     /** The Content-Type of Prometheus's text format, which {@code /metrics} answers in. */
     static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
-    /** How long a connection whose request could not be read is read on after its answer, in milliseconds. */
-    static final long UNREADABLE_LINGER_MILLIS = 2_000;
-
     /** The route of a request that could not be read, which no meter counts. */
     private static final String BAD_REQUEST = "bad-request";
-
-    /**
-     * What the exchanges of every connection of one port answer with, and count on.
-     *
-     * @param managementPort whether the server has a management port (the public port then serves the decision
-     *     API or the proxy alone)
-     * @param blocking where work that may block runs (a metrics scrape, the admin API), never on a loop
-     * @param upstreams the proxy's upstream connections, or null without an upstream
-     * @param admin on the management port, its admin API; null on the public port
-     * @param token on the management port, the bearer token it requires, or null
-     */
-    record Endpoints(
-            Supplier<Limits> limits,
-            Readiness readiness,
-            ServerMetrics metrics,
-            boolean managementPort,
-            Executor blocking,
-            UpstreamConnections upstreams,
-            AdminApi admin,
-            byte[] token) {
-
-        /** The public port's endpoints. */
-        static Endpoints publicPort(
-                Supplier<Limits> limits,
-                Readiness readiness,
-                ServerMetrics metrics,
-                boolean managementPort,
-                Executor blocking,
-                UpstreamConnections upstreams) {
-            return new Endpoints(limits, readiness, metrics, managementPort, blocking, upstreams, null, null);
-        }
-
-        /** The management port's endpoints: health, metrics and the admin API, behind {@code token} if set. */
-        static Endpoints managementPort(
-                Readiness readiness, ServerMetrics metrics, Executor blocking, AdminApi admin, String token) {
-            return new Endpoints(
-                    null,
-                    readiness,
-                    metrics,
-                    true,
-                    blocking,
-                    null,
-                    Objects.requireNonNull(admin, "admin"),
-                    token == null ? null : token.getBytes(StandardCharsets.US_ASCII));
-        }
-
-        boolean isManagementPort() {
-            return admin != null;
-        }
-    }
-
-    /** One request and its answer. */
-    private static final class Exchange {
-        final HttpRequest request;
-        final String route;
-        final String path;
-        final long startNanos;
-        boolean keepAlive;
-        /** The decision API's body as read so far, or null when no body is wanted. */
-        ByteArrayOutputStream body;
-        /** Whether the body is thrown away after a 413, until its end, then the connection closed. */
-        boolean lingering;
-        /**
-         * Whether the connection is closed gently after the answer: the request could not be read, and what the
-         * client still sends is read and thrown away for a while, so that its unread bytes do not reset the
-         * connection before it has read the answer.
-         */
-        boolean unreadable;
-
-        long discarded;
-        boolean bodyDone;
-        boolean answering;
-        boolean answered;
-        boolean ended;
-        /** While a proxied request is decided: the body's chunks read meanwhile, else null. */
-        List<HttpContent> early;
-        /** The proxied request on its way once allowed, until the upstream's answer is done; else null. */
-        ProxiedExchange proxy;
-
-        Exchange(HttpRequest request, String route, String path, boolean keepAlive) {
-            this.request = request;
-            this.route = route;
-            this.path = path;
-            this.keepAlive = keepAlive;
-            this.startNanos = System.nanoTime();
-        }
-    }
 
     private final Endpoints endpoints;
     private final AtomicInteger inFlight;
     private final BooleanSupplier stopping;
     private final ArrayDeque<Object> waiting = new ArrayDeque<>();
+    private final ProxyHandoff proxying;
     private Exchange current;
 
     Exchanges(Endpoints endpoints, AtomicInteger inFlight, BooleanSupplier stopping) {
         this.endpoints = endpoints;
         this.inFlight = inFlight;
         this.stopping = stopping;
+        this.proxying = new ProxyHandoff(endpoints, stopping, this::answer, this::maybeEnd);
     }
 
     @Override
@@ -224,7 +125,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             if (current.proxy != null) {
                 current.proxy.clientClosed();
             }
-            releaseEarly(current);
+            ProxyHandoff.releaseEarly(current);
             end(current);
         }
         waiting.forEach(ReferenceCountUtil::release);
@@ -244,16 +145,18 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             current = started(new Exchange(request, BAD_REQUEST, "", false));
             current.bodyDone = true; // the decoder reads nothing more from this connection
             current.unreadable = true;
-            answer(ctx, current, CompletableFuture.completedFuture(badMessage(decoded.cause())));
+            answer(ctx, current, CompletableFuture.completedFuture(ExchangeAnswers.badMessage(decoded.cause())));
             return;
         }
         String path;
         try {
             // The admin API reads its keys percent-encoded, as sent; the public port's routes are decoded paths
-            path = endpoints.isManagementPort() ? rawPath(request.uri()) : new QueryStringDecoder(request.uri()).path();
+            path = endpoints.isManagementPort()
+                    ? ExchangeAnswers.rawPath(request.uri())
+                    : new QueryStringDecoder(request.uri()).path();
         } catch (IllegalArgumentException malformed) {
             current = started(new Exchange(request, BAD_REQUEST, "", false));
-            answer(ctx, current, problem(400, "Bad Request: " + malformed.getMessage()));
+            answer(ctx, current, ExchangeAnswers.problem(400, "Bad Request: " + malformed.getMessage()));
             return;
         }
         String route = endpoints.isManagementPort()
@@ -261,7 +164,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                 : Routes.publicRoute(path, endpoints.managementPort(), endpoints.upstreams() != null);
         Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
         current = exchange;
-        if (endpoints.token() != null && !authorized(request)) {
+        if (!endpoints.authorizes(request)) {
             if (HttpUtil.is100ContinueExpected(request)) {
                 exchange.keepAlive = false; // the client waits to send its body, which is not wanted
             }
@@ -277,11 +180,11 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         String expectation = request.headers().get(HttpHeaderNames.EXPECT);
         if (expectation != null && !expectation.equalsIgnoreCase("100-continue")) {
             exchange.keepAlive = false; // its body, if any, was not sent and will not be read
-            answer(ctx, exchange, problem(417, "Expectation Failed: only 100-continue is supported."));
+            answer(ctx, exchange, ExchangeAnswers.problem(417, "Expectation Failed: only 100-continue is supported."));
             return;
         }
         if (route.equals("proxy")) {
-            proxy(ctx, exchange);
+            proxying.proxy(ctx, exchange);
             return;
         }
         boolean expectsContinue = HttpUtil.is100ContinueExpected(request);
@@ -312,9 +215,11 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         HttpMethod method = exchange.request.method();
         boolean get = method == HttpMethod.GET || method == HttpMethod.HEAD;
         return switch (exchange.route) {
-            case "check", "charge" -> methodNotAllowed(exchange, "POST");
+            case "check", "charge" -> ExchangeAnswers.methodNotAllowed(exchange, "POST");
             case "health" ->
-                get ? endpoints.readiness().answer(exchange.path) : methodNotAllowed(exchange, "GET", "HEAD");
+                get
+                        ? endpoints.readiness().answer(exchange.path)
+                        : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
             case "metrics" ->
                 get
                         ? CompletableFuture.supplyAsync(
@@ -323,32 +228,15 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                                         Map.of("Content-Type", PROMETHEUS_TEXT),
                                         endpoints.metrics().scrape().getBytes(StandardCharsets.UTF_8)),
                                 endpoints.blocking())
-                        : methodNotAllowed(exchange, "GET", "HEAD");
+                        : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
             case "admin" ->
                 CompletableFuture.supplyAsync(
                         () -> endpoints.admin().answer(method.name(), exchange.path), endpoints.blocking());
             default ->
-                problem(
+                ExchangeAnswers.problem(
                         404,
                         Routes.noSuchEndpoint(exchange.path, endpoints.isManagementPort(), endpoints.managementPort()));
         };
-    }
-
-    /** The path of a request target as sent, escapes and all. */
-    private static String rawPath(String target) {
-        String origin = NettyRequestView.originForm(target);
-        int question = origin.indexOf('?');
-        return question < 0 ? origin : origin.substring(0, question);
-    }
-
-    /** Whether the request carries the management token; compared in constant time. */
-    private boolean authorized(HttpRequest request) {
-        String header = request.headers().get(HttpHeaderNames.AUTHORIZATION);
-        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            return false;
-        }
-        byte[] sent = header.substring(7).trim().getBytes(StandardCharsets.US_ASCII);
-        return MessageDigest.isEqual(sent, endpoints.token());
     }
 
     private void content(ChannelHandlerContext ctx, HttpContent content) {
@@ -394,8 +282,8 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                 answer(
                         ctx,
                         exchange,
-                        CompletableFuture.completedFuture(
-                                badMessage(content.decoderResult().cause())));
+                        CompletableFuture.completedFuture(ExchangeAnswers.badMessage(
+                                content.decoderResult().cause())));
             }
         }
         if (exchange.lingering && exchange.discarded >= CheckApi.LINGER_MAX_BYTES) {
@@ -423,128 +311,6 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Decides a request for the upstream by the rules, then sends it on ({@link ProxiedExchange}) or answers the
-     * refusal. The socket is not read while the decision is made; what was read already waits in {@code early}.
-     */
-    private void proxy(ChannelHandlerContext ctx, Exchange exchange) {
-        NettyRequestView view;
-        try {
-            view = NettyRequestView.of(exchange.request, ctx.channel().remoteAddress());
-        } catch (IllegalArgumentException malformed) {
-            exchange.keepAlive = false;
-            String detail = malformed.getMessage();
-            answer(ctx, exchange, problem(400, detail.startsWith("The request") ? detail : "Bad Request: " + detail));
-            return;
-        }
-        if (exchange.request.protocolVersion() == HttpVersion.HTTP_1_1
-                && !exchange.request.headers().contains(HttpHeaderNames.HOST)) {
-            exchange.keepAlive = false;
-            answer(ctx, exchange, problem(400, "Bad Request: an HTTP/1.1 request needs a Host header."));
-            return;
-        }
-        ctx.channel().config().setAutoRead(false);
-        exchange.early = new ArrayList<>();
-        exchange.answering = true;
-        CompletionStage<RequestDecision> pending;
-        try {
-            pending = endpoints.limits().get().requests().decide(view);
-        } catch (RuntimeException e) {
-            pending = CompletableFuture.failedFuture(e);
-        }
-        pending.whenComplete((decision, failure) -> {
-            if (ctx.executor().inEventLoop()) {
-                decided(ctx, exchange, view, decision, failure);
-            } else {
-                ctx.executor().execute(() -> decided(ctx, exchange, view, decision, failure));
-            }
-        });
-    }
-
-    private void decided(
-            ChannelHandlerContext ctx,
-            Exchange exchange,
-            NettyRequestView view,
-            RequestDecision decision,
-            Throwable failure) {
-        List<HttpContent> early = exchange.early;
-        exchange.early = null;
-        Limits limits = endpoints.limits().get();
-        if (exchange.ended || !ctx.channel().isActive()) {
-            early.forEach(ReferenceCountUtil::release);
-            if (decision != null && decision.allowed()) {
-                limits.requests().finish(decision, 499, name -> null); // gives back what it holds
-            }
-            return;
-        }
-        if (failure == null && decision.allowed()) {
-            exchange.proxy = new ProxiedExchange(
-                    ctx,
-                    exchange.request,
-                    view,
-                    decision,
-                    endpoints.upstreams(),
-                    endpoints.limits(),
-                    endpoints.metrics(),
-                    exchange.keepAlive && !stopping.getAsBoolean(),
-                    ending(ctx, exchange));
-            exchange.proxy.start(early);
-            return;
-        }
-        early.forEach(ReferenceCountUtil::release);
-        if (failure != null) {
-            LOG.log(System.Logger.Level.WARNING, "the rate limiter failed; answering 500", failure);
-        }
-        if (!exchange.bodyDone && ProxiedExchange.announcesBody(exchange.request)) {
-            exchange.keepAlive = false; // the body is not wanted: read and thrown away, within bounds, then closed
-            if (!HttpUtil.is100ContinueExpected(exchange.request)) {
-                exchange.lingering = true;
-                ctx.executor().schedule(() -> ctx.close(), CheckApi.LINGER_MAX_SECONDS, TimeUnit.SECONDS);
-            }
-            ctx.channel().config().setAutoRead(true);
-        }
-        RequestDecision answer = failure != null ? RequestDecision.limiterFailed() : decision;
-        answer(ctx, exchange, CompletableFuture.completedFuture(Answer.of(answer)));
-        if (failure == null) {
-            limits.requests().finish(decision, decision.status(), decision.headers()::get);
-        }
-    }
-
-    /** What a proxied exchange does with this connection once the upstream's part is over. */
-    private ProxiedExchange.Ending ending(ChannelHandlerContext ctx, Exchange exchange) {
-        return new ProxiedExchange.Ending() {
-            @Override
-            public void answered(int status, boolean close, boolean success) {
-                endpoints.metrics().answered(exchange.route, status, System.nanoTime() - exchange.startNanos);
-                exchange.answered = true;
-                if (close || stopping.getAsBoolean()) {
-                    ctx.close();
-                    return;
-                }
-                if (!exchange.bodyDone) {
-                    ctx.channel().config().setAutoRead(true); // the rest of a body the upstream did not wait for
-                }
-                maybeEnd(ctx, exchange);
-            }
-
-            @Override
-            public void answerInstead(Answer answer) {
-                if (!exchange.bodyDone) {
-                    exchange.keepAlive = false;
-                }
-                exchange.proxy = null;
-                answer(ctx, exchange, CompletableFuture.completedFuture(answer));
-            }
-        };
-    }
-
-    private static void releaseEarly(Exchange exchange) {
-        if (exchange.early != null) {
-            exchange.early.forEach(ReferenceCountUtil::release);
-            exchange.early = null;
-        }
-    }
-
-    /**
      * Answers 413 and closes the connection once the answer is written and, when {@code linger}, the body read
      * and thrown away, within bounds.
      */
@@ -554,7 +320,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         if (linger) {
             ctx.executor().schedule(() -> ctx.close(), CheckApi.LINGER_MAX_SECONDS, TimeUnit.SECONDS);
         }
-        answer(ctx, exchange, problem(413, CheckApi.TOO_LARGE));
+        answer(ctx, exchange, ExchangeAnswers.problem(413, CheckApi.TOO_LARGE));
     }
 
     /** Writes {@code pending}'s answer on this connection's loop, whichever thread completes it. */
@@ -578,21 +344,11 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             return; // the client went away; channelInactive ended the exchange
         }
         boolean close = !exchange.keepAlive || stopping.getAsBoolean();
-        boolean head = exchange.request.method() == HttpMethod.HEAD;
         // As the client spoke; a request that could not be read says HTTP/1.0 in Netty's stand-in for it
         boolean http10 =
                 exchange.request.protocolVersion() == HttpVersion.HTTP_1_0 && !exchange.route.equals(BAD_REQUEST);
-        HttpVersion version = http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1;
-        FullHttpResponse response = new DefaultFullHttpResponse(
-                version,
-                HttpResponseStatus.valueOf(answer.status()),
-                head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(answer.body()),
-                RESPONSE_HEADERS,
-                DefaultHttpHeadersFactory.trailersFactory());
-        answer.headers().forEach(response.headers()::set);
-        response.headers().set(HttpHeaderNames.CONTENT_LENGTH, answer.body().length);
-        response.headers().set(HttpHeaderNames.DATE, HttpDate.now());
-        HttpUtil.setKeepAlive(response, !close);
+        FullHttpResponse response =
+                ExchangeAnswers.response(answer, exchange.request.method() == HttpMethod.HEAD, http10, close);
         int status = answer.status();
         ctx.writeAndFlush(response).addListener((ChannelFutureListener) written -> {
             if (!exchange.route.equals(BAD_REQUEST)) {
@@ -600,7 +356,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             }
             exchange.answered = true;
             if (written.isSuccess() && exchange.unreadable) {
-                closeGently(ctx);
+                ExchangeAnswers.closeGently(ctx);
                 return;
             }
             if (!written.isSuccess() || (close && !(exchange.lingering && !exchange.bodyDone))) {
@@ -610,27 +366,6 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             if (!close) {
                 maybeEnd(ctx, exchange);
             }
-        });
-    }
-
-    /**
-     * Closes a connection whose request could not be read: says so with a FIN, then reads (the decoder throws
-     * away) what the client still sends for up to {@value #UNREADABLE_LINGER_MILLIS} ms, or until it closes its
-     * side. Closing at once with bytes unread would make the kernel reset the connection, and a client still
-     * writing a request over the header limit could lose the 431 it is being sent.
-     */
-    private static void closeGently(ChannelHandlerContext ctx) {
-        if (!(ctx.channel() instanceof SocketChannel socket)) {
-            ctx.close();
-            return;
-        }
-        socket.config().setAutoRead(true);
-        socket.shutdownOutput().addListener(shut -> {
-            if (!shut.isSuccess()) {
-                ctx.close();
-                return;
-            }
-            ctx.executor().schedule(() -> ctx.close(), UNREADABLE_LINGER_MILLIS, TimeUnit.MILLISECONDS);
         });
     }
 
@@ -654,27 +389,5 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             exchange.ended = true;
             inFlight.decrementAndGet();
         }
-    }
-
-    private static CompletableFuture<Answer> methodNotAllowed(Exchange exchange, String... allowed) {
-        return CompletableFuture.completedFuture(
-                Answer.methodNotAllowed(exchange.path, exchange.request.method().name(), allowed));
-    }
-
-    private static CompletableFuture<Answer> problem(int status, String detail) {
-        return CompletableFuture.completedFuture(Answer.of(RequestDecision.problem(status, detail)));
-    }
-
-    /** The answer to a request the decoder could not read: 414, 431 or 400, each a problem. */
-    private static Answer badMessage(Throwable cause) {
-        if (cause instanceof TooLongHttpLineException) {
-            return Answer.of(RequestDecision.problem(414, "URI Too Long."));
-        }
-        if (cause instanceof TooLongHttpHeaderException) {
-            return Answer.of(RequestDecision.problem(431, "Request Header Fields Too Large."));
-        }
-        String message = cause == null ? null : cause.getMessage();
-        return Answer.of(RequestDecision.problem(
-                400, message == null || message.isBlank() ? "Bad Request." : "Bad Request: " + message));
     }
 }

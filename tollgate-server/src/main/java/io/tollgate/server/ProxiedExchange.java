@@ -5,7 +5,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -18,16 +17,13 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.server.CheckApi.Answer;
 import java.net.ConnectException;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -56,18 +52,6 @@ final class ProxiedExchange {
         /** The upstream did not answer: answer the client {@code answer} instead. */
         void answerInstead(Answer answer);
     }
-
-    /** Header fields that concern one connection, never forwarded (RFC 9110, 7.6.1), in lower case. */
-    private static final List<AsciiString> HOP_BY_HOP = List.of(
-            HttpHeaderNames.CONNECTION,
-            HttpHeaderNames.KEEP_ALIVE,
-            AsciiString.cached("proxy-connection"),
-            HttpHeaderNames.PROXY_AUTHENTICATE,
-            HttpHeaderNames.PROXY_AUTHORIZATION,
-            HttpHeaderNames.TE,
-            HttpHeaderNames.TRAILER,
-            HttpHeaderNames.TRANSFER_ENCODING,
-            HttpHeaderNames.UPGRADE);
 
     private final ChannelHandlerContext client;
     private final HttpRequest request;
@@ -150,7 +134,8 @@ final class ProxiedExchange {
         if (HttpUtil.is100ContinueExpected(request)) {
             client.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
         }
-        upstream.write(head());
+        upstream.write(ProxiedHeads.upstreamHead(
+                request, view, upstreams, limits.get().config().clientIps().isTrustedProxy(view.remoteAddress())));
         List<HttpContent> read = early;
         early = null;
         for (HttpContent content : read) {
@@ -250,7 +235,7 @@ final class ProxiedExchange {
                 http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1, response.status(), Exchanges.RESPONSE_HEADERS);
         HttpHeaders headers = answer.headers();
         decision.headers().forEach(headers::set);
-        copyEndToEnd(response.headers(), headers);
+        ProxiedHeads.copyEndToEnd(response.headers(), headers);
         if (!headers.contains(HttpHeaderNames.DATE)) {
             headers.set(HttpHeaderNames.DATE, HttpDate.now());
         }
@@ -407,93 +392,5 @@ final class ProxiedExchange {
             early.forEach(ReferenceCountUtil::release);
             early.clear();
         }
-    }
-
-    /** The request's head as it goes upstream. */
-    private HttpRequest head() {
-        String target =
-                upstreams.pathPrefix() + view.rawPath() + (view.rawQuery() == null ? "" : "?" + view.rawQuery());
-        HttpRequest out =
-                new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), target, Exchanges.RESPONSE_HEADERS);
-        HttpHeaders headers = out.headers();
-        copyEndToEnd(request.headers(), headers);
-        headers.remove(HttpHeaderNames.EXPECT);
-        headers.set(HttpHeaderNames.HOST, upstreams.authority());
-        if (HttpUtil.isTransferEncodingChunked(request)) {
-            headers.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
-        }
-        String peer = view.remoteAddress();
-        boolean trusted = limits.get().config().clientIps().isTrustedProxy(peer);
-        HttpHeaders in = request.headers();
-        String forwardedFor = in.get("X-Forwarded-For");
-        String proto = in.get("X-Forwarded-Proto");
-        String forwardedHost = in.get("X-Forwarded-Host");
-        String host = in.get(HttpHeaderNames.HOST);
-        headers.set("X-Forwarded-For", trusted && forwardedFor != null ? forwardedFor + ", " + peer : peer);
-        headers.set("X-Forwarded-Proto", trusted && proto != null ? proto : "http");
-        if (trusted && forwardedHost != null) {
-            headers.set("X-Forwarded-Host", forwardedHost);
-        } else if (host != null) {
-            headers.set("X-Forwarded-Host", host);
-        } else {
-            headers.remove("X-Forwarded-Host");
-        }
-        if (!trusted) {
-            headers.remove("Forwarded"); // a client's own claim; the X-Forwarded-* above say it
-        }
-        String via = in.get(HttpHeaderNames.VIA);
-        headers.set(HttpHeaderNames.VIA, via == null ? "1.1 tollgate" : via + ", 1.1 tollgate");
-        return out;
-    }
-
-    /**
-     * Copies the end-to-end header fields: all but the hop-by-hop ones and those {@code Connection} names. On every
-     * proxied request and answer, so names are compared without building strings.
-     */
-    private static void copyEndToEnd(HttpHeaders from, HttpHeaders to) {
-        List<String> connection = connectionTokens(from);
-        Iterator<Map.Entry<CharSequence, CharSequence>> fields = from.iteratorCharSequence();
-        while (fields.hasNext()) {
-            Map.Entry<CharSequence, CharSequence> field = fields.next();
-            if (!hopByHop(field.getKey(), connection)) {
-                to.add(field.getKey(), field.getValue());
-            }
-        }
-    }
-
-    private static boolean hopByHop(CharSequence name, List<String> connection) {
-        for (AsciiString hop : HOP_BY_HOP) {
-            if (hop.contentEqualsIgnoreCase(name)) {
-                return true;
-            }
-        }
-        for (String token : connection) {
-            if (AsciiString.contentEqualsIgnoreCase(token, name)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** The field names the {@code Connection} fields list, each once per mention; read once per message. */
-    private static List<String> connectionTokens(HttpHeaders headers) {
-        List<String> values = headers.getAll(HttpHeaderNames.CONNECTION);
-        if (values.isEmpty()) {
-            return values;
-        }
-        List<String> tokens = new ArrayList<>(values.size());
-        for (String value : values) {
-            int start = 0;
-            while (start <= value.length()) {
-                int comma = value.indexOf(',', start);
-                int end = comma < 0 ? value.length() : comma;
-                String token = value.substring(start, end).trim();
-                if (!token.isEmpty()) {
-                    tokens.add(token);
-                }
-                start = end + 1;
-            }
-        }
-        return tokens;
     }
 }
