@@ -2,6 +2,8 @@ package io.tollgate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.fixtures.DocumentationExamples;
+import io.tollgate.fixtures.ManualTimeSource;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -2,6 +2,7 @@ package io.tollgate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.fixtures.ManualTimeSource;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;

@@ -3,7 +3,11 @@ package io.tollgate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.tollgate.BucketGenerators.Step;
+import io.tollgate.fixtures.BucketGenerators;
+import io.tollgate.fixtures.BucketGenerators.Step;
+import io.tollgate.fixtures.ManualTimeSource;
+import io.tollgate.fixtures.Seeds;
+import io.tollgate.fixtures.SteppingTimeSource;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.List;

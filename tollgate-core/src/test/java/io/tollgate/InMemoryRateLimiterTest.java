@@ -3,6 +3,8 @@ package io.tollgate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tollgate.fixtures.ManualTimeSource;
+import io.tollgate.fixtures.SteppingTimeSource;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;

@@ -3,6 +3,7 @@ package io.tollgate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tollgate.fixtures.DocumentationExamples;
 import java.nio.file.Files;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

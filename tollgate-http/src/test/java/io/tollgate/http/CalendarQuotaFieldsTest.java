@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tollgate.CalendarQuota;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
-import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.fixtures.ManualTimeSource;
 import java.time.ZoneId;
 import org.junit.jupiter.api.Test;
 

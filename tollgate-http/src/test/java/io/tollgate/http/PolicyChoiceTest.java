@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tollgate.InMemoryRateLimiter;
-import io.tollgate.ManualTimeSource;
+import io.tollgate.fixtures.ManualTimeSource;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package io.tollgate.newcomer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.DocumentationExamples;
+import io.tollgate.fixtures.DocumentationExamples;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package io.tollgate.newcomer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.DocumentationExamples;
+import io.tollgate.fixtures.DocumentationExamples;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,15 +16,29 @@ class EveryPackageIsDescribedTest {
     @Test
     void everyMainPackageHasAPackageInfoWithJavadoc() throws IOException {
         List<Path> packages;
+        List<Path> sources;
         try (Stream<Path> files = Files.walk(DocumentationExamples.PROJECT)) {
-            packages = files.filter(file -> file.toString().endsWith(".java"))
+            sources = files.filter(file -> file.toString().endsWith(".java"))
                     .filter(file -> file.toString().contains("/src/main/java/"))
                     .filter(file -> !file.toString().contains("/target/"))
-                    .map(Path::getParent)
-                    .distinct()
                     .toList();
         }
+        // A module's descriptor sits above its packages, and says what the module is in its own Javadoc
+        List<Path> descriptors = sources.stream()
+                .filter(file -> file.getFileName().toString().equals("module-info.java"))
+                .toList();
+        packages = sources.stream()
+                .filter(file -> !descriptors.contains(file))
+                .map(Path::getParent)
+                .distinct()
+                .toList();
 
+        for (Path descriptor : descriptors) {
+            assertThat(Files.readString(descriptor))
+                    .as("%s", descriptor)
+                    .contains("/**")
+                    .contains("module ");
+        }
         assertThat(packages).hasSizeGreaterThanOrEqualTo(9);
         for (Path pkg : packages) {
             Path info = pkg.resolve("package-info.java");

@@ -1,6 +1,6 @@
 package io.tollgate.newcomer;
 
-import io.tollgate.DocumentationExamples;
+import io.tollgate.fixtures.DocumentationExamples;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -2,13 +2,13 @@ package io.tollgate.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.BucketGenerators;
-import io.tollgate.BucketGenerators.Step;
 import io.tollgate.Decision;
 import io.tollgate.InMemoryRateLimiter;
-import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
-import io.tollgate.Seeds;
+import io.tollgate.fixtures.BucketGenerators;
+import io.tollgate.fixtures.BucketGenerators.Step;
+import io.tollgate.fixtures.ManualTimeSource;
+import io.tollgate.fixtures.Seeds;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisServer;
 import java.time.Duration;

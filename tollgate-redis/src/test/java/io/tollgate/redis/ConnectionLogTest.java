@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionException;
-import io.tollgate.LoggedLines;
-import io.tollgate.ManualTimeSource;
+import io.tollgate.fixtures.LoggedLines;
+import io.tollgate.fixtures.ManualTimeSource;
 import java.net.ConnectException;
 import java.time.Duration;
 import java.util.logging.Level;

@@ -27,8 +27,10 @@ class WithoutMicrometerTest {
 
     @Test
     void decidesInAJvmWithoutMicrometer() throws Exception {
-        String classpath = Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
-                .filter(entry -> !entry.contains("micrometer"))
+        // Everything this JVM has, on the class path as most applications run it (the tests run on the module path)
+        String classpath = Stream.of(System.getProperty("jdk.module.path", ""), System.getProperty("java.class.path"))
+                .flatMap(path -> Stream.of(path.split(File.pathSeparator)))
+                .filter(entry -> !entry.isEmpty() && !entry.contains("micrometer"))
                 .collect(Collectors.joining(File.pathSeparator));
         Process jvm = new ProcessBuilder(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),

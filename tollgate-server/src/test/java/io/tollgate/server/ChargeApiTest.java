@@ -3,7 +3,7 @@ package io.tollgate.server;
 import static io.tollgate.server.DecisionApiTest.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.ManualTimeSource;
+import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpResponse;
 import java.time.Duration;

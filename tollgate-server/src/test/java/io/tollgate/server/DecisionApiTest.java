@@ -2,7 +2,7 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.ManualTimeSource;
+import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.internal.Arguments;
 import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;

@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.tollgate.DocumentationExamples;
+import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.server.internal.envoy.proto.RateLimitDescriptor;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;

@@ -4,7 +4,7 @@ import static io.tollgate.server.YamlNodes.list;
 import static io.tollgate.server.YamlNodes.map;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.DocumentationExamples;
+import io.tollgate.fixtures.DocumentationExamples;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

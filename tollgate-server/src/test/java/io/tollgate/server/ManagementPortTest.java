@@ -4,7 +4,7 @@ import static io.tollgate.server.DecisionApiTest.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.tollgate.ManualTimeSource;
+import io.tollgate.fixtures.ManualTimeSource;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.ManualTimeSource;
+import io.tollgate.fixtures.ManualTimeSource;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -3,7 +3,7 @@ package io.tollgate.server;
 import static io.tollgate.server.DecisionApiTest.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.ManualTimeSource;
+import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.testing.FreePorts;
 import java.io.IOException;
 import java.io.InputStream;

@@ -2,9 +2,9 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.DocumentationExamples;
 import io.tollgate.FailurePolicy;
-import io.tollgate.ManualTimeSource;
+import io.tollgate.fixtures.DocumentationExamples;
+import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.internal.RedisSettings;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpRequest;

@@ -3,7 +3,7 @@ package io.tollgate.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.tollgate.DocumentationExamples;
+import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpResponse;

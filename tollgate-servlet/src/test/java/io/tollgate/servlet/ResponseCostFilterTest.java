@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
-import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
+import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;

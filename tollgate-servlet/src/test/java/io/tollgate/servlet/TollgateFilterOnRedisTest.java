@@ -3,9 +3,9 @@ package io.tollgate.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.Limit;
-import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.http.ClientKey;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;

@@ -2,7 +2,7 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.DocumentationExamples;
+import io.tollgate.fixtures.DocumentationExamples;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -2,7 +2,7 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.DocumentationExamples;
+import io.tollgate.fixtures.DocumentationExamples;
 import java.nio.file.Files;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
-import io.tollgate.DocumentationExamples;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
+import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;

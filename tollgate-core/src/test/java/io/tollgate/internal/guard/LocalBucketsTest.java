@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.Decision;
 import io.tollgate.Limit;
-import io.tollgate.ManualTimeSource;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.fixtures.ManualTimeSource;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;

@@ -2,7 +2,7 @@ package io.tollgate.spring.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.DocumentationExamples;
+import io.tollgate.fixtures.DocumentationExamples;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.regex.Matcher;

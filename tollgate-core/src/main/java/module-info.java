@@ -1,0 +1,21 @@
+/**
+ * Tollgate's core: the API ({@code io.tollgate}) and the in-memory limiter. Its internal packages are exported
+ * only to Tollgate's own modules, so that on the module path no application can come to depend on them; on the
+ * class path (Spring Boot, servlet containers, the server's jar) the same line is kept by the build's {@code
+ * ApiBoundaryTest}.
+ */
+module io.tollgate {
+    requires com.github.benmanes.caffeine;
+
+    exports io.tollgate;
+    exports io.tollgate.internal to
+            io.tollgate.http,
+            io.tollgate.redis,
+            io.tollgate.server,
+            io.tollgate.spring;
+    exports io.tollgate.internal.guard to
+            io.tollgate.redis,
+            io.tollgate.server,
+            io.tollgate.spring,
+            io.tollgate.benchmarks;
+}
