@@ -10,6 +10,9 @@ import io.tollgate.internal.PolicyArithmetic;
  */
 abstract sealed class LockedBucket extends Bucket permits MultiLimitBucket, QuotaBucket {
 
+    /** Guarded by this: whether this bucket was replaced or evicted, and refuses every update. */
+    boolean retired;
+
     LockedBucket(Policy policy) {
         super(policy);
     }
@@ -36,4 +39,49 @@ abstract sealed class LockedBucket extends Bucket permits MultiLimitBucket, Quot
      * null if retired.
      */
     abstract long[] take(long nowMicros, long cost, long maxWaitMicros);
+
+    /** The state at {@code nowMicros}: each limit's debt, then each quota's count in its period. Under the lock. */
+    abstract long[] stateNow(long nowMicros);
+
+    /** Whether every limit has been full for the retention time, so the key is forgotten. Under the lock. */
+    abstract boolean forgotten(long nowMicros);
+
+    @Override
+    final synchronized long[] debts(long nowMicros) {
+        return retired ? null : stateNow(nowMicros);
+    }
+
+    @Override
+    final synchronized boolean isForgotten(long nowMicros) {
+        return retired || forgotten(nowMicros);
+    }
+
+    @Override
+    final synchronized boolean retireIfForgotten(long nowMicros) {
+        if (!retired && forgotten(nowMicros)) {
+            retired = true;
+        }
+        return retired;
+    }
+
+    @Override
+    final boolean needsRebase(long nowMicros) {
+        return false; // kept under the lock: rebased in place, or as of the last write
+    }
+
+    @Override
+    final synchronized long[] retireUnlessForgotten(long nowMicros) {
+        boolean wasForgotten = !retired && forgotten(nowMicros);
+        long[] now = retire(nowMicros);
+        return wasForgotten ? null : now;
+    }
+
+    @Override
+    final synchronized long[] retire(long nowMicros) {
+        if (retired) {
+            return null;
+        }
+        retired = true;
+        return stateNow(nowMicros);
+    }
 }

@@ -16,7 +16,6 @@ final class MultiLimitBucket extends LockedBucket {
     // Guarded by this. fullAt[i]: ticks since baseMicros at which limit i is full again.
     private long baseMicros;
     private final long[] fullAt;
-    private boolean retired;
 
     MultiLimitBucket(Policy policy, long baseMicros, long[] debts) {
         super(policy);
@@ -38,13 +37,13 @@ final class MultiLimitBucket extends LockedBucket {
         }
         if (nowMicros - baseMicros > maxAgeMicros) {
             // A lock is held anyway, so rebase in place instead of asking for a successor.
-            long[] debts = debtsNow(nowMicros);
+            long[] debts = stateNow(nowMicros);
             System.arraycopy(debts, 0, fullAt, 0, debts.length);
             baseMicros = nowMicros;
         }
         // Forgotten, it is a new bucket; a new one that does not start full begins now.
         long[] debts =
-                retentionMicros > 0 && forgotten(nowMicros) ? TokenBucket.initialDebts(limits) : debtsNow(nowMicros);
+                retentionMicros > 0 && forgotten(nowMicros) ? TokenBucket.initialDebts(limits) : stateNow(nowMicros);
         long[] after = TokenBucket.allFit(limits, debts, cost, maxWaitMicros)
                 ? TokenBucket.charged(limits, debts, cost)
                 : debts; // unchanged, unless a new bucket that does not start full begins now
@@ -55,11 +54,7 @@ final class MultiLimitBucket extends LockedBucket {
     }
 
     @Override
-    synchronized long[] debts(long nowMicros) {
-        return retired ? null : debtsNow(nowMicros);
-    }
-
-    private long[] debtsNow(long nowMicros) {
+    long[] stateNow(long nowMicros) {
         long[] debts = new long[limits.size()];
         for (int i = 0; i < debts.length; i++) {
             debts[i] = debtAt(fullAt[i], baseMicros, nowMicros, limits.get(i));
@@ -68,45 +63,12 @@ final class MultiLimitBucket extends LockedBucket {
     }
 
     @Override
-    synchronized boolean isForgotten(long nowMicros) {
-        return retired || forgotten(nowMicros);
-    }
-
-    @Override
-    synchronized boolean retireIfForgotten(long nowMicros) {
-        if (!retired && forgotten(nowMicros)) {
-            retired = true;
-        }
-        return retired;
-    }
-
-    private boolean forgotten(long nowMicros) {
+    boolean forgotten(long nowMicros) {
         for (int i = 0; i < limits.size(); i++) {
             if (!fullFor(fullAt[i], baseMicros, nowMicros, limits.get(i), retentionMicros)) {
                 return false;
             }
         }
         return true;
-    }
-
-    @Override
-    boolean needsRebase(long nowMicros) {
-        return false; // rebased in place, under the lock
-    }
-
-    @Override
-    synchronized long[] retireUnlessForgotten(long nowMicros) {
-        boolean wasForgotten = !retired && forgotten(nowMicros);
-        long[] debts = retire(nowMicros);
-        return wasForgotten ? null : debts;
-    }
-
-    @Override
-    synchronized long[] retire(long nowMicros) {
-        if (retired) {
-            return null;
-        }
-        retired = true;
-        return debtsNow(nowMicros);
     }
 }

@@ -18,7 +18,6 @@ final class QuotaBucket extends LockedBucket {
     // Guarded by this.
     private long writtenMicros;
     private long[] state;
-    private boolean retired;
 
     /** @param state the debts of the limits, and optionally after them the quotas' counts as of baseMicros */
     QuotaBucket(Policy policy, long baseMicros, long[] state) {
@@ -52,7 +51,8 @@ final class QuotaBucket extends LockedBucket {
         return before;
     }
 
-    private long[] stateNow(long nowMicros) {
+    @Override
+    long[] stateNow(long nowMicros) {
         long elapsed = Math.max(0, nowMicros - writtenMicros);
         long[] now = PolicyArithmetic.inPeriod(policy, state, writtenMicros, nowMicros)
                 .clone();
@@ -68,7 +68,8 @@ final class QuotaBucket extends LockedBucket {
     }
 
     /** Forgotten: the limits would be (full for their retention) and no quota counted anything this period. */
-    private boolean forgotten(long nowMicros) {
+    @Override
+    boolean forgotten(long nowMicros) {
         long[] now = stateNow(nowMicros);
         for (int i = limits.size(); i < now.length; i++) {
             if (now[i] != 0) {
@@ -76,44 +77,5 @@ final class QuotaBucket extends LockedBucket {
             }
         }
         return bucketsForgotten(nowMicros);
-    }
-
-    @Override
-    synchronized long[] debts(long nowMicros) {
-        return retired ? null : stateNow(nowMicros);
-    }
-
-    @Override
-    synchronized boolean isForgotten(long nowMicros) {
-        return retired || forgotten(nowMicros);
-    }
-
-    @Override
-    synchronized boolean retireIfForgotten(long nowMicros) {
-        if (!retired && forgotten(nowMicros)) {
-            retired = true;
-        }
-        return retired;
-    }
-
-    @Override
-    boolean needsRebase(long nowMicros) {
-        return false; // the state is kept as of its last write: nothing grows with age
-    }
-
-    @Override
-    synchronized long[] retireUnlessForgotten(long nowMicros) {
-        boolean wasForgotten = !retired && forgotten(nowMicros);
-        long[] now = retire(nowMicros);
-        return wasForgotten ? null : now;
-    }
-
-    @Override
-    synchronized long[] retire(long nowMicros) {
-        if (retired) {
-            return null;
-        }
-        retired = true;
-        return stateNow(nowMicros);
     }
 }
