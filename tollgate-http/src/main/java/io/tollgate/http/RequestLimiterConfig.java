@@ -1,18 +1,16 @@
 package io.tollgate.http;
 
-import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.ConfigException;
 import io.tollgate.http.internal.ConfigNode;
-import io.tollgate.http.internal.ConfigSections;
 import io.tollgate.http.internal.PropertiesTree;
+import io.tollgate.http.internal.RuleSections;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -134,16 +132,12 @@ public final class RequestLimiterConfig {
 
     private static RequestLimiterConfig read(ConfigNode root) {
         root.checkKeys(TOP);
-        Map<String, Policy> policies = ConfigSections.policies(root.child("policies"));
-        Map<String, ConcurrencyLimit> concurrencyLimits =
-                ConfigSections.concurrencyLimits(root.child("concurrency-limits"));
-        List<Rule> rules = new ArrayList<>();
-        for (ConfigNode rule : root.child("rules").elements()) {
-            rules.add(ConfigSections.rule(rule, policies, concurrencyLimits));
-        }
-        ClientIpResolver clientIps = ConfigSections.clientIps(root.child("client-ip"));
+        RuleSections sections = RuleSections.read(root);
         return new RequestLimiterConfig(
-                List.copyOf(policies.values()), rules, clientIps, ConfigSections.responses(root.child("responses")));
+                List.copyOf(sections.policies().values()),
+                sections.rules(),
+                sections.clientIps(),
+                sections.responses());
     }
 
     /** Returns the policies: in the order a YAML file defines them, by name from a properties file. */

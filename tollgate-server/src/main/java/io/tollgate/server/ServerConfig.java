@@ -1,6 +1,5 @@
 package io.tollgate.server;
 
-import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Policy;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.RequestLimiter;
@@ -8,6 +7,7 @@ import io.tollgate.http.Rule;
 import io.tollgate.http.internal.ConfigException;
 import io.tollgate.http.internal.ConfigNode;
 import io.tollgate.http.internal.ConfigSections;
+import io.tollgate.http.internal.RuleSections;
 import io.tollgate.internal.RedisSettings;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits;
 import io.tollgate.server.internal.envoy.EnvoyService;
@@ -391,14 +391,9 @@ public final class ServerConfig {
         Duration idleTimeout = server.child("idle-timeout").duration(Duration.ofSeconds(30));
 
         Store store = store(root.child("redis"), root.child("memory"));
-        Map<String, Policy> policies = ConfigSections.policies(root.child("policies"));
-        Map<String, ConcurrencyLimit> concurrencyLimits =
-                ConfigSections.concurrencyLimits(root.child("concurrency-limits"));
-        List<Rule> rules = new ArrayList<>();
-        for (ConfigNode rule : root.child("rules").elements()) {
-            rules.add(ConfigSections.rule(rule, policies, concurrencyLimits));
-        }
-        ClientIpResolver clientIps = ConfigSections.clientIps(root.child("client-ip"));
+        RuleSections sections = RuleSections.read(root);
+        Map<String, Policy> policies = sections.policies();
+        List<Rule> rules = sections.rules();
         ConfigNode upstreamNode = server.child("upstream");
         URI upstream = upstreamNode.isPresent() ? upstream(upstreamNode) : null;
         ConfigNode timeoutNode = server.child("upstream-timeout");
@@ -417,10 +412,10 @@ public final class ServerConfig {
                 store,
                 policies,
                 rules,
-                clientIps,
+                sections.clientIps(),
                 upstream,
                 timeoutNode.duration(Duration.ofSeconds(30)),
-                ConfigSections.responses(root.child("responses")),
+                sections.responses(),
                 management(server),
                 envoy(root.child("envoy"), policies),
                 null,
