@@ -33,4 +33,12 @@ public record Degradation(Cause cause, FailurePolicy fallback, String detail) {
         Objects.requireNonNull(fallback, "fallback");
         Objects.requireNonNull(detail, "detail");
     }
+
+    /**
+     * Returns whether the decision was refused because the store could not decide and the failure policy is
+     * {@link FailurePolicy#DENY}: the client exceeded nothing, the limiter was unavailable.
+     */
+    public boolean failsClosed() {
+        return fallback == FailurePolicy.DENY;
+    }
 }

@@ -2,7 +2,6 @@ package io.tollgate.http;
 
 import io.tollgate.Decision;
 import io.tollgate.Degradation;
-import io.tollgate.FailurePolicy;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.http.internal.RateLimitFields;
@@ -102,7 +101,7 @@ final class DecisionAnswers {
         if (decision.allowed()) {
             return new RequestDecision(true, 200, headers, new byte[0], List.of());
         }
-        boolean unavailable = decision.degraded() && decision.degradation().fallback() == FailurePolicy.DENY;
+        boolean unavailable = decision.degraded() && decision.degradation().failsClosed();
         return refusal(headers, decision, List.of(policy.name()), List.of(), unavailable);
     }
 
@@ -113,7 +112,7 @@ final class DecisionAnswers {
      * nobody can foretell), and the rate-limit fields of the rules decided before it.
      */
     RequestDecision tooManyInFlight(List<RuleOutcome> decidedBefore, Permit refused) {
-        boolean unavailable = refused.degraded() && refused.degradation().fallback() == FailurePolicy.DENY;
+        boolean unavailable = refused.degraded() && refused.degradation().failsClosed();
         int status = unavailable ? unavailableStatus : refusalStatus;
         Map<String, String> headers = new LinkedHashMap<>();
         if (!decidedBefore.isEmpty()) {

@@ -51,6 +51,6 @@ public record RuleOutcome(Rule rule, Policy policy, String key, Decision decisio
      * closed ({@link FailurePolicy#DENY}), rather than because the client exceeded its limit.
      */
     public boolean limiterUnavailable() {
-        return refuses() && decision.degraded() && decision.degradation().fallback() == FailurePolicy.DENY;
+        return refuses() && decision.degraded() && decision.degradation().failsClosed();
     }
 }

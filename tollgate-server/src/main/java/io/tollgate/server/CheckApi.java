@@ -3,7 +3,6 @@ package io.tollgate.server;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.tollgate.BucketState;
 import io.tollgate.Decision;
-import io.tollgate.FailurePolicy;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.RequestDecision;
@@ -158,7 +157,7 @@ final class CheckApi {
         Map<String, String> headers = new LinkedHashMap<>(rendered.headers());
         headers.put("Cache-Control", "no-store");
         String result = JsonText.of(generator -> result(generator, check, decision));
-        if (!rendered.allowed() && decision.degraded() && decision.degradation().fallback() == FailurePolicy.DENY) {
+        if (!rendered.allowed() && decision.degraded() && decision.degradation().failsClosed()) {
             String problem = new String(rendered.body(), StandardCharsets.UTF_8);
             String merged = problem.substring(0, problem.length() - 1) + "," + result.substring(1);
             return new Answer(rendered.status(), headers, merged.getBytes(StandardCharsets.UTF_8));
