@@ -13,6 +13,11 @@ module io.tollgate {
             io.tollgate.redis,
             io.tollgate.server,
             io.tollgate.spring;
+    exports io.tollgate.internal.config to
+            io.tollgate.http,
+            io.tollgate.redis,
+            io.tollgate.server,
+            io.tollgate.spring;
     exports io.tollgate.internal.guard to
             io.tollgate.redis,
             io.tollgate.server,

@@ -1,7 +1,7 @@
 package io.tollgate.http;
 
-import io.tollgate.http.internal.ConfigException;
-import io.tollgate.http.internal.ConfigNode;
+import io.tollgate.http.internal.YamlConfig;
+import io.tollgate.internal.config.ConfigException;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.UncheckedIOException;
@@ -118,7 +118,7 @@ final class KeyTableFile implements PolicySource {
             return Map.copyOf(plans);
         }
         try {
-            ConfigNode.parseYaml(text).entries().forEach((key, plan) -> plans.put(key, plan.requiredString()));
+            YamlConfig.parse(text).entries().forEach((key, plan) -> plans.put(key, plan.requiredString()));
         } catch (ConfigException e) {
             throw new IllegalArgumentException(e.messageIn(file.toString()), e);
         } catch (UncheckedIOException e) {

@@ -2,10 +2,12 @@ package io.tollgate.http;
 
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
-import io.tollgate.http.internal.ConfigException;
-import io.tollgate.http.internal.ConfigNode;
+import io.tollgate.http.internal.ConfigSchema;
 import io.tollgate.http.internal.PropertiesTree;
 import io.tollgate.http.internal.RuleSections;
+import io.tollgate.http.internal.YamlConfig;
+import io.tollgate.internal.config.ConfigException;
+import io.tollgate.internal.config.ConfigNode;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +18,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
-import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
@@ -60,8 +61,6 @@ import java.util.function.UnaryOperator;
  */
 public final class RequestLimiterConfig {
 
-    private static final Set<String> TOP = Set.of("policies", "concurrency-limits", "rules", "client-ip", "responses");
-
     private final List<Policy> policies;
     private final List<Rule> rules;
     private final ClientIpResolver clientIps;
@@ -103,7 +102,7 @@ public final class RequestLimiterConfig {
         String name = fileName.toLowerCase(Locale.ROOT);
         try {
             if (name.endsWith(".yaml") || name.endsWith(".yml")) {
-                return read(ConfigNode.parseYaml(text));
+                return read(YamlConfig.parse(text));
             }
             if (name.endsWith(".properties")) {
                 Properties properties = new Properties();
@@ -131,7 +130,7 @@ public final class RequestLimiterConfig {
     }
 
     private static RequestLimiterConfig read(ConfigNode root) {
-        root.checkKeys(TOP);
+        root.checkKeys(ConfigSchema.RULES);
         RuleSections sections = RuleSections.read(root);
         return new RequestLimiterConfig(
                 List.copyOf(sections.policies().values()),

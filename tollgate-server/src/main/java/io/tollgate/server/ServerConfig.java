@@ -4,11 +4,14 @@ import io.tollgate.Policy;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
-import io.tollgate.http.internal.ConfigException;
-import io.tollgate.http.internal.ConfigNode;
+import io.tollgate.http.internal.ConfigSchema;
 import io.tollgate.http.internal.ConfigSections;
 import io.tollgate.http.internal.RuleSections;
-import io.tollgate.internal.RedisSettings;
+import io.tollgate.http.internal.YamlConfig;
+import io.tollgate.internal.config.ConfigException;
+import io.tollgate.internal.config.ConfigNode;
+import io.tollgate.internal.config.ConfigSection;
+import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import java.io.IOException;
@@ -24,7 +27,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
@@ -37,14 +39,14 @@ public final class ServerConfig {
     /** The port the server listens on when the file does not say. */
     public static final int DEFAULT_PORT = 8080;
 
-    private static final Set<String> TOP = Set.of(
-            "server", "policies", "concurrency-limits", "rules", "client-ip", "responses", "redis", "memory", "envoy");
-    private static final Set<String> ENVOY = Set.of("port", "host", "config", "x-ratelimit-headers");
+    private static final ConfigSection ENVOY =
+            ConfigSection.of("envoy", "port", "host", "config", "x-ratelimit-headers");
 
     /** The port Envoy's rate limit service listens on when the {@code envoy} section does not say. */
     public static final int DEFAULT_ENVOY_PORT = 8081;
 
-    private static final Set<String> SERVER = Set.of(
+    private static final ConfigSection SERVER = ConfigSection.of(
+            "server",
             "host",
             "port",
             "shutdown-timeout",
@@ -55,6 +57,13 @@ public final class ServerConfig {
             "management-port",
             "management-host",
             "management-token");
+
+    /** The server's file: what a rules file holds, the stores, and the server's own sections. */
+    private static final ConfigSection TOP = ConfigSchema.RULES
+            .with("server", SERVER)
+            .with("redis", RedisSettings.SECTION)
+            .with("memory", ConfigSchema.MEMORY)
+            .with("envoy", ENVOY);
 
     /** The address the management port binds when the file does not say: this host only. */
     public static final String DEFAULT_MANAGEMENT_HOST = "127.0.0.1";
@@ -204,7 +213,7 @@ public final class ServerConfig {
         Objects.requireNonNull(text, "text");
         Objects.requireNonNull(fileName, "fileName");
         try {
-            return read(ConfigNode.parseYaml(text));
+            return read(YamlConfig.parse(text));
         } catch (ConfigException e) {
             throw new IllegalArgumentException(e.messageIn(fileName), e);
         } catch (IllegalArgumentException e) {
@@ -381,7 +390,7 @@ public final class ServerConfig {
     }
 
     private static ServerConfig read(ConfigNode root) {
-        root.checkKeys(TOP, RENAMED);
+        root.checkKeys(TOP.keys(), RENAMED);
         ConfigNode server = root.child("server");
         server.checkKeys(SERVER);
         String host = server.child("host").string("0.0.0.0");
@@ -484,7 +493,7 @@ public final class ServerConfig {
         if (memory.isPresent()) {
             throw memory.error("applies only without redis; choose one");
         }
-        RedisSettings settings = ConfigSections.redis(redis);
+        RedisSettings settings = RedisSettings.read(redis);
         if (!settings.hasTarget()) {
             throw redis.error("needs uri (one server, Sentinel or TLS) or cluster-uris (the seed nodes of a cluster)");
         }

@@ -9,7 +9,7 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.http.ClientKey;
 import io.tollgate.http.Rule;
-import io.tollgate.internal.RedisSettings;
+import io.tollgate.redis.internal.RedisSettings;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;

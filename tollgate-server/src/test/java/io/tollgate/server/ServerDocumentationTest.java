@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tollgate.FailurePolicy;
 import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.fixtures.ManualTimeSource;
-import io.tollgate.internal.RedisSettings;
+import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

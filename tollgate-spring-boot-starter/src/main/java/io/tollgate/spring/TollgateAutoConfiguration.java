@@ -10,11 +10,11 @@ import io.tollgate.RateLimiter;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
-import io.tollgate.internal.RedisSettings;
 import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.redis.internal.RedisSettingsMapping;
 import io.tollgate.servlet.TollgateFilter;
 import jakarta.servlet.DispatcherType;
@@ -269,7 +269,7 @@ public final class TollgateAutoConfiguration {
             return build(redis, customizers, builder -> {}); // the settings say where
         }
         ApplicationRedisClient shared =
-                properties.getRedis().isUseApplicationRedis() ? applicationRedis.getIfAvailable() : null;
+                properties.redis().useApplicationRedis() ? applicationRedis.getIfAvailable() : null;
         if (shared != null) {
             AbstractRedisClient client = shared.client().get();
             return build(redis, customizers, builder -> {
@@ -368,8 +368,8 @@ public final class TollgateAutoConfiguration {
             rules.onReplace(filter::replace);
             FilterRegistrationBean<TollgateFilter> registration = new FilterRegistrationBean<>(filter);
             registration.setName("tollgate");
-            registration.setOrder(properties.getFilter().getOrder());
-            registration.setUrlPatterns(properties.getFilter().getUrlPatterns());
+            registration.setOrder(properties.filter().order());
+            registration.setUrlPatterns(properties.filter().urlPatterns());
             registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
             registration.setAsyncSupported(true);
             registration.setEnabled(!config.rules().isEmpty()); // no rules: nothing to filter
@@ -387,9 +387,7 @@ public final class TollgateAutoConfiguration {
         @ConditionalOnMissingBean(name = "tollgateWebFilter")
         TollgateWebFilter tollgateWebFilter(TollgateProperties properties, RequestLimiter requests, LiveRules rules) {
             TollgateWebFilter filter = new TollgateWebFilter(
-                    requests,
-                    properties.getFilter().getOrder(),
-                    properties.getFilter().getUrlPatterns());
+                    requests, properties.filter().order(), properties.filter().urlPatterns());
             rules.onReplace(filter::replace);
             return filter;
         }

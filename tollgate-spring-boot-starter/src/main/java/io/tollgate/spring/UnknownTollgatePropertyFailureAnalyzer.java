@@ -1,14 +1,15 @@
 package io.tollgate.spring;
 
-import java.beans.IntrospectionException;
-import java.beans.Introspector;
-import java.beans.PropertyDescriptor;
-import java.lang.reflect.Method;
+import java.lang.reflect.Field;
 import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
 import java.util.Collection;
+import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import org.springframework.boot.context.properties.bind.Name;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
@@ -75,25 +76,28 @@ final class UnknownTollgatePropertyFailureAnalyzer
         return name + ": unknown setting";
     }
 
-    /** The settings of a properties bean, by their kebab-case names, with their types, sorted. */
+    /** The settings of a properties record, by their kebab-case names (or the name it gives), with their types. */
     private static Map<String, Type> settings(Class<?> bean) {
-        Map<String, Type> settings = new java.util.TreeMap<>();
-        try {
-            for (PropertyDescriptor property :
-                    Introspector.getBeanInfo(bean, Object.class).getPropertyDescriptors()) {
-                Method getter = property.getReadMethod();
-                if (getter != null && property.getWriteMethod() != null) {
-                    settings.put(kebab(property.getName()), getter.getGenericReturnType());
-                }
+        Map<String, Type> settings = new TreeMap<>();
+        if (bean.isRecord()) {
+            for (RecordComponent component : bean.getRecordComponents()) {
+                Name named = field(bean, component.getName()).getAnnotation(Name.class);
+                settings.put(named != null ? named.value() : kebab(component.getName()), component.getGenericType());
             }
-        } catch (IntrospectionException e) {
-            throw new IllegalStateException("cannot read the properties of " + bean, e);
         }
         return settings;
     }
 
+    private static Field field(Class<?> bean, String name) {
+        try {
+            return bean.getDeclaredField(name);
+        } catch (NoSuchFieldException e) {
+            throw new IllegalStateException("a record without the field of its component " + name, e);
+        }
+    }
+
     private static String kebab(String camel) {
-        return camel.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(java.util.Locale.ROOT);
+        return camel.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
     }
 
     private static Class<?> raw(Type type) {

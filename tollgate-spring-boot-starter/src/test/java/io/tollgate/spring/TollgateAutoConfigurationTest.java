@@ -64,10 +64,10 @@ class TollgateAutoConfigurationTest {
     }
 
     @Test
-    void theDocumentedNameOfIpv6GroupingBindsThoughTheMetadataSpellsItBy64() {
+    void theDocumentedNameOfIpv6GroupingBinds() {
         runner.withPropertyValues("tollgate.client-ip.group-ipv6-by-64=true").run(context -> {
             assertThat(context).hasNotFailed();
-            assertThat(context.getBean(TollgateProperties.class).getClientIp().isGroupIpv6By64())
+            assertThat(context.getBean(TollgateProperties.class).clientIp().groupIpv6By64())
                     .isTrue();
         });
     }

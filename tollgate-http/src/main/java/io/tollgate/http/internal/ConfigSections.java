@@ -2,7 +2,6 @@ package io.tollgate.http.internal;
 
 import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
-import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -14,7 +13,8 @@ import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;
-import io.tollgate.internal.RedisSettings;
+import io.tollgate.internal.config.ConfigException;
+import io.tollgate.internal.config.ConfigNode;
 import java.nio.file.Path;
 import java.time.DateTimeException;
 import java.time.ZoneId;
@@ -23,7 +23,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
@@ -35,44 +34,6 @@ import java.util.function.UnaryOperator;
  */
 public final class ConfigSections {
 
-    private static final Set<String> POLICY = Set.of("limits", "quotas");
-    private static final Set<String> QUOTA = Set.of("count", "period", "zone");
-    private static final Set<String> LIMIT = Set.of("capacity", "refill");
-    private static final Set<String> RULE = Set.of(
-            "path",
-            "methods",
-            "host",
-            "require-header",
-            "policy",
-            "key",
-            "cost",
-            "on-missing-key",
-            "dry-run",
-            "policy-from",
-            "overrides",
-            "allow",
-            "deny",
-            "response-cost",
-            "concurrency-limit");
-    private static final Set<String> CONCURRENCY_LIMIT = Set.of("max-in-flight", "lease");
-    private static final Set<String> RESPONSE_COST = Set.of("header", "charge-statuses", "refund-statuses");
-    private static final Set<String> POLICY_FROM = Set.of("header", "jwt-claim", "api-keys", "api-keys-file");
-    private static final Set<String> CLIENT_IP = Set.of("trusted-proxies", "forwarding-header", "group-ipv6-by-64");
-    private static final Set<String> RESPONSES =
-            Set.of("legacy-headers", "degraded-header", "refusal-status", "unavailable-status", "problem-type");
-
-    private static final Set<String> REDIS = Set.of(
-            "uri",
-            "cluster-uris",
-            "timeout",
-            "key-prefix",
-            "failure-policy",
-            "expected-instances",
-            "batching",
-            "require-redis-at-start",
-            "deny-cache-max-age");
-    private static final Set<String> MEMORY = Set.of("maximum-keys");
-
     private ConfigSections() {}
 
     /**
@@ -83,7 +44,7 @@ public final class ConfigSections {
      * @throws ConfigException if a setting is invalid, naming it
      */
     public static UnaryOperator<RequestLimiter.Builder> responses(ConfigNode responses) {
-        responses.checkKeys(RESPONSES);
+        responses.checkKeys(ConfigSchema.RESPONSES);
         int refusalStatus = status(responses.child("refusal-status"), RequestLimiter.DEFAULT_REFUSAL_STATUS);
         int unavailableStatus =
                 status(responses.child("unavailable-status"), RequestLimiter.DEFAULT_UNAVAILABLE_STATUS);
@@ -119,14 +80,14 @@ public final class ConfigSections {
         Map<String, Policy> policies = new LinkedHashMap<>();
         for (Map.Entry<String, ConfigNode> entry : policiesNode.entries().entrySet()) {
             ConfigNode policy = entry.getValue();
-            policy.checkKeys(POLICY);
+            policy.checkKeys(ConfigSchema.POLICY);
             ConfigNode limitsNode = policy.child("limits");
             if (!limitsNode.isPresent()) {
                 throw limitsNode.error("is required: a list of limits, each with capacity and refill");
             }
             List<Limit> limits = new ArrayList<>();
             for (ConfigNode limit : limitsNode.elements()) {
-                limit.checkKeys(LIMIT);
+                limit.checkKeys(ConfigSchema.LIMIT);
                 long capacity = limit.child("capacity").requiredLong();
                 Rate refill = rate(limit.child("refill"));
                 try {
@@ -150,7 +111,7 @@ public final class ConfigSections {
 
     /** Reads one calendar quota: {@code count} and {@code period} (required), {@code zone} (default UTC). */
     private static CalendarQuota quota(ConfigNode node) {
-        node.checkKeys(QUOTA);
+        node.checkKeys(ConfigSchema.QUOTA);
         ConfigNode count = node.child("count");
         long tokens = count.requiredLong();
         ConfigNode period = node.child("period");
@@ -202,7 +163,7 @@ public final class ConfigSections {
      */
     public static Rule rule(
             ConfigNode node, Map<String, Policy> policies, Map<String, ConcurrencyLimit> concurrencyLimits) {
-        node.checkKeys(RULE);
+        node.checkKeys(ConfigSchema.RULE);
         ConfigNode policyNode = node.child("policy");
         ConfigNode limitNode = node.child("concurrency-limit");
         ConcurrencyLimit inFlight = null;
@@ -268,7 +229,7 @@ public final class ConfigSections {
 
     /** Reads a rule's {@code response-cost}: {@code header}, and {@code charge-statuses} or {@code refund-statuses}. */
     private static ResponseCost responseCost(ConfigNode node) {
-        node.checkKeys(RESPONSE_COST);
+        node.checkKeys(ConfigSchema.RESPONSE_COST);
         ConfigNode header = node.child("header");
         ConfigNode charged = node.child("charge-statuses");
         ConfigNode refunded = node.child("refund-statuses");
@@ -295,7 +256,7 @@ public final class ConfigSections {
 
     /** Reads a rule's {@code policy-from}: exactly one of its sources. */
     private static PolicySource policySource(ConfigNode node, Map<String, Policy> policies) {
-        node.checkKeys(POLICY_FROM);
+        node.checkKeys(ConfigSchema.POLICY_FROM);
         Map<String, ConfigNode> given = node.entries();
         if (given.size() != 1) {
             throw node.error("needs exactly one of header, jwt-claim, api-keys or api-keys-file");
@@ -332,7 +293,7 @@ public final class ConfigSections {
         Map<String, ConcurrencyLimit> limits = new LinkedHashMap<>();
         for (Map.Entry<String, ConfigNode> entry : node.entries().entrySet()) {
             ConfigNode limit = entry.getValue();
-            limit.checkKeys(CONCURRENCY_LIMIT);
+            limit.checkKeys(ConfigSchema.CONCURRENCY_LIMIT);
             ConfigNode max = limit.child("max-in-flight");
             long maxInFlight = max.requiredLong();
             if (maxInFlight < 1 || maxInFlight > ConcurrencyLimit.MAX_IN_FLIGHT) {
@@ -366,7 +327,7 @@ public final class ConfigSections {
     }
 
     public static ClientIpResolver clientIps(ConfigNode node) {
-        node.checkKeys(CLIENT_IP);
+        node.checkKeys(ConfigSchema.CLIENT_IP);
         ClientIpResolver.Builder clientIps = ClientIpResolver.builder();
         ConfigNode proxies = node.child("trusted-proxies");
         try {
@@ -386,75 +347,17 @@ public final class ConfigSections {
     }
 
     /**
-     * Reads the {@code redis} section: {@code uri} or {@code cluster-uris} (neither: the surface decides,
-     * such as the starter sharing the application's Redis), {@code timeout}, {@code key-prefix}, {@code
-     * failure-policy}, {@code expected-instances}, {@code batching} and {@code require-redis-at-start}; an absent
-     * node gives the defaults.
-     *
-     * @throws ConfigException if a setting is invalid, naming it
-     */
-    public static RedisSettings redis(ConfigNode node) {
-        node.checkKeys(REDIS);
-        ConfigNode uriNode = node.child("uri");
-        ConfigNode clusterNode = node.child("cluster-uris");
-        if (uriNode.isPresent() && clusterNode.isPresent()) {
-            throw node.error("has both uri and cluster-uris; give one");
-        }
-        String uri = uriNode.isPresent() ? redisUri(uriNode, uriNode.requiredString()) : null;
-        List<String> clusterUris = new ArrayList<>();
-        for (ConfigNode element : clusterNode.elements()) {
-            clusterUris.add(redisUri(element, element.requiredString()));
-        }
-        if (clusterNode.isPresent() && clusterUris.isEmpty()) {
-            throw clusterNode.error("must list at least one node");
-        }
-        ConfigNode instances = node.child("expected-instances");
-        long expected = instances.longValue(0);
-        if (instances.isPresent() && (expected < 1 || expected > 10_000)) {
-            throw instances.error("must be 1 to 10000, was " + expected);
-        }
-        return new RedisSettings(
-                uri,
-                clusterUris,
-                node.child("timeout").duration(RedisSettings.DEFAULTS.timeout()),
-                node.child("key-prefix").string(RedisSettings.DEFAULT_KEY_PREFIX),
-                failurePolicy(node.child("failure-policy")),
-                (int) expected,
-                node.child("batching").bool(RedisSettings.DEFAULTS.batching()),
-                node.child("require-redis-at-start").bool(RedisSettings.DEFAULTS.requireRedisAtStart()),
-                node.child("deny-cache-max-age").duration(RedisSettings.DEFAULTS.denyCacheMaxAge()));
-    }
-
-    /**
      * Reads the {@code memory} section: {@code maximum-keys}, the most keys held at once.
      *
      * @throws ConfigException if a setting is invalid, naming it
      */
     public static long maximumKeys(ConfigNode memory) {
-        memory.checkKeys(MEMORY);
+        memory.checkKeys(ConfigSchema.MEMORY);
         ConfigNode maximumKeys = memory.child("maximum-keys");
         long keys = maximumKeys.longValue(InMemoryRateLimiter.DEFAULT_MAXIMUM_KEYS);
         if (keys < 1) {
             throw maximumKeys.error("must be at least 1, was " + keys);
         }
         return keys;
-    }
-
-    private static String redisUri(ConfigNode node, String text) {
-        String scheme = text.contains("://") ? text.substring(0, text.indexOf("://")) : "";
-        if (!Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel").contains(scheme.toLowerCase(Locale.ROOT))) {
-            throw node.error("must be a redis://, rediss:// or redis-sentinel:// URI, was '" + text + "'");
-        }
-        return text;
-    }
-
-    private static FailurePolicy failurePolicy(ConfigNode node) {
-        String text = node.string(RedisSettings.DEFAULT_FAILURE_POLICY.name()).toLowerCase(Locale.ROOT);
-        return switch (text) {
-            case "allow" -> FailurePolicy.ALLOW;
-            case "deny" -> FailurePolicy.DENY;
-            case "local" -> FailurePolicy.LOCAL;
-            default -> throw node.error("must be allow, deny or local, was '" + text + "'");
-        };
     }
 }

@@ -5,6 +5,8 @@ import io.tollgate.Policy;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
+import io.tollgate.internal.config.ConfigException;
+import io.tollgate.internal.config.ConfigNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,7 @@
 package io.tollgate.http.internal;
 
+import io.tollgate.internal.config.ConfigException;
+import io.tollgate.internal.config.ConfigNode;
 import java.io.StringReader;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,15 +30,13 @@ import org.yaml.snakeyaml.nodes.Tag;
  */
 final class YamlTree {
 
-    /** The parsed value (a map, list, string or null) and the 1-based line of each path in it. */
-    record Parsed(Object value, Map<String, Integer> lines) {}
-
     private YamlTree() {}
 
     /**
-     * @throws ConfigException if the text is not YAML or has a duplicate key, with its line
+     * @throws ConfigException if the text is not YAML, has a duplicate key or is not a map at the top, with its line
      */
-    static Parsed parse(String text) {
+    @SuppressWarnings("unchecked")
+    static ConfigNode parse(String text) {
         LoaderOptions options = new LoaderOptions();
         options.setMaxAliasesForCollections(10);
         options.setCodePointLimit(1 << 20);
@@ -51,7 +51,11 @@ final class YamlTree {
             throw new ConfigException(0, "not valid YAML: " + oneLine(e.getMessage()), e);
         }
         Map<String, Integer> lines = new HashMap<>();
-        return new Parsed(root == null ? null : convert(root, "", lines), lines);
+        Object value = root == null ? null : convert(root, "", lines);
+        if (value != null && !(value instanceof Map)) {
+            throw new ConfigException(1, "the top level must be a map of settings");
+        }
+        return ConfigNode.of(value == null ? Map.of() : (Map<String, Object>) value, lines);
     }
 
     private static Object convert(Node node, String path, Map<String, Integer> lines) {

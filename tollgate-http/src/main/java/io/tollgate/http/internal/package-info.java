@@ -1,7 +1,7 @@
 /**
  * What {@code tollgate-http}'s surfaces share below its API: the configuration reader (YAML and properties
- * into {@link io.tollgate.http.internal.ConfigNode}, the shared sections in {@link
- * io.tollgate.http.internal.ConfigSections}, errors that name the line and setting) and the rate-limit header
+ * into core's {@code ConfigNode}, the keys of the shared sections in {@link io.tollgate.http.internal.ConfigSchema}
+ * and their reading in {@link io.tollgate.http.internal.ConfigSections}) and the rate-limit header
  * fields ({@link io.tollgate.http.internal.RateLimitFields}).
  *
  * <p><b>No compatibility promise.</b> Types here are public only so that Tollgate's server and starter can

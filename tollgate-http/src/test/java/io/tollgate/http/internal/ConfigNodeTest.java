@@ -3,6 +3,8 @@ package io.tollgate.http.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tollgate.internal.config.ConfigException;
+import io.tollgate.internal.config.ConfigNode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +15,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class ConfigNodeTest {
 
-    private final ConfigNode root = ConfigNode.parseYaml("""
+    private final ConfigNode root = YamlConfig.parse("""
             server:
               port: 8080
               timeout: 50ms

@@ -1,6 +1,5 @@
 package io.tollgate.redis.internal;
 
-import io.tollgate.internal.RedisSettings;
 import io.tollgate.redis.RedisRateLimiter;
 
 /**

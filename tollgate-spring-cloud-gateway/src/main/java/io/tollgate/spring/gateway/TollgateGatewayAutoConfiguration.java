@@ -36,6 +36,6 @@ public final class TollgateGatewayAutoConfiguration {
     TollgateGatewayRateLimiter tollgateRateLimiter(
             RulesInForce rules, ConfigurationService configuration, TollgateProperties properties) {
         return new TollgateGatewayRateLimiter(
-                rules, configuration, properties.getGateway().isGatewayHeaders());
+                rules, configuration, properties.gateway().gatewayHeaders());
     }
 }

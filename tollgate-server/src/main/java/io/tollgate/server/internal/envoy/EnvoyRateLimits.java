@@ -3,9 +3,10 @@ package io.tollgate.server.internal.envoy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
-import io.tollgate.http.internal.ConfigException;
-import io.tollgate.http.internal.ConfigNode;
 import io.tollgate.http.internal.ConfigSections;
+import io.tollgate.http.internal.YamlConfig;
+import io.tollgate.internal.config.ConfigException;
+import io.tollgate.internal.config.ConfigNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -145,7 +146,7 @@ public final class EnvoyRateLimits {
     private static void parse(
             String text, String fileName, Map<String, Policy> policies, Map<String, Map<String, Node>> domains) {
         try {
-            ConfigNode root = ConfigNode.parseYaml(text);
+            ConfigNode root = YamlConfig.parse(text);
             root.checkKeys(FILE);
             ConfigNode domainNode = root.child("domain");
             String domain = domainNode.requiredString();

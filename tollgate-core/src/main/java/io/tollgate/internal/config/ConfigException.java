@@ -1,4 +1,4 @@
-package io.tollgate.http.internal;
+package io.tollgate.internal.config;
 
 /**
  * A configuration value that is missing or wrong. The message names the setting's path and the problem,
@@ -17,7 +17,8 @@ public final class ConfigException extends IllegalArgumentException {
         this.line = Math.max(0, line);
     }
 
-    ConfigException(int line, String message, Throwable cause) {
+    /** Creates an error on {@code line} (1-based; 0 if unknown) that {@code cause} led to. */
+    public ConfigException(int line, String message, Throwable cause) {
         super(message, cause);
         this.line = Math.max(0, line);
     }

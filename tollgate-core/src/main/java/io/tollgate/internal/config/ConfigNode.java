@@ -1,4 +1,4 @@
-package io.tollgate.http.internal;
+package io.tollgate.internal.config;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +16,8 @@ import java.util.regex.Pattern;
  * One value of a configuration file (a map of settings, a list or a scalar), with its path from the root
  * and, for a YAML file, its line, so that every error says where the bad value is: {@code limits.yaml:14:
  * rules[1].cost: must be a whole number, was 'ten'}. For programs that read files with Tollgate's sections
- * in them, such as the Tollgate server; {@link ConfigSections} reads the sections themselves.
+ * in them, such as the Tollgate server; tollgate-http reads YAML into it, and reads the sections it shares
+ * (policies, rules), and tollgate-redis the {@code redis} section.
  *
  * <p>Reading a value checks it: each accessor throws a {@link ConfigException} that names the path, and
  * the line when it is known (of the value, or of the nearest enclosing value for a missing setting).
@@ -37,34 +38,19 @@ public final class ConfigNode {
     }
 
     /**
-     * Parses a YAML document; an empty document is an empty map.
-     *
-     * @throws ConfigException if the text is not YAML, has a duplicate key, or is not a map at the top, with
-     *     the line
-     * @throws IllegalArgumentException if SnakeYAML ({@code org.yaml:snakeyaml}) is not on the class path
-     */
-    public static ConfigNode parseYaml(String text) {
-        Objects.requireNonNull(text, "text");
-        YamlTree.Parsed parsed;
-        try {
-            parsed = YamlTree.parse(text);
-        } catch (NoClassDefFoundError e) {
-            throw new IllegalArgumentException(
-                    "reading YAML needs SnakeYAML (org.yaml:snakeyaml) on the class path; or use a .properties file",
-                    e);
-        }
-        if (parsed.value() != null && !(parsed.value() instanceof Map)) {
-            throw new ConfigException(1, "the top level must be a map of settings");
-        }
-        return new ConfigNode("", parsed.value() == null ? Map.of() : parsed.value(), parsed.lines());
-    }
-
-    /**
      * Returns the root of a tree that another parser made: maps with string keys, lists, and scalars
      * (strings, numbers, booleans). Its lines are unknown.
      */
     public static ConfigNode of(Map<String, ?> tree) {
-        return new ConfigNode("", Objects.requireNonNull(tree, "tree"), Map.of());
+        return of(tree, Map.of());
+    }
+
+    /**
+     * Returns the root of a tree that a parser made (maps with string keys, lists, and scalars), with the 1-based
+     * line of each path in it, such as {@code rules[1].cost}, as far as the parser knows them.
+     */
+    public static ConfigNode of(Map<String, ?> tree, Map<String, Integer> lines) {
+        return new ConfigNode("", Objects.requireNonNull(tree, "tree"), Map.copyOf(lines));
     }
 
     /** Returns the path of this value from the root, such as {@code rules[1].cost}; empty for the root. */
@@ -75,6 +61,16 @@ public final class ConfigNode {
     /** Returns whether the value is there: a setting that a file leaves out, or sets to null, is not. */
     public boolean isPresent() {
         return value != null;
+    }
+
+    /**
+     * Checks that this map has no settings but the keys of {@code section}.
+     *
+     * @throws ConfigException if this is not a map, or has another setting, naming it and the known ones, at
+     *     the line of the unknown one
+     */
+    public void checkKeys(ConfigSection section) {
+        checkKeys(section.keys(), Map.of());
     }
 
     /**
