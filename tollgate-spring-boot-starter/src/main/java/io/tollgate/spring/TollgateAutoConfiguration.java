@@ -5,7 +5,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tollgate.InMemoryRateLimiter;
-import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
@@ -20,44 +19,28 @@ import io.tollgate.servlet.TollgateFilter;
 import jakarta.servlet.DispatcherType;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
-import org.springframework.aop.Advisor;
-import org.springframework.aop.support.AopUtils;
-import org.springframework.aop.support.ComposablePointcut;
-import org.springframework.aop.support.DefaultPointcutAdvisor;
-import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.ApplicationRunner;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.contributor.HealthIndicator;
-import org.springframework.boot.web.context.reactive.ReactiveWebApplicationContext;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
-import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.stereotype.Controller;
-import org.springframework.util.ClassUtils;
-import org.springframework.util.ReflectionUtils;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.servlet.HandlerExceptionResolver;
@@ -94,9 +77,9 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
     TollgateAutoConfiguration.ActuatorEndpoint.class,
     TollgateAutoConfiguration.ActuatorHealth.class,
     TollgateAutoConfiguration.CloudRefresh.class,
-    TollgateAutoConfiguration.ApplicationRedis.class,
+    ApplicationRedisConfiguration.class,
     TollgateAutoConfiguration.Web.class,
-    TollgateAutoConfiguration.Annotations.class
+    RateLimitAnnotationsConfiguration.class
 })
 public final class TollgateAutoConfiguration {
 
@@ -261,14 +244,14 @@ public final class TollgateAutoConfiguration {
     @ConditionalOnMissingBean(RateLimiter.class)
     RateLimiter tollgateLimiter(
             TollgateProperties properties,
-            ObjectProvider<ApplicationRedisClient> applicationRedis,
+            ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisClient> applicationRedis,
             ObjectProvider<TollgateRedisCustomizer> customizers,
             ObjectProvider<LimiterMetrics> limiterMetrics) {
         RedisSettings redis = PropertiesReader.redis(properties);
         if (redis.hasTarget()) {
             return build(redis, customizers, builder -> {}); // the settings say where
         }
-        ApplicationRedisClient shared =
+        ApplicationRedisConfiguration.ApplicationRedisClient shared =
                 properties.redis().useApplicationRedis() ? applicationRedis.getIfAvailable() : null;
         if (shared != null) {
             AbstractRedisClient client = shared.client().get();
@@ -299,60 +282,6 @@ public final class TollgateAutoConfiguration {
      * null), and how to forget what a warm-up recorded there.
      */
     record LimiterMetrics(Supplier<MetricsRecorder> recorder, Runnable forgetWarmUp) {}
-
-    /**
-     * The Lettuce client behind the application's own Redis connection factory, which the limiter shares, and
-     * where it connects, as {@code spring.data.redis.*} says.
-     */
-    record ApplicationRedisClient(Supplier<AbstractRedisClient> client, Supplier<String> description) {}
-
-    /** The application's own Redis (spring.data.redis.*), when it is on Lettuce. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(LettuceConnectionFactory.class)
-    static class ApplicationRedis {
-
-        @Bean
-        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        @ConditionalOnBean(LettuceConnectionFactory.class)
-        ApplicationRedisClient tollgateApplicationRedisClient(ObjectProvider<LettuceConnectionFactory> connections) {
-            return new ApplicationRedisClient(
-                    () -> {
-                        LettuceConnectionFactory factory = connections.getObject();
-                        if (!factory.isRunning()) {
-                            factory.start(); // its client exists once started; starting twice does nothing
-                        }
-                        return factory.getNativeClient();
-                    },
-                    () -> describe(connections.getObject()));
-        }
-
-        /** Says where the application's Redis is: a server, a Sentinel master or a Cluster, and TLS. */
-        private static String describe(LettuceConnectionFactory factory) {
-            String tls = factory.isUseSsl() ? " (TLS)" : " (no TLS)";
-            if (factory.getClusterConfiguration() != null) {
-                return "the application's Redis Cluster via "
-                        + nodes(factory.getClusterConfiguration().getClusterNodes()) + tls;
-            }
-            if (factory.getSentinelConfiguration() != null) {
-                var sentinel = factory.getSentinelConfiguration();
-                return "the application's Redis Sentinel master '"
-                        + (sentinel.getMaster() == null
-                                ? "?"
-                                : sentinel.getMaster().getName()) + "' via "
-                        + nodes(sentinel.getSentinels()) + tls;
-            }
-            return "the application's Redis at " + factory.getHostName() + ":" + factory.getPort() + tls;
-        }
-
-        private static String nodes(
-                java.util.Collection<? extends org.springframework.data.redis.connection.RedisNode> nodes) {
-            return String.join(
-                    ", ",
-                    nodes.stream()
-                            .map(node -> node.getHost() + ":" + node.getPort())
-                            .toList());
-        }
-    }
 
     /** The servlet filter, when there are rules. */
     @Configuration(proxyBeanMethods = false)
@@ -416,63 +345,6 @@ public final class TollgateAutoConfiguration {
         @ConditionalOnMissingBean
         RateLimitExceptionResolver tollgateRateLimitExceptionResolver(LiveRules rules) {
             return new RateLimitExceptionResolver(() -> rules.current().requests());
-        }
-    }
-
-    /** {@link RateLimit @RateLimit} on Spring MVC and WebFlux controllers. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnWebApplication
-    static class Annotations {
-
-        @Bean
-        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        static Advisor tollgateRateLimitAdvisor(ObjectProvider<RateLimitInterceptor> interceptor) {
-            ComposablePointcut pointcut = new ComposablePointcut(
-                            AnnotationMatchingPointcut.forMethodAnnotation(RateLimit.class))
-                    .union(AnnotationMatchingPointcut.forMethodAnnotation(RateLimits.class));
-            // The interceptor is looked up on first use: its dependencies need not exist when advisors do.
-            return new DefaultPointcutAdvisor(pointcut, (org.aopalliance.intercept.MethodInterceptor)
-                    invocation -> interceptor.getObject().invoke(invocation));
-        }
-
-        @Bean
-        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        RateLimitInterceptor tollgateRateLimitInterceptor(RequestLimiterConfig config, RequestLimiter requests) {
-            Map<String, Policy> policies = new LinkedHashMap<>();
-            config.policies().forEach(policy -> policies.put(policy.name(), policy));
-            return new RateLimitInterceptor(requests, policies, config.clientIps());
-        }
-
-        /**
-         * Checks every controller's annotations once the beans exist, so that a bad one fails the start; in a
-         * reactive application, an annotated method must return a reactive type, which is checked without
-         * blocking an event loop.
-         */
-        @Bean
-        static SmartInitializingSingleton tollgateRateLimitValidation(ApplicationContext context) {
-            return () -> {
-                RateLimitInterceptor interceptor = context.getBean(RateLimitInterceptor.class);
-                boolean reactive = context instanceof ReactiveWebApplicationContext;
-                for (String name : context.getBeanNamesForAnnotation(Controller.class)) {
-                    Class<?> target = ClassUtils.getUserClass(AopUtils.getTargetClass(context.getBean(name)));
-                    ReflectionUtils.doWithMethods(
-                            target,
-                            method -> {
-                                interceptor.validate(method);
-                                if (reactive && RateLimitInterceptor.reactiveAdapter(method) == null) {
-                                    throw new InvalidTollgatePropertiesException(
-                                            "@RateLimit on " + target.getSimpleName() + "." + method.getName()
-                                                    + "() in a WebFlux application: the method returns "
-                                                    + method.getReturnType().getSimpleName()
-                                                    + ", but must return a reactive type (Mono, Flux) so that the"
-                                                    + " limit is checked without blocking an event loop",
-                                            null);
-                                }
-                            },
-                            method -> AnnotatedElementUtils.hasAnnotation(method, RateLimit.class)
-                                    || AnnotatedElementUtils.hasAnnotation(method, RateLimits.class));
-                }
-            };
         }
     }
 
