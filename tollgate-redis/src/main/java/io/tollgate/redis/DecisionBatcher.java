@@ -53,14 +53,28 @@ final class DecisionBatcher {
     static final int MAX_BATCH = 256;
 
     /**
-     * The most batches of one lane on their way at once. The second goes only full: then two keep Redis busy
-     * while a reply travels back, and requests that arrive while one batch is on its way are fewer than a
-     * batch holds, so they wait for it and go as one call (two small calls cost Redis and the JVM their fixed
-     * part twice: measured, one hot key at 256 in flight, 1.3 to 1.7 times the decisions a second). No more,
+     * The most batches of one lane on their way at once; when the second may go, {@link #mayStart} says. No more,
      * for order: when Redis has lost the script, {@link TokenBucketScript} resends a batch as EVAL
      * from the event loop, and with two on their way the next batch is sent only after that resend.
      */
     static final int MAX_IN_FLIGHT = 2;
+
+    /**
+     * Whether a lane's next batch may go now: when none is on its way, or, with one on its way, once as many
+     * requests wait as it carries. Then the two keep Redis busy while a reply travels back, and a second batch is
+     * never much smaller than the first: requests that arrive while one batch is on its way wait for as many to
+     * join them, rather than go as small calls that each cost Redis and the JVM their fixed part (measured in
+     * docs/benchmarks.md: at 64 in flight, where no batch fills, two batches on their way; at 256 and 1 024 on
+     * one hot key, full batches, as when the second went only full). A batch holds at most {@link #MAX_BATCH}, so
+     * a full one waiting always may go beside one on its way.
+     *
+     * @param batchesOnTheirWay the lane's batches sent and not yet answered
+     * @param requestsOnTheirWay the requests in them
+     * @param waiting the requests queued
+     */
+    static boolean mayStart(int batchesOnTheirWay, int requestsOnTheirWay, int waiting) {
+        return batchesOnTheirWay == 0 || (batchesOnTheirWay < MAX_IN_FLIGHT && waiting >= requestsOnTheirWay);
+    }
 
     private final TokenBucketScript script;
     private final Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands;
@@ -164,6 +178,9 @@ final class DecisionBatcher {
         private volatile Executor afterReading;
 
         private int inFlight;
+        /** The requests in this lane's batches on their way. */
+        private int onTheirWay;
+
         private boolean deferred; // sending is scheduled on an event loop, which will take the queue
 
         Lane(boolean acrossSlots) {
@@ -186,11 +203,12 @@ final class DecisionBatcher {
          * Notes that a batch came back, and sends the next if requests wait; returns the event loop that will
          * send it by a task, if this thread runs one, else null (it was sent here, or nothing waits).
          */
-        private Executor sent() {
+        private Executor sent(int size) {
             Runnable next;
             Executor loop;
             synchronized (this) {
                 inFlight--;
+                onTheirWay -= size;
                 if (deferred || queue.isEmpty() || !mayStart()) {
                     return null;
                 }
@@ -201,13 +219,9 @@ final class DecisionBatcher {
             return loop;
         }
 
-        /**
-         * Whether a batch may go now, under the lane's lock: when none is on its way, or when a full one waits
-         * and fewer than {@link #MAX_IN_FLIGHT} are. A second batch of whatever arrived meanwhile would split
-         * what one call can decide into two calls, each with its fixed cost in Redis and in the JVM.
-         */
+        /** Whether a batch may go now, under the lane's lock: see {@link DecisionBatcher#mayStart}. */
         private boolean mayStart() {
-            return inFlight == 0 || (inFlight < MAX_IN_FLIGHT && queue.size() >= MAX_BATCH);
+            return DecisionBatcher.mayStart(inFlight, onTheirWay, queue.size());
         }
 
         /**
@@ -264,6 +278,7 @@ final class DecisionBatcher {
             while (!queue.isEmpty() && members.size() < MAX_BATCH) {
                 members.add(queue.poll());
             }
+            onTheirWay += members.size();
             List<BatchScriptCall.Run> runs = new ArrayList<>();
             CompletableFuture<List<Object>> call;
             try {
@@ -279,18 +294,20 @@ final class DecisionBatcher {
                     member.result().sent(written);
                 }
             }
-            return new Batch(this, runs, call);
+            return new Batch(this, members.size(), runs, call);
         }
     }
 
     /** A batch on its way: its runs and the script call deciding them. */
     private final class Batch {
         private final Lane lane;
+        private final int size;
         private final List<BatchScriptCall.Run> runs;
         private final CompletableFuture<List<Object>> call;
 
-        Batch(Lane lane, List<BatchScriptCall.Run> runs, CompletableFuture<List<Object>> call) {
+        Batch(Lane lane, int size, List<BatchScriptCall.Run> runs, CompletableFuture<List<Object>> call) {
             this.lane = lane;
+            this.size = size;
             this.runs = runs;
             this.call = call;
         }
@@ -313,7 +330,7 @@ final class DecisionBatcher {
                         }
                     }
                 }
-                Executor sending = lane.sent(); // the next batch goes before this one's callers run
+                Executor sending = lane.sent(size); // the next batch goes before this one's callers run
                 if (sending == null) {
                     answerAll(replies, failure);
                     return;

@@ -225,54 +225,57 @@ class BatchingTest {
     }
 
     @Test
-    void requestsThatArriveWhileABatchIsOnItsWayWaitForItAndGoAsOne() throws Exception {
-        try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
-            limiter.tryAcquire("warm-up", TEN);
-            long callsBefore = scriptCalls();
+    void aBatchGoesAtOnceWhenNoneIsOnItsWay() {
+        assertThat(DecisionBatcher.mayStart(0, 0, 1)).isTrue();
+    }
 
-            // The first request goes at once. The ones after it, one alone and then 98 together, each sent while
-            // it is on its way, wait for its reply and go as one batch, rather than the lone one as a second
-            // small batch and the 98 as a third
-            server.pause();
-            List<CompletableFuture<Decision>> burst = new ArrayList<>(submit(limiter, "hot", 1));
-            TimeUnit.MILLISECONDS.sleep(50);
-            burst.addAll(submit(limiter, "hot", 1));
-            TimeUnit.MILLISECONDS.sleep(50);
-            burst.addAll(submit(limiter, "hot", 98));
-            TimeUnit.MILLISECONDS.sleep(100);
-            server.resume();
+    @Test
+    void aSecondBatchGoesOnceAsManyWaitAsTheOneOnItsWayCarries() {
+        assertThat(DecisionBatcher.mayStart(1, 40, 39))
+                .as("fewer wait: they wait for it")
+                .isFalse();
+        assertThat(DecisionBatcher.mayStart(1, 40, 40)).isTrue();
+        assertThat(DecisionBatcher.mayStart(1, DecisionBatcher.MAX_BATCH, DecisionBatcher.MAX_BATCH))
+                .as("a full batch behind a full one")
+                .isTrue();
+    }
 
-            assertThat(join(burst)).noneMatch(Decision::degraded);
-            assertThat(scriptCalls() - callsBefore)
-                    .as("script calls for 100 requests")
-                    .isEqualTo(2);
-        }
+    @Test
+    void noMoreThanTwoBatchesAreOnTheirWay() {
+        assertThat(DecisionBatcher.mayStart(DecisionBatcher.MAX_IN_FLIGHT, 2, DecisionBatcher.MAX_BATCH))
+                .isFalse();
     }
 
     @Test
     @EnabledOnOs(OS.LINUX) // reads the kernel's table of TCP sockets
-    void aFullBatchGoesWithoutWaitingForTheOneOnItsWay() throws Exception {
+    void aLoneRequestGoesBesideALoneBatchOnItsWayAndTheRestWaitForThem() throws Exception {
         try (RedisRateLimiter limiter = limiter(Duration.ofSeconds(5), FailurePolicy.DENY)) {
             limiter.tryAcquire("warm-up", TEN);
             long callsBefore = scriptCalls();
 
             // A stopped Redis reads nothing: what the limiter writes meanwhile waits in Redis's socket
             server.pause();
-            List<CompletableFuture<Decision>> burst = new ArrayList<>(submit(limiter, "first", 1));
+            List<CompletableFuture<Decision>> burst = new ArrayList<>(submit(limiter, "hot", 1));
             TimeUnit.MILLISECONDS.sleep(50);
             long firstBatch = bytesWaitingForRedis();
-            for (int i = 0; i < DecisionBatcher.MAX_BATCH; i++) {
-                burst.add(limiter.tryAcquireAsync("key-" + i, TEN, 1).toCompletableFuture());
-            }
+            burst.addAll(submit(limiter, "hot", 1));
+            TimeUnit.MILLISECONDS.sleep(50);
+            long secondBatch = bytesWaitingForRedis();
+            burst.addAll(submit(limiter, "hot", 98));
             TimeUnit.MILLISECONDS.sleep(100);
-            long bothBatches = bytesWaitingForRedis();
+            long afterTheRest = bytesWaitingForRedis();
             server.resume();
 
-            assertThat(join(burst)).allMatch(Decision::allowed);
-            assertThat(bothBatches - firstBatch)
-                    .as("bytes of the full batch, written while the first was on its way")
-                    .isGreaterThan(10L * DecisionBatcher.MAX_BATCH);
-            assertThat(scriptCalls() - callsBefore).isEqualTo(2);
+            assertThat(join(burst)).noneMatch(Decision::degraded);
+            assertThat(secondBatch)
+                    .as("as many wait as the batch on its way carries: they go, and Redis has work while it replies")
+                    .isGreaterThan(firstBatch);
+            assertThat(afterTheRest)
+                    .as("no third batch while two are on their way")
+                    .isEqualTo(secondBatch);
+            assertThat(scriptCalls() - callsBefore)
+                    .as("script calls for 100 requests: the two lone ones, then the 98 as one")
+                    .isEqualTo(3);
         }
     }
 
