@@ -18,6 +18,11 @@ module io.tollgate {
             io.tollgate.redis,
             io.tollgate.server,
             io.tollgate.spring;
+    exports io.tollgate.internal.top to
+            io.tollgate.http,
+            io.tollgate.server,
+            io.tollgate.spring,
+            io.tollgate.benchmarks;
     exports io.tollgate.internal.guard to
             io.tollgate.redis,
             io.tollgate.server,

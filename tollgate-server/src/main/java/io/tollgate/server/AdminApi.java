@@ -4,17 +4,24 @@ import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.AdminViews;
 import io.tollgate.internal.Arguments;
+import io.tollgate.internal.top.HeavyHitters;
+import io.tollgate.internal.top.KeyDisplay;
+import io.tollgate.internal.top.TopKey;
 import io.tollgate.server.CheckApi.Answer;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 
 /**
  * The admin API of the management port: {@code GET /admin/policies} (the running policies and rules, in the
  * configuration's own vocabulary), {@code POST /admin/reload} (read the configuration file again, see {@link
- * ConfigReloader}), {@code GET /admin/buckets/{policy}/{key}} (what the key's buckets hold,
+ * ConfigReloader}), {@code GET /admin/top?policy=P&by=refused|charged&window=1m|15m&limit=N} (the keys refused or
+ * charged most, see {@link HeavyHitters}), {@code GET /admin/buckets/{policy}/{key}} (what the key's buckets hold,
  * without taking anything) and {@code DELETE /admin/buckets/{policy}/{key}} (forget them: the next request
  * finds full buckets). The key is the bucket's key: the decision API's key as the client sent it, or a
  * rule's key as it names its source ({@code ip:203.0.113.7}, {@code header:x-api-key:KEY}), percent-encoded
@@ -26,6 +33,10 @@ final class AdminApi {
     static final String BUCKETS = "/admin/buckets/";
     static final String POLICIES = "/admin/policies";
     static final String RELOAD = "/admin/reload";
+    static final String TOP = "/admin/top";
+
+    /** The most keys {@code /admin/top} lists. */
+    static final int MAX_TOP = 100;
 
     private static final Map<String, String> NO_STORE = Map.of("Cache-Control", "no-store");
 
@@ -33,28 +44,46 @@ final class AdminApi {
     private final RateLimiter limiter;
     private final String store;
     private final ConfigReloader reloader;
+    private final HeavyHitters counts;
+    private final KeyDisplay display;
 
     /**
      * @param config the running configuration, read on every call
      * @param store how the store describes itself, such as {@code memory}
+     * @param counts who the limiter limits
+     * @param display how {@code /admin/top} shows keys
      */
-    AdminApi(Supplier<ServerConfig> config, RateLimiter limiter, String store, ConfigReloader reloader) {
+    AdminApi(
+            Supplier<ServerConfig> config,
+            RateLimiter limiter,
+            String store,
+            ConfigReloader reloader,
+            HeavyHitters counts,
+            KeyDisplay display) {
         this.config = config;
         this.limiter = limiter;
         this.store = store;
         this.reloader = reloader;
+        this.counts = counts;
+        this.display = display;
     }
 
     /** Whether {@code path} is one of this API's. */
     static boolean serves(String path) {
-        return path.equals(POLICIES) || path.equals(RELOAD) || path.startsWith(BUCKETS);
+        return path.equals(POLICIES) || path.equals(RELOAD) || path.equals(TOP) || path.startsWith(BUCKETS);
     }
 
     /**
-     * Answers {@code method} on {@code path}, the path as the client sent it (still percent-encoded). May wait
-     * for the store, within its time budget: call it where a thread may block, never on an event loop.
+     * Answers {@code method} on {@code path}, the path as the client sent it (still percent-encoded), with the
+     * parameters of its query. May wait for the store, within its time budget: call it where a thread may block,
+     * never on an event loop.
      */
-    Answer answer(String method, String path) {
+    Answer answer(String method, String path, Map<String, List<String>> query) {
+        if (path.equals(TOP)) {
+            return method.equals("GET") || method.equals("HEAD")
+                    ? top(query)
+                    : Answer.methodNotAllowed(path, method, "GET", "HEAD");
+        }
         if (path.equals(RELOAD)) {
             return method.equals("POST") ? reload() : Answer.methodNotAllowed(path, method, "POST");
         }
@@ -137,6 +166,74 @@ final class AdminApi {
                 throw new CheckRequest.BadRequest(400, "The path is not percent-encoded correctly: " + text);
             }
         }
+    }
+
+    /**
+     * The keys of a policy refused or charged most in a window: 400 for a missing or bad parameter, 404 for an
+     * unknown policy.
+     */
+    private Answer top(Map<String, List<String>> query) {
+        Map<String, Policy> policies = config.get().policies();
+        String name = parameter(query, "policy", null);
+        if (name == null) {
+            return Answer.problem(
+                    400,
+                    "The parameter policy is required; policies: "
+                            + String.join(", ", new TreeSet<>(policies.keySet())));
+        }
+        HeavyHitters.Measure by;
+        HeavyHitters.Window window;
+        int limit;
+        try {
+            Policy policy = CheckRequest.policy(name, policies);
+            by = HeavyHitters.Measure.of(parameter(query, "by", "refused"));
+            window = HeavyHitters.Window.of(parameter(query, "window", "1m"));
+            limit = limit(parameter(query, "limit", "10"));
+            name = policy.name();
+        } catch (CheckRequest.BadRequest bad) {
+            return Answer.problem(bad.status(), bad.getMessage());
+        } catch (IllegalArgumentException bad) {
+            return Answer.problem(400, "The parameter " + bad.getMessage() + ".");
+        }
+        HeavyHitters.Report report = counts.top(name, by, window, limit);
+        return Answer.json(200, NO_STORE, JsonText.of(generator -> {
+            generator.writeStartObject();
+            generator.writeStringField("policy", report.policy());
+            generator.writeStringField("by", report.by().text());
+            generator.writeStringField("window", report.window().text());
+            generator.writeNumberField("total", report.total());
+            generator.writeNumberField("error_bound", report.errorBound());
+            generator.writeNumberField("capacity", counts.capacity());
+            generator.writeStringField("keys_shown", display.name().toLowerCase(Locale.ROOT));
+            generator.writeArrayFieldStart("keys");
+            for (TopKey key : report.keys()) {
+                generator.writeStartObject();
+                generator.writeStringField("key", display.show(key.key()));
+                generator.writeStringField("digest", KeyDisplay.digest(key.key()));
+                generator.writeNumberField("count", key.count());
+                generator.writeNumberField("error", key.error());
+                generator.writeEndObject();
+            }
+            generator.writeEndArray();
+            generator.writeEndObject();
+        }));
+    }
+
+    private static String parameter(Map<String, List<String>> query, String name, String absent) {
+        List<String> values = query.get(name);
+        return values == null || values.isEmpty() ? absent : values.get(values.size() - 1);
+    }
+
+    private static int limit(String text) {
+        try {
+            int limit = Integer.parseInt(text);
+            if (limit >= 1 && limit <= MAX_TOP) {
+                return limit;
+            }
+        } catch (NumberFormatException e) {
+            // named below
+        }
+        throw new IllegalArgumentException("limit must be 1 to " + MAX_TOP + ", was '" + text + "'");
     }
 
     private String policies(ServerConfig running) {

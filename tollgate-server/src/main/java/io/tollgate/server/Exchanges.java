@@ -231,7 +231,13 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                         : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
             case "admin" ->
                 CompletableFuture.supplyAsync(
-                        () -> endpoints.admin().answer(method.name(), exchange.path), endpoints.blocking());
+                        () -> endpoints
+                                .admin()
+                                .answer(
+                                        method.name(),
+                                        exchange.path,
+                                        new QueryStringDecoder(exchange.request.uri()).parameters()),
+                        endpoints.blocking());
             default ->
                 ExchangeAnswers.problem(
                         404,

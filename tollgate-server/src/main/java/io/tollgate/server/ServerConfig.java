@@ -6,6 +6,7 @@ import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.internal.YamlConfig;
 import io.tollgate.internal.config.ConfigException;
+import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import java.io.IOException;
@@ -50,6 +51,7 @@ public final class ServerConfig {
     private final UnaryOperator<RequestLimiter.Builder> responses;
     private final Management management;
     private final Envoy envoy;
+    private final TopKeysSettings topKeys;
     /** The file this was read from, or null. */
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
@@ -110,6 +112,7 @@ public final class ServerConfig {
             UnaryOperator<RequestLimiter.Builder> responses,
             Management management,
             Envoy envoy,
+            TopKeysSettings topKeys,
             Path source,
             Integer portOverride) {
         this.host = host;
@@ -125,6 +128,7 @@ public final class ServerConfig {
         this.responses = responses;
         this.management = management;
         this.envoy = envoy;
+        this.topKeys = topKeys;
         this.source = source;
         this.portOverride = portOverride;
     }
@@ -161,6 +165,7 @@ public final class ServerConfig {
                 read.responses,
                 read.management,
                 read.envoy,
+                read.topKeys,
                 file,
                 null);
     }
@@ -203,6 +208,7 @@ public final class ServerConfig {
                 responses,
                 management,
                 envoy,
+                topKeys,
                 source,
                 port);
     }
@@ -247,6 +253,7 @@ public final class ServerConfig {
                 envoy == null || next.envoy == null
                         ? envoy
                         : new Envoy(envoy.port, envoy.host, next.envoy.config, next.envoy.setup),
+                topKeys,
                 source,
                 portOverride);
     }
@@ -271,6 +278,9 @@ public final class ServerConfig {
         }
         if ((envoy == null) != (next.envoy == null) || (envoy != null && !envoy.listensAs(next.envoy))) {
             changed.add("envoy.port and envoy.host");
+        }
+        if (!topKeys.equals(next.topKeys)) {
+            changed.add("top-keys");
         }
         if (!store.equals(next.store)) {
             changed.add(store instanceof RedisStore || next.store instanceof RedisStore ? "redis" : "memory");
@@ -323,6 +333,11 @@ public final class ServerConfig {
     /** Returns Envoy's rate limit service's settings, or null when the file has no {@code envoy} section. */
     Envoy envoy() {
         return envoy;
+    }
+
+    /** Returns how the keys limited most are counted and shown. */
+    TopKeysSettings topKeys() {
+        return topKeys;
     }
 
     /** Returns the management port's settings, or null when the file sets no management port. */

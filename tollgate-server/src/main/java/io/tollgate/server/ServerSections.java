@@ -47,7 +47,8 @@ final class ServerSections {
             .with("server", SERVER)
             .with("redis", RedisSettings.SECTION)
             .with("memory", ConfigSchema.MEMORY)
-            .with("envoy", ENVOY);
+            .with("envoy", ENVOY)
+            .with("top-keys", ConfigSchema.TOP_KEYS);
 
     /** Where the settings of the first server files went (one vocabulary, no aliases: see CHANGELOG.md). */
     private static final Map<String, String> RENAMED = Map.of(
@@ -102,6 +103,7 @@ final class ServerSections {
                 sections.responses(),
                 management(server),
                 envoy(root.child("envoy"), policies),
+                ConfigSections.topKeys(root.child("top-keys")),
                 null,
                 null);
     }

@@ -4,6 +4,8 @@ import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.guard.MeteredRateLimiter;
+import io.tollgate.internal.top.CountedRateLimiter;
+import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisSettingsMapping;
 import io.tollgate.server.internal.envoy.EnvoyService;
@@ -53,19 +55,23 @@ public final class TollgateServer implements AutoCloseable {
     private TollgateServer(ServerConfig config, TimeSource clock) throws Exception {
         ServerMetrics metrics = new ServerMetrics();
         ServerConfig.Store storeConfig = config.store();
+        RateLimiter deciding;
         if (storeConfig instanceof ServerConfig.RedisStore redis) {
             RedisRateLimiter redisLimiter = redis(redis, clock, metrics);
-            limiter = redisLimiter;
+            deciding = redisLimiter;
             storeDescription = "redis at " + redis.settings().target();
             store = StoreMonitor.redis(redisLimiter, storeDescription, metrics::fallbackDecisions);
         } else {
             long maximumKeys = ((ServerConfig.MemoryStore) storeConfig).maximumKeys();
             InMemoryRateLimiter.Builder memory = InMemoryRateLimiter.builder().maximumKeys(maximumKeys);
-            limiter = new MeteredRateLimiter(
+            deciding = new MeteredRateLimiter(
                     (clock == null ? memory : memory.timeSource(clock)).build(), metrics.limiter(), "memory");
             storeDescription = "memory";
             store = StoreMonitor.memory();
         }
+        HeavyHitters counts = new HeavyHitters(
+                clock == null ? TimeSource.system() : clock, config.topKeys().capacity());
+        limiter = new CountedRateLimiter(deciding, counts);
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics));
         reloader = new ConfigReloader(limits, limiter, metrics);
         Readiness readiness = new Readiness(store);
@@ -74,7 +80,13 @@ public final class TollgateServer implements AutoCloseable {
         managementHost = management == null ? null : management.host();
         AdminApi admin = management == null
                 ? null
-                : new AdminApi(() -> limits.get().config(), limiter, storeDescription, reloader);
+                : new AdminApi(
+                        () -> limits.get().config(),
+                        limiter,
+                        storeDescription,
+                        reloader,
+                        counts,
+                        config.topKeys().show());
         envoyConfig = config.envoy();
         shutdownTimeout = config.shutdownTimeout();
         EnvoyService rls = null;

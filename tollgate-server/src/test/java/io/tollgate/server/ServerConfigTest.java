@@ -186,6 +186,9 @@ class ServerConfigTest {
                 "envoy: {config: x.yaml, port: -1} | t.yaml:1: envoy.port: port must be 0 to 65535, was -1",
                 "envoy: {config: /no/such/ratelimit.yaml} | t.yaml:1: envoy.config: cannot read envoy config '/no/such/ratelimit.yaml'",
                 "envoy: {config: x.yaml, x-ratelimit-headers: maybe} | t.yaml:1: envoy.x-ratelimit-headers: must be true or false",
+                "top-keys: {show: hidden} | t.yaml:1: top-keys.show: must be whole, masked or digest, was 'hidden'",
+                "top-keys: {capacity: 4} | t.yaml:1: top-keys.capacity: must be 8 to 4096, was 4",
+                "top-keys: {keys: 10} | t.yaml:1: top-keys: unknown setting 'keys'; known: capacity, show",
             })
     void anInvalidSettingIsNamedWithTheFileAndLine(String yaml, String message) {
         assertThatThrownBy(() -> ServerConfig.parse(yaml, "t.yaml"))

@@ -1,9 +1,6 @@
 package io.tollgate.internal.guard;
 
-import io.tollgate.BucketState;
-import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
-import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import java.time.Duration;
@@ -19,9 +16,8 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Thread-safe if the decorated limiter is.
  */
-public final class MeteredRateLimiter implements RateLimiter {
+public final class MeteredRateLimiter extends ForwardingRateLimiter {
 
-    private final RateLimiter limiter;
     private final MetricsRecorder metrics;
     private final String source;
 
@@ -32,21 +28,21 @@ public final class MeteredRateLimiter implements RateLimiter {
      * @throws NullPointerException if an argument is null
      */
     public MeteredRateLimiter(RateLimiter limiter, MetricsRecorder metrics, String source) {
-        this.limiter = Objects.requireNonNull(limiter, "limiter");
+        super(limiter);
         this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.source = Objects.requireNonNull(source, "source");
     }
 
     @Override
     public Decision tryAcquire(String key, Policy policy, long cost) {
-        Decision decision = limiter.tryAcquire(key, policy, cost);
+        Decision decision = super.tryAcquire(key, policy, cost);
         metrics.decided(policy, decision.allowed(), source);
         return decision;
     }
 
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
-        return limiter.tryAcquireAsync(key, policy, cost).thenApply(decision -> {
+        return super.tryAcquireAsync(key, policy, cost).thenApply(decision -> {
             metrics.decided(policy, decision.allowed(), source);
             return decision;
         });
@@ -54,58 +50,18 @@ public final class MeteredRateLimiter implements RateLimiter {
 
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
-        boolean granted = limiter.acquire(key, policy, cost, maxWait);
+        boolean granted = super.acquire(key, policy, cost, maxWait);
         metrics.decided(policy, granted, source);
         return granted;
     }
 
-    @Override
-    public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
-        return limiter.refundAsync(key, policy, cost);
-    }
-
-    @Override
-    public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
-        return limiter.chargeAsync(key, policy, cost);
-    }
-
-    @Override
-    public CompletionStage<Permit> tryAcquirePermitAsync(String key, ConcurrencyLimit limit) {
-        return limiter.tryAcquirePermitAsync(key, limit);
-    }
-
-    @Override
-    public Permit tryAcquirePermit(String key, ConcurrencyLimit limit) {
-        return limiter.tryAcquirePermit(key, limit);
-    }
-
-    @Override
-    public int inFlight(String key, ConcurrencyLimit limit) {
-        return limiter.inFlight(key, limit);
-    }
-
-    @Override
-    public BucketState inspect(String key, Policy policy) {
-        return limiter.inspect(key, policy);
-    }
-
-    @Override
-    public boolean holds(String key, Policy policy) {
-        return limiter.holds(key, policy);
-    }
-
-    @Override
-    public void reset(String key, Policy policy) {
-        limiter.reset(key, policy);
-    }
-
     /** Returns the limiter whose decisions this reports. */
     public RateLimiter limiter() {
-        return limiter;
+        return delegate();
     }
 
     @Override
     public String toString() {
-        return "Metered[" + limiter + "]";
+        return "Metered[" + delegate() + "]";
     }
 }

@@ -44,8 +44,8 @@ class MeteredRateLimiterTest {
                 assertThat(MeteredRateLimiter.class
                                 .getMethod(method.getName(), method.getParameterTypes())
                                 .getDeclaringClass())
-                        .as("%s", method)
-                        .isEqualTo(MeteredRateLimiter.class);
+                        .as("%s, passed on by the decorators' base", method)
+                        .isEqualTo(ForwardingRateLimiter.class);
             }
         }
         try (Permit permit = limiter.tryAcquirePermit("alice", ConcurrencyLimit.of("one", 1))) {

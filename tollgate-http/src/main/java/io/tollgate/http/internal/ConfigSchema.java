@@ -62,6 +62,9 @@ public final class ConfigSchema {
     /** The in-memory store. */
     public static final ConfigSection MEMORY = ConfigSection.of("memory", "maximum-keys");
 
+    /** Who is limited: how the keys refused and charged most are shown, and how many each summary holds. */
+    public static final ConfigSection TOP_KEYS = ConfigSection.of("top-keys", "show", "capacity");
+
     /** What a rules file holds, and the part of the server's file that it shares. */
     public static final ConfigSection RULES = ConfigSection.of("rules file")
             .with("policies", POLICY)

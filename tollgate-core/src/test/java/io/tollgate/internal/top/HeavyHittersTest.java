@@ -1,0 +1,178 @@
+package io.tollgate.internal.top;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
+
+import io.tollgate.fixtures.ManualTimeSource;
+import io.tollgate.internal.top.HeavyHitters.Measure;
+import io.tollgate.internal.top.HeavyHitters.Report;
+import io.tollgate.internal.top.HeavyHitters.Window;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+class HeavyHittersTest {
+
+    private final ManualTimeSource clock = new ManualTimeSource();
+    private final HeavyHitters top = new HeavyHitters(clock, 16);
+
+    @Test
+    void listsTheKeysRefusedMostHeaviestFirst() {
+        refuse("per-ip", "ip:10.0.0.1", 30);
+        refuse("per-ip", "ip:10.0.0.2", 10);
+        refuse("per-ip", "ip:10.0.0.3", 20);
+
+        Report report = top.top("per-ip", Measure.REFUSED, Window.ONE_MINUTE, 2);
+
+        assertThat(report.keys()).extracting(TopKey::key).containsExactly("ip:10.0.0.1", "ip:10.0.0.3");
+        assertThat(report.keys()).extracting(TopKey::count).containsExactly(30L, 20L);
+        assertThat(report.total()).isEqualTo(60);
+        assertThat(report.errorBound()).isZero();
+    }
+
+    @Test
+    void chargesCountTokensAndEachPolicyApart() {
+        top.charged("per-user", "user:ann", 5);
+        top.charged("per-user", "user:bob", 1);
+        top.charged("per-ip", "ip:10.0.0.1", 7);
+        top.charged("per-user", "user:ann", 0); // nothing charged, nothing counted
+
+        assertThat(top.top("per-user", Measure.CHARGED, Window.ONE_MINUTE, 10).keys())
+                .containsExactly(new TopKey("user:ann", 5, 0), new TopKey("user:bob", 1, 0));
+        assertThat(top.top("per-user", Measure.REFUSED, Window.ONE_MINUTE, 10).keys())
+                .isEmpty();
+        assertThat(top.policies()).containsExactly("per-ip", "per-user");
+    }
+
+    @Test
+    void theLastMinuteForgetsWhatIsOlderAndTheLastFifteenKeepsIt() {
+        refuse("p", "old", 50);
+        clock.advance(Duration.ofSeconds(75));
+        refuse("p", "new", 5);
+
+        assertThat(top.top("p", Measure.REFUSED, Window.ONE_MINUTE, 10).keys())
+                .extracting(TopKey::key)
+                .containsExactly("new");
+        assertThat(top.top("p", Measure.REFUSED, Window.FIFTEEN_MINUTES, 10).keys())
+                .extracting(TopKey::key, TopKey::count)
+                .containsExactly(tuple("old", 50L), tuple("new", 5L));
+    }
+
+    @Test
+    void theLastMinuteCoversSixtyToSeventySeconds() {
+        clock.advanceMicros(
+                RecentTraffic.EPOCH_MICROS - clock.nowMicros() % RecentTraffic.EPOCH_MICROS); // an epoch begins
+        refuse("p", "at-the-start", 1);
+        clock.advance(Duration.ofSeconds(69));
+        assertThat(keys(Window.ONE_MINUTE)).containsExactly("at-the-start");
+
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(keys(Window.ONE_MINUTE)).isEmpty();
+    }
+
+    @Test
+    void theLastFifteenMinutesForgetWhatIsOlderThanSixteen() {
+        refuse("p", "long-ago", 1);
+        clock.advance(Duration.ofMinutes(14));
+        refuse("p", "recent", 1);
+        assertThat(keys(Window.FIFTEEN_MINUTES)).containsExactlyInAnyOrder("long-ago", "recent");
+
+        clock.advance(Duration.ofMinutes(3));
+        assertThat(keys(Window.FIFTEEN_MINUTES)).containsExactly("recent");
+
+        clock.advance(Duration.ofMinutes(17));
+        assertThat(keys(Window.FIFTEEN_MINUTES)).isEmpty();
+        assertThat(top.top("p", Measure.REFUSED, Window.FIFTEEN_MINUTES, 10).total())
+                .isZero();
+    }
+
+    @Test
+    void aFloodOfAMillionDistinctKeysOverTwentyMinutesHoldsAFixedNumberOfKeys() {
+        for (int i = 0; i < 1_000_000; i++) {
+            top.refused("p", "random-" + i);
+            top.charged("p", "random-" + i, 1);
+            if (i % 4 == 0) {
+                top.refused("p", "flooder"); // a fifth of the refusals: over what any epoch's summary may miss
+            }
+            if (i % 1_000 == 0) {
+                clock.advance(Duration.ofMillis(1_200)); // twenty minutes in all
+            }
+        }
+
+        assertThat(top.heldKeys())
+                .as("four stripes, six epochs and fifteen minutes of 16 keys, for each of two measures")
+                .isLessThanOrEqualTo(2 * (4 + 6 + 15) * 16);
+        Report report = top.top("p", Measure.REFUSED, Window.FIFTEEN_MINUTES, 1);
+        assertThat(report.keys()).extracting(TopKey::key).containsExactly("flooder");
+    }
+
+    @Test
+    void threadsRecordingAtOnceLoseNothingAcrossEpochs() throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(8);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                int thread = t;
+                done.add(threads.submit(() -> {
+                    start.await();
+                    for (int i = 0; i < 5_000; i++) {
+                        top.refused("p", "thread-" + thread);
+                        if (thread == 0 && i % 500 == 0) {
+                            clock.advance(Duration.ofSeconds(3)); // epochs close while the others record
+                        }
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> future : done) {
+                future.get();
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+
+        Report report = top.top("p", Measure.REFUSED, Window.FIFTEEN_MINUTES, 8);
+        assertThat(report.total()).isEqualTo(8 * 5_000);
+        assertThat(report.keys()).allSatisfy(key -> assertThat(key.count()).isEqualTo(5_000));
+    }
+
+    @Test
+    void readsTheMeasureAndWindowAsARequestNamesThem() {
+        assertThat(Measure.of("refused")).isEqualTo(Measure.REFUSED);
+        assertThat(Measure.of("charged")).isEqualTo(Measure.CHARGED);
+        assertThat(Window.of("15m")).isEqualTo(Window.FIFTEEN_MINUTES);
+        assertThatThrownBy(() -> Measure.of("used"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("by must be refused or charged, was 'used'");
+        assertThatThrownBy(() -> Window.of("1h"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("window must be 1m or 15m, was '1h'");
+    }
+
+    @Test
+    void refusesACapacityOutOfRange() {
+        assertThatThrownBy(() -> new HeavyHitters(clock, 4))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("capacity must be 8 to 4096, was 4");
+    }
+
+    private void refuse(String policy, String key, int times) {
+        for (int i = 0; i < times; i++) {
+            top.refused(policy, key);
+        }
+    }
+
+    private List<String> keys(Window window) {
+        return top.top("p", Measure.REFUSED, window, 10).keys().stream()
+                .map(TopKey::key)
+                .toList();
+    }
+}

@@ -1,0 +1,134 @@
+package io.tollgate.server;
+
+import static io.tollgate.server.DecisionApiTest.assertProblem;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tollgate.fixtures.DocumentationExamples;
+import io.tollgate.fixtures.ManualTimeSource;
+import io.tollgate.internal.top.KeyDisplay;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** {@code GET /admin/top}: who the server limits, per policy, on the management port. */
+class TopKeysApiTest {
+
+    private static final String CONFIG = """
+            server:
+              management-port: 0
+            policies:
+              per-client:
+                limits:
+                  - capacity: 5
+                    refill: 1/h
+              other:
+                limits:
+                  - capacity: 5
+                    refill: 1/h
+            """;
+
+    private RunningServer server;
+
+    @AfterEach
+    void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void listsTheKeysRefusedMostWithTheirCountsAndTheErrorBound() throws Exception {
+        server = RunningServer.start(CONFIG + "top-keys:\n  show: whole\n", new ManualTimeSource());
+        check("flooder", 20);
+        check("alice", 6);
+
+        HttpResponse<String> top = server.management("GET", "/admin/top?policy=per-client&by=refused&window=1m");
+
+        assertThat(top.statusCode()).isEqualTo(200);
+        assertThat(top.headers().firstValue("Content-Type")).hasValue("application/json");
+        assertThat(top.body())
+                .isEqualTo("{\"policy\":\"per-client\",\"by\":\"refused\",\"window\":\"1m\",\"total\":16,"
+                        + "\"error_bound\":0,\"capacity\":64,\"keys_shown\":\"whole\",\"keys\":["
+                        + "{\"key\":\"flooder\",\"digest\":\"" + KeyDisplay.digest("flooder")
+                        + "\",\"count\":15,\"error\":0},"
+                        + "{\"key\":\"alice\",\"digest\":\"" + KeyDisplay.digest("alice")
+                        + "\",\"count\":1,\"error\":0}]}");
+    }
+
+    @Test
+    void listsTheKeysChargedMostOverFifteenMinutes() throws Exception {
+        server = RunningServer.start(CONFIG + "top-keys:\n  show: whole\n", new ManualTimeSource());
+        check("flooder", 20);
+        check("alice", 2);
+
+        HttpResponse<String> top =
+                server.management("GET", "/admin/top?policy=per-client&by=charged&window=15m&limit=1");
+
+        assertThat(top.body())
+                .contains("\"by\":\"charged\",\"window\":\"15m\",\"total\":7,")
+                .contains("{\"key\":\"flooder\",")
+                .doesNotContain("alice");
+    }
+
+    @Test
+    void masksTheKeysUnlessToldToShowThemWhole() throws Exception {
+        server = RunningServer.start(CONFIG, new ManualTimeSource());
+        check("sk_live_0123456789", 7);
+
+        HttpResponse<String> top = server.management("GET", "/admin/top?policy=per-client");
+
+        assertThat(top.body())
+                .contains("\"keys_shown\":\"masked\"")
+                .contains("\"key\":\"sk_l…" + KeyDisplay.digest("sk_live_0123456789") + "\"")
+                .doesNotContain("0123456789\"");
+    }
+
+    @Test
+    void answersAsTheServerPageShows() throws Exception {
+        server = RunningServer.start(CONFIG, new ManualTimeSource());
+        check("flooder", 20);
+        check("alice", 6);
+        String page = Files.readString(DocumentationExamples.PROJECT.resolve("docs/server.md"));
+        String shown = page.lines()
+                .filter(line -> line.startsWith("{\"policy\":\"per-client\",\"by\":\"refused\""))
+                .findFirst()
+                .orElseThrow();
+
+        assertThat(server.management("GET", "/admin/top?policy=per-client&by=refused&window=1m")
+                        .body())
+                .isEqualTo(shown);
+    }
+
+    @Test
+    void namesAMissingOrBadParameter() throws Exception {
+        server = RunningServer.start(CONFIG, new ManualTimeSource());
+
+        assertProblem(
+                server.management("GET", "/admin/top"),
+                400,
+                "The parameter policy is required; policies: other, per-client");
+        assertProblem(
+                server.management("GET", "/admin/top?policy=per-client&by=used"),
+                400,
+                "The parameter by must be refused or charged, was 'used'.");
+        assertProblem(
+                server.management("GET", "/admin/top?policy=per-client&window=1h"),
+                400,
+                "The parameter window must be 1m or 15m, was '1h'.");
+        assertProblem(
+                server.management("GET", "/admin/top?policy=per-client&limit=0"),
+                400,
+                "The parameter limit must be 1 to 100, was '0'.");
+        assertThat(server.management("GET", "/admin/top?policy=nope").statusCode())
+                .isEqualTo(404);
+        assertThat(server.management("POST", "/admin/top?policy=per-client").statusCode())
+                .isEqualTo(405);
+    }
+
+    private void check(String key, int times) {
+        for (int i = 0; i < times; i++) {
+            server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"" + key + "\"}");
+        }
+    }
+}
