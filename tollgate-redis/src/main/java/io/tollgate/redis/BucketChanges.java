@@ -212,11 +212,11 @@ final class BucketChanges implements AutoCloseable {
 
         @Override
         public void subscribed(byte[] name, long count) {
-            subscriptions.incrementAndGet();
             GuardedRateLimiter<?> guard = listener;
             if (guard != null) {
                 guard.changesMayHaveBeenMissed(); // while unsubscribed, announcements went unheard
             }
+            subscriptions.incrementAndGet(); // counted once what was missed is forgotten: a test may wait for it
         }
 
         @Override

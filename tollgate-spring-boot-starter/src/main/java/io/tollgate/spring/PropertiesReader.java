@@ -5,6 +5,7 @@ import io.tollgate.http.internal.ConfigSchema;
 import io.tollgate.http.internal.ConfigSections;
 import io.tollgate.internal.config.ConfigNode;
 import io.tollgate.internal.config.ConfigSection;
+import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.internal.RedisSettings;
 import java.lang.reflect.RecordComponent;
 import java.util.Collection;
@@ -51,6 +52,15 @@ final class PropertiesReader {
      */
     static long maximumKeys(TollgateProperties properties) {
         return section("memory", tree(properties.memory(), ConfigSchema.MEMORY), ConfigSections::maximumKeys);
+    }
+
+    /**
+     * Reads {@code tollgate.top-keys.*} as the server reads its {@code top-keys} section.
+     *
+     * @throws InvalidTollgatePropertiesException if a value is invalid, naming its property
+     */
+    static TopKeysSettings topKeys(TollgateProperties properties) {
+        return section("top-keys", tree(properties.topKeys(), ConfigSchema.TOP_KEYS), ConfigSections::topKeys);
     }
 
     private static <T> T section(String name, Map<String, Object> settings, Function<ConfigNode, T> reader) {

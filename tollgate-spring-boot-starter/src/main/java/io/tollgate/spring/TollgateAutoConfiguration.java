@@ -6,11 +6,14 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
+import io.tollgate.TimeSource;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.internal.guard.MetricsRecorder;
+import io.tollgate.internal.top.HeavyHitters;
+import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisSettings;
@@ -102,15 +105,24 @@ public final class TollgateAutoConfiguration {
         return new LiveRules(config, requests);
     }
 
-    /** The request limiter that the filter and @RateLimit share. */
+    /** Who is limited: the counts of the decisions the rules and @RateLimit take, per policy and key. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    KeyCounts tollgateKeyCounts(TollgateProperties properties) {
+        TopKeysSettings settings = PropertiesReader.topKeys(properties);
+        return new KeyCounts(new HeavyHitters(TimeSource.system(), settings.capacity()), settings.show());
+    }
+
+    /** The request limiter that the filter and @RateLimit share, its decisions counted by policy and key. */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
     RequestLimiter tollgateRequestLimiter(
             RequestLimiterConfig config,
             RateLimiter limiter,
+            KeyCounts counts,
             ObjectProvider<TollgateRequestLimiterCustomizer> customizers) {
-        RequestLimiter.Builder builder = config.toBuilder(limiter);
+        RequestLimiter.Builder builder = config.toBuilder(counts.around(limiter));
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
         return builder.build();
     }
@@ -144,8 +156,8 @@ public final class TollgateAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        TollgateEndpoint tollgateEndpoint(LiveRules rules, RateLimiter limiter) {
-            return new TollgateEndpoint(rules::current, limiter);
+        TollgateEndpoint tollgateEndpoint(LiveRules rules, RateLimiter limiter, KeyCounts counts) {
+            return new TollgateEndpoint(rules::current, limiter, counts);
         }
     }
 
@@ -162,10 +174,12 @@ public final class TollgateAutoConfiguration {
         ApplicationListener<EnvironmentChangeEvent> tollgateEnvironmentChange(
                 Environment environment,
                 RateLimiter limiter,
+                KeyCounts counts,
                 LiveRules rules,
                 ObjectProvider<TollgateRequestLimiterCustomizer> customizers,
                 ObjectProvider<RateLimitInterceptor> interceptor) {
-            TollgateRefresh refresh = new TollgateRefresh(environment, limiter, rules, customizers, interceptor);
+            TollgateRefresh refresh =
+                    new TollgateRefresh(environment, counts.around(limiter), rules, customizers, interceptor);
             return event -> {
                 if (event.getKeys().stream().anyMatch(key -> key.startsWith("tollgate."))) {
                     refresh.apply();

@@ -39,6 +39,8 @@ import org.springframework.boot.context.properties.bind.Name;
  * @param gateway Spring Cloud Gateway's rate limiter, with tollgate-spring-cloud-gateway.
  * @param warmUp Whether to warm the limiter up (connect, load the scripts, run decisions of its own) before the
  *     application reports ready, so that the first requests do not run out of the Redis time budget.
+ * @param topKeys Who is limited: how the Actuator's tollgate/top shows the keys refused and charged most, and how
+ *     many keys each summary holds.
  */
 @ConfigurationProperties(prefix = "tollgate", ignoreUnknownFields = false)
 public record TollgateProperties(
@@ -52,7 +54,8 @@ public record TollgateProperties(
         @DefaultValue Memory memory,
         @DefaultValue Filter filter,
         @DefaultValue Gateway gateway,
-        @DefaultValue("true") boolean warmUp) {
+        @DefaultValue("true") boolean warmUp,
+        @DefaultValue TopKeys topKeys) {
 
     /** Keeps the maps in the order given, and makes absent collections empty. */
     public TollgateProperties {
@@ -300,6 +303,17 @@ public record TollgateProperties(
             urlPatterns = listed(urlPatterns);
         }
     }
+
+    /**
+     * Who is limited: the summaries of the keys each policy refuses and charges most.
+     *
+     * @param show How keys are shown: whole, masked (what the key is, the first four characters of its value and a
+     *     digest) or digest (the digest alone).
+     * @param capacity The keys each summary holds, 8 to 4096: more keys, a tighter error bound, more memory.
+     */
+    public record TopKeys(
+            @DefaultValue("masked") String show,
+            @DefaultValue("64") int capacity) {}
 
     private static <T> List<T> listed(List<T> list) {
         return list == null ? List.of() : List.copyOf(list);

@@ -78,6 +78,7 @@ class ConfigurationMetadataTest {
         names("tollgate", ConfigSchema.RULES, shared);
         names("tollgate.redis", RedisSettings.SECTION, shared);
         names("tollgate.memory", ConfigSchema.MEMORY, shared);
+        names("tollgate.top-keys", ConfigSchema.TOP_KEYS, shared);
 
         Set<String> inMetadata = new TreeSet<>(metadataNames());
         Set<String> startersOwn = new TreeSet<>(inMetadata);
@@ -110,6 +111,7 @@ class ConfigurationMetadataTest {
         sections.put(TollgateProperties.ClientIp.class, ConfigSchema.CLIENT_IP.keys());
         sections.put(TollgateProperties.Responses.class, ConfigSchema.RESPONSES.keys());
         sections.put(TollgateProperties.Memory.class, ConfigSchema.MEMORY.keys());
+        sections.put(TollgateProperties.TopKeys.class, ConfigSchema.TOP_KEYS.keys());
         Set<String> redis = new TreeSet<>(RedisSettings.SECTION.keys());
         redis.add("use-application-redis"); // the starter's own
         sections.put(TollgateProperties.Redis.class, redis);

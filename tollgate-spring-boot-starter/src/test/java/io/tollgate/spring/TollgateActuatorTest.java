@@ -2,6 +2,7 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.spring.testapp.TestApplication;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -60,6 +61,36 @@ class TollgateActuatorTest {
         for (int i = 0; i < 3; i++) {
             assertThat(send("GET", "/api/hello").statusCode()).isEqualTo(200);
         }
+    }
+
+    @Test
+    void theEndpointListsTheKeysRefusedMostWithTheirKeysMasked() throws Exception {
+        for (int i = 0; i < 6; i++) {
+            send("GET", "/api/hello");
+        }
+
+        HttpResponse<String> top = send("GET", "/actuator/tollgate/top?policy=per-ip&by=refused&window=15m");
+        send("DELETE", "/actuator/tollgate/per-ip/ip:127.0.0.1"); // the other tests find the bucket full
+
+        assertThat(top.statusCode()).isEqualTo(200);
+        assertThat(top.body())
+                .contains("\"policy\":\"per-ip\",\"by\":\"refused\",\"window\":\"15m\"")
+                .contains("\"keys_shown\":\"masked\"")
+                .contains("\"key\":\"ip:127.…" + KeyDisplay.digest("ip:127.0.0.1") + "\"")
+                .doesNotContain("127.0.0.1");
+    }
+
+    @Test
+    void theKeysRefusedMostNeedAPolicyAndKnownParameters() throws Exception {
+        assertThat(send("GET", "/actuator/tollgate/top").statusCode()).isEqualTo(400);
+        assertThat(send("GET", "/actuator/tollgate/top?policy=per-ip&by=used").statusCode())
+                .isEqualTo(400);
+        assertThat(send("GET", "/actuator/tollgate/top?policy=per-ip&window=1h").statusCode())
+                .isEqualTo(400);
+        assertThat(send("GET", "/actuator/tollgate/top?policy=nope").statusCode())
+                .isEqualTo(404);
+        assertThat(send("GET", "/actuator/tollgate/bottom?policy=per-ip").statusCode())
+                .isEqualTo(404);
     }
 
     @Test

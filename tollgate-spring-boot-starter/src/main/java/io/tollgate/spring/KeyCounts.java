@@ -1,0 +1,21 @@
+package io.tollgate.spring;
+
+import io.tollgate.RateLimiter;
+import io.tollgate.internal.top.CountedRateLimiter;
+import io.tollgate.internal.top.HeavyHitters;
+import io.tollgate.internal.top.KeyDisplay;
+
+/**
+ * Who the application's rules and {@code @RateLimit} limit: the counts of every decision they take, per policy and
+ * key ({@code tollgate.top-keys.*}), and how the Actuator shows the keys.
+ *
+ * @param counts the summaries, per policy, of the keys refused and charged most
+ * @param show how keys are shown
+ */
+record KeyCounts(HeavyHitters counts, KeyDisplay show) {
+
+    /** Returns {@code limiter} with its decisions counted here. */
+    RateLimiter around(RateLimiter limiter) {
+        return new CountedRateLimiter(limiter, counts);
+    }
+}
