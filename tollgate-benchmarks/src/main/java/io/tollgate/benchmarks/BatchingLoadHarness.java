@@ -38,7 +38,8 @@ import java.util.function.Supplier;
  * <p>Run: {@code java -cp tollgate-benchmarks/target/benchmarks.jar io.tollgate.benchmarks.BatchingLoadHarness
  * [seconds per point] [plot.svg]}. Prints Markdown tables for docs/benchmarks.md and writes the plot. With
  * the single argument {@code ceilings} it measures only what Redis does with batches of script calls. With
- * {@code -Dharness.subjects=NAME;NAME} (such as {@code "Tollgate, batching;Redisson RRateLimiter"}) it measures those
+ * {@code -Dharness.subjects=NAME;NAME} (such as {@code "Tollgate, batching;Redisson RRateLimiter"}, or {@code
+ * "Tollgate, batching;Tollgate, batching, counted"} for the cost of counting who is limited) it measures those
  * limiters only, without ceilings or plot: a quick before-and-after comparison of a change; {@code
  * -Dharness.inFlight=64,256} measures those numbers of requests in flight only. With {@code cluster [seconds per point]} it
  * measures Tollgate with batching over 10 000 keys on a standalone redis-server, on a Redis Cluster of one
@@ -73,6 +74,9 @@ public final class BatchingLoadHarness {
         Map<String, Function<RedisServer, BatchingSubjects.Subject>> subjects = new LinkedHashMap<>();
         subjects.put("Tollgate, batching", redis -> BatchingSubjects.tollgate(redis, true));
         subjects.put("Tollgate, unbatched", redis -> BatchingSubjects.tollgate(redis, false));
+        subjects.put(
+                "Tollgate, batching, counted",
+                redis -> BatchingSubjects.tollgate(RedisRateLimiter.builder().uri(redis.uri()), true, true));
         subjects.put("Bucket4j, batching", redis -> BatchingSubjects.bucket4j(redis, true));
         subjects.put("Bucket4j (CAS)", redis -> BatchingSubjects.bucket4j(redis, false));
         subjects.put("Redisson RRateLimiter", BatchingSubjects::redisson);
@@ -81,6 +85,8 @@ public final class BatchingLoadHarness {
         if (only != null) {
             List<String> chosen = List.of(only.split(";"));
             subjects.keySet().removeIf(name -> !chosen.contains(name));
+        } else {
+            subjects.remove("Tollgate, batching, counted"); // the cost of counting who is limited: asked for by name
         }
         String chosenInFlight = System.getProperty("harness.inFlight");
         int[] inFlight = chosenInFlight == null

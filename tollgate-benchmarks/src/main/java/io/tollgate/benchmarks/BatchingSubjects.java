@@ -10,6 +10,10 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.tollgate.Policy;
+import io.tollgate.RateLimiter;
+import io.tollgate.TimeSource;
+import io.tollgate.internal.top.CountedRateLimiter;
+import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.RedisServer;
 import java.nio.charset.StandardCharsets;
@@ -48,13 +52,21 @@ final class BatchingSubjects {
     }
 
     static Subject tollgate(RedisRateLimiter.Builder target, boolean batching) {
+        return tollgate(target, batching, false);
+    }
+
+    /** Tollgate on Redis, its decisions counted by policy and key (as the server counts them) if {@code counted}. */
+    static Subject tollgate(RedisRateLimiter.Builder target, boolean batching, boolean counted) {
         // A budget of a second: this measures decisions made by Redis, not the fallback.
         RedisRateLimiter limiter =
                 target.timeout(Duration.ofSeconds(1)).batching(batching).build();
+        RateLimiter deciding = counted
+                ? new CountedRateLimiter(limiter, new HeavyHitters(TimeSource.system(), HeavyHitters.DEFAULT_CAPACITY))
+                : limiter;
         return new Subject() {
             @Override
             public CompletionStage<?> decide(String key) {
-                return limiter.tryAcquireAsync(key, POLICY, 1);
+                return deciding.tryAcquireAsync(key, POLICY, 1);
             }
 
             @Override

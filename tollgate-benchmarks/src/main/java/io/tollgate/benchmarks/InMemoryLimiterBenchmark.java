@@ -10,7 +10,10 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
+import io.tollgate.TimeSource;
 import io.tollgate.internal.guard.MeteredRateLimiter;
+import io.tollgate.internal.top.CountedRateLimiter;
+import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.redis.MicrometerMetrics;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,6 +62,7 @@ public class InMemoryLimiterBenchmark {
     Policy policy;
     InMemoryRateLimiter tollgate;
     RateLimiter tollgateMetered;
+    RateLimiter tollgateCounted;
     ConcurrentHashMap<String, Bucket> bucket4j;
 
     @Setup(Level.Trial)
@@ -76,12 +80,19 @@ public class InMemoryLimiterBenchmark {
                 InMemoryRateLimiter.builder().maximumKeys(keys * 2L).build(),
                 MicrometerMetrics.of(new SimpleMeterRegistry()),
                 "memory");
+        tollgateCounted = new CountedRateLimiter(
+                new MeteredRateLimiter(
+                        InMemoryRateLimiter.builder().maximumKeys(keys * 2L).build(),
+                        MicrometerMetrics.of(new SimpleMeterRegistry()),
+                        "memory"),
+                new HeavyHitters(TimeSource.system(), HeavyHitters.DEFAULT_CAPACITY));
         bucket4j = new ConcurrentHashMap<>();
         keyNames = new String[keys];
         for (int i = 0; i < keys; i++) {
             keyNames[i] = "client-" + i;
             tollgate.tryAcquire(keyNames[i], policy);
             tollgateMetered.tryAcquire(keyNames[i], policy);
+            tollgateCounted.tryAcquire(keyNames[i], policy);
             bucket4j.put(keyNames[i], Bucket.builder().addLimit(bandwidth).build());
         }
     }
@@ -116,6 +127,12 @@ public class InMemoryLimiterBenchmark {
     @Benchmark
     public Decision tollgateMetered(KeySequence sequence) {
         return tollgateMetered.tryAcquire(sequence.key(keyNames), policy);
+    }
+
+    /** As the server runs it: metered, and each decision counted by policy and key for {@code /admin/top}. */
+    @Benchmark
+    public Decision tollgateCounted(KeySequence sequence) {
+        return tollgateCounted.tryAcquire(sequence.key(keyNames), policy);
     }
 
     @Benchmark
