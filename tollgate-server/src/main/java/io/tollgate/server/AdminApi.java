@@ -50,7 +50,7 @@ final class AdminApi {
     /**
      * @param config the running configuration, read on every call
      * @param store how the store describes itself, such as {@code memory}
-     * @param counts who the limiter limits
+     * @param counts who the limiter limits, or null when {@code top-keys.enabled} is off
      * @param display how {@code /admin/top} shows keys
      */
     AdminApi(
@@ -173,6 +173,12 @@ final class AdminApi {
      * unknown policy.
      */
     private Answer top(Map<String, List<String>> query) {
+        if (counts == null) {
+            return Answer.problem(
+                    409,
+                    "This server does not count who it limits: set top-keys.enabled to true (it costs each decision"
+                            + " an update of a summary; see docs/benchmarks.md).");
+        }
         Map<String, Policy> policies = config.get().policies();
         String name = parameter(query, "policy", null);
         if (name == null) {

@@ -71,7 +71,7 @@ public final class TollgateServer implements AutoCloseable {
         }
         HeavyHitters counts = new HeavyHitters(
                 clock == null ? TimeSource.system() : clock, config.topKeys().capacity());
-        limiter = new CountedRateLimiter(deciding, counts);
+        limiter = config.topKeys().enabled() ? new CountedRateLimiter(deciding, counts) : deciding;
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics));
         reloader = new ConfigReloader(limits, limiter, metrics);
         Readiness readiness = new Readiness(store);
@@ -85,7 +85,7 @@ public final class TollgateServer implements AutoCloseable {
                         limiter,
                         storeDescription,
                         reloader,
-                        counts,
+                        config.topKeys().enabled() ? counts : null,
                         config.topKeys().show());
         envoyConfig = config.envoy();
         shutdownTimeout = config.shutdownTimeout();

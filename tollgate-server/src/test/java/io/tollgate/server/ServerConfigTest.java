@@ -188,7 +188,7 @@ class ServerConfigTest {
                 "envoy: {config: x.yaml, x-ratelimit-headers: maybe} | t.yaml:1: envoy.x-ratelimit-headers: must be true or false",
                 "top-keys: {show: hidden} | t.yaml:1: top-keys.show: must be whole, masked or digest, was 'hidden'",
                 "top-keys: {capacity: 4} | t.yaml:1: top-keys.capacity: must be 8 to 4096, was 4",
-                "top-keys: {keys: 10} | t.yaml:1: top-keys: unknown setting 'keys'; known: capacity, show",
+                "top-keys: {keys: 10} | t.yaml:1: top-keys: unknown setting 'keys'; known: capacity, enabled, show",
             })
     void anInvalidSettingIsNamedWithTheFileAndLine(String yaml, String message) {
         assertThatThrownBy(() -> ServerConfig.parse(yaml, "t.yaml"))

@@ -17,6 +17,8 @@ class TopKeysApiTest {
     private static final String CONFIG = """
             server:
               management-port: 0
+            top-keys:
+              enabled: true
             policies:
               per-client:
                 limits:
@@ -39,7 +41,8 @@ class TopKeysApiTest {
 
     @Test
     void listsTheKeysRefusedMostWithTheirCountsAndTheErrorBound() throws Exception {
-        server = RunningServer.start(CONFIG + "top-keys:\n  show: whole\n", new ManualTimeSource());
+        server = RunningServer.start(
+                CONFIG.replace("  enabled: true\n", "  enabled: true\n  show: whole\n"), new ManualTimeSource());
         check("flooder", 20);
         check("alice", 6);
 
@@ -58,7 +61,8 @@ class TopKeysApiTest {
 
     @Test
     void listsTheKeysChargedMostOverFifteenMinutes() throws Exception {
-        server = RunningServer.start(CONFIG + "top-keys:\n  show: whole\n", new ManualTimeSource());
+        server = RunningServer.start(
+                CONFIG.replace("  enabled: true\n", "  enabled: true\n  show: whole\n"), new ManualTimeSource());
         check("flooder", 20);
         check("alice", 2);
 
@@ -98,6 +102,18 @@ class TopKeysApiTest {
         assertThat(server.management("GET", "/admin/top?policy=per-client&by=refused&window=1m")
                         .body())
                 .isEqualTo(shown);
+    }
+
+    @Test
+    void saysHowToTurnCountingOnWhenItIsOff() throws Exception {
+        server = RunningServer.start(CONFIG.replace("top-keys:\n  enabled: true\n", ""), new ManualTimeSource());
+        check("flooder", 20);
+
+        assertProblem(
+                server.management("GET", "/admin/top?policy=per-client"),
+                409,
+                "This server does not count who it limits: set top-keys.enabled to true (it costs each decision an"
+                        + " update of a summary; see docs/benchmarks.md).");
     }
 
     @Test

@@ -110,7 +110,9 @@ public final class TollgateAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     KeyCounts tollgateKeyCounts(TollgateProperties properties) {
         TopKeysSettings settings = PropertiesReader.topKeys(properties);
-        return new KeyCounts(new HeavyHitters(TimeSource.system(), settings.capacity()), settings.show());
+        return new KeyCounts(
+                settings.enabled() ? new HeavyHitters(TimeSource.system(), settings.capacity()) : null,
+                settings.show());
     }
 
     /** The request limiter that the filter and @RateLimit share, its decisions counted by policy and key. */

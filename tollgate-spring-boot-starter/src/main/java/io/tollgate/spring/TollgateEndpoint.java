@@ -82,6 +82,11 @@ public class TollgateEndpoint {
         if (!view.equals("top") || counts == null) {
             return null;
         }
+        if (counts.counts() == null) {
+            throw new InvalidEndpointRequestException(
+                    "this application does not count who it limits: set tollgate.top-keys.enabled=true",
+                    "top-keys is off");
+        }
         Map<String, Policy> policies = policiesByName();
         if (policy == null) {
             throw new InvalidEndpointRequestException(

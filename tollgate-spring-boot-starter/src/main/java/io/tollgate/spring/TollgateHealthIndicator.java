@@ -2,7 +2,7 @@ package io.tollgate.spring;
 
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
-import io.tollgate.internal.guard.MeteredRateLimiter;
+import io.tollgate.internal.guard.ForwardingRateLimiter;
 import io.tollgate.redis.RedisRateLimiter;
 import java.time.Duration;
 import java.util.Optional;
@@ -32,7 +32,7 @@ public class TollgateHealthIndicator implements HealthIndicator {
 
     @Override
     public Health health() {
-        RateLimiter inner = limiter instanceof MeteredRateLimiter metered ? metered.limiter() : limiter;
+        RateLimiter inner = ForwardingRateLimiter.innermost(limiter);
         if (!(inner instanceof RedisRateLimiter redis)) {
             // An application's own limiter is not called "memory": it may keep its buckets anywhere.
             return Health.up()

@@ -20,6 +20,7 @@ import org.springframework.test.context.ActiveProfiles;
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {
             "tollgate.redis.use-application-redis=false",
+            "tollgate.top-keys.enabled=true",
             "management.endpoints.web.exposure.include=health,tollgate",
             "management.endpoint.health.show-details=always"
         })

@@ -1,6 +1,7 @@
 package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -61,6 +63,21 @@ class TollgateAutoConfigurationTest {
             assertThat(context.getBean(RateLimiter.class)).isInstanceOf(InMemoryRateLimiter.class);
             assertThat(filter(context.getBean("tollgateFilter")).isEnabled()).isFalse();
         });
+    }
+
+    @Test
+    void whoIsLimitedIsCountedOnlyWhenTurnedOnAndTheEndpointSaysHow() {
+        runner.withPropertyValues(POLICY).run(context -> {
+            assertThat(context.getBean(KeyCounts.class).counts()).isNull();
+            assertThatThrownBy(() -> context.getBean(TollgateEndpoint.class).top("top", "per-user", null, null, null))
+                    .isInstanceOf(InvalidEndpointRequestException.class)
+                    .hasMessage("this application does not count who it limits: set tollgate.top-keys.enabled=true");
+        });
+        runner.withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.top-keys.enabled=true", "tollgate.top-keys.capacity=32")
+                .run(context -> assertThat(
+                                context.getBean(KeyCounts.class).counts().capacity())
+                        .isEqualTo(32));
     }
 
     @Test

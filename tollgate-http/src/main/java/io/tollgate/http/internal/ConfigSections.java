@@ -364,8 +364,8 @@ public final class ConfigSections {
     }
 
     /**
-     * Reads the {@code top-keys} section: {@code show} ({@code whole}, {@code masked} or {@code digest}) and
-     * {@code capacity} (8 to 4096); an absent node gives the defaults.
+     * Reads the {@code top-keys} section: {@code enabled}, {@code show} ({@code whole}, {@code masked} or {@code
+     * digest}) and {@code capacity} (8 to 4096); an absent node gives the defaults.
      *
      * @throws ConfigException if a setting is invalid, naming it
      */
@@ -383,6 +383,6 @@ public final class ConfigSections {
         if (keys < 8 || keys > 4096) {
             throw capacity.error("must be 8 to 4096, was " + keys);
         }
-        return new TopKeysSettings(display, (int) keys);
+        return new TopKeysSettings(node.child("enabled").bool(TopKeysSettings.DEFAULTS.enabled()), display, (int) keys);
     }
 }
