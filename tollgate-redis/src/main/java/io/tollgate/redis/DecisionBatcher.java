@@ -62,11 +62,11 @@ final class DecisionBatcher {
     /**
      * Whether a lane's next batch may go now: when none is on its way, or, with one on its way, once as many
      * requests wait as it carries. Then the two keep Redis busy while a reply travels back, and a second batch is
-     * never much smaller than the first: requests that arrive while one batch is on its way wait for as many to
-     * join them, rather than go as small calls that each cost Redis and the JVM their fixed part (measured in
-     * docs/benchmarks.md: at 64 in flight, where no batch fills, two batches on their way; at 256 and 1 024 on
-     * one hot key, full batches, as when the second went only full). A batch holds at most {@link #MAX_BATCH}, so
-     * a full one waiting always may go beside one on its way.
+     * never smaller than the one on its way: requests that arrive meanwhile wait for as many to join them, rather
+     * than go as small calls that each cost Redis and the JVM their fixed part. (docs/benchmarks.md measures the
+     * decisions a second of this rule against "only when full" and "at once", at 64, 256 and 1 024 in flight; the
+     * sizes of the batches themselves were not measured.) A batch holds at most {@link #MAX_BATCH}, so a full one
+     * waiting always may go beside one on its way.
      *
      * @param batchesOnTheirWay the lane's batches sent and not yet answered
      * @param requestsOnTheirWay the requests in them
