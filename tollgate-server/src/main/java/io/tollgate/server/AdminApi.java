@@ -25,7 +25,9 @@ import java.util.function.Supplier;
  * without taking anything) and {@code DELETE /admin/buckets/{policy}/{key}} (forget them: the next request
  * finds full buckets). The key is the bucket's key: the decision API's key as the client sent it, or a
  * rule's key as it names its source ({@code ip:203.0.113.7}, {@code header:x-api-key:KEY}), percent-encoded
- * in the path. Errors are RFC 9457 problems: an unknown policy 404, a bad key 400, a store that cannot answer
+ * in the path, or, for a key {@code /admin/top} lists, {@code /admin/buckets/{policy}?digest=D} with the digest it
+ * shows (the key stays unshown). {@code GET /admin/rates} and {@code GET /admin/store} feed the management page
+ * ({@link LiveViews}). Errors are RFC 9457 problems: an unknown policy 404, a bad key 400, a store that cannot answer
  * 503. Thread-safe.
  */
 final class AdminApi {
@@ -34,11 +36,16 @@ final class AdminApi {
     static final String POLICIES = "/admin/policies";
     static final String RELOAD = "/admin/reload";
     static final String TOP = "/admin/top";
+    static final String RATES = "/admin/rates";
+    static final String STORE = "/admin/store";
 
     /** The most keys {@code /admin/top} lists. */
     static final int MAX_TOP = 100;
 
     private static final Map<String, String> NO_STORE = Map.of("Cache-Control", "no-store");
+
+    private static final String NOT_COUNTED = "This server does not count who it limits: set top-keys.enabled to"
+            + " true (it costs each decision an update of a summary; see docs/benchmarks.md).";
 
     private final Supplier<ServerConfig> config;
     private final RateLimiter limiter;
@@ -46,12 +53,14 @@ final class AdminApi {
     private final ConfigReloader reloader;
     private final HeavyHitters counts;
     private final KeyDisplay display;
+    private final LiveViews live;
 
     /**
      * @param config the running configuration, read on every call
      * @param store how the store describes itself, such as {@code memory}
      * @param counts who the limiter limits, or null when {@code top-keys.enabled} is off
      * @param display how {@code /admin/top} shows keys
+     * @param live the views of the management page: rates and the store's state
      */
     AdminApi(
             Supplier<ServerConfig> config,
@@ -59,18 +68,25 @@ final class AdminApi {
             String store,
             ConfigReloader reloader,
             HeavyHitters counts,
-            KeyDisplay display) {
+            KeyDisplay display,
+            LiveViews live) {
         this.config = config;
         this.limiter = limiter;
         this.store = store;
         this.reloader = reloader;
         this.counts = counts;
         this.display = display;
+        this.live = live;
     }
 
     /** Whether {@code path} is one of this API's. */
     static boolean serves(String path) {
-        return path.equals(POLICIES) || path.equals(RELOAD) || path.equals(TOP) || path.startsWith(BUCKETS);
+        return path.equals(POLICIES)
+                || path.equals(RELOAD)
+                || path.equals(TOP)
+                || path.equals(RATES)
+                || path.equals(STORE)
+                || path.startsWith(BUCKETS);
     }
 
     /**
@@ -84,6 +100,12 @@ final class AdminApi {
                     ? top(query)
                     : Answer.methodNotAllowed(path, method, "GET", "HEAD");
         }
+        if (path.equals(RATES) || path.equals(STORE)) {
+            if (!(method.equals("GET") || method.equals("HEAD"))) {
+                return Answer.methodNotAllowed(path, method, "GET", "HEAD");
+            }
+            return path.equals(RATES) ? live.rates() : live.store();
+        }
         if (path.equals(RELOAD)) {
             return method.equals("POST") ? reload() : Answer.methodNotAllowed(path, method, "POST");
         }
@@ -95,10 +117,13 @@ final class AdminApi {
         if (!(method.equals("GET") || method.equals("HEAD") || method.equals("DELETE"))) {
             return Answer.methodNotAllowed(path, method, "GET", "DELETE", "HEAD");
         }
+        String digest = parameter(query, "digest", null);
         BucketAddress address;
         try {
-            address = BucketAddress.parse(
-                    path.substring(BUCKETS.length()), config.get().policies());
+            address = digest == null
+                    ? BucketAddress.parse(
+                            path.substring(BUCKETS.length()), config.get().policies())
+                    : listed(path.substring(BUCKETS.length()), digest);
         } catch (CheckRequest.BadRequest bad) {
             return Answer.problem(bad.status(), bad.getMessage());
         }
@@ -107,11 +132,41 @@ final class AdminApi {
                 limiter.reset(address.key(), address.policy());
                 return new Answer(204, NO_STORE, new byte[0]);
             }
-            return Answer.json(
-                    200, NO_STORE, JsonText.ofValue(AdminViews.bucket(limiter, address.policy(), address.key())));
+            Map<String, Object> bucket =
+                    new LinkedHashMap<>(AdminViews.bucket(limiter, address.policy(), address.key()));
+            if (digest != null) {
+                bucket.put("key", display.show(address.key())); // named by its digest: shown as /admin/top shows it
+                bucket.put("digest", digest);
+            }
+            return Answer.json(200, NO_STORE, JsonText.ofValue(bucket));
         } catch (IllegalStateException e) {
             return Answer.problem(503, "The store cannot answer: " + e.getMessage());
         }
+    }
+
+    /**
+     * Reads {@code policy?digest=D}: the key of the policy that {@code /admin/top} lists with that digest, so
+     * that a key shown masked can be inspected and reset without being shown whole. 409 when keys are not
+     * counted, 404 for an unknown policy or a digest of no listed key, 400 for a path that names a key too.
+     */
+    private BucketAddress listed(String rest, String digest) throws CheckRequest.BadRequest {
+        if (counts == null) {
+            throw new CheckRequest.BadRequest(409, NOT_COUNTED);
+        }
+        if (rest.isEmpty() || rest.contains("/")) {
+            throw new CheckRequest.BadRequest(
+                    400,
+                    "Name the key by its path, " + BUCKETS + "{policy}/{key}, or by the digest /admin/top lists, "
+                            + BUCKETS + "{policy}?digest=D, not both.");
+        }
+        Policy policy =
+                CheckRequest.policy(BucketAddress.decode(rest), config.get().policies());
+        String key = counts.keyOf(policy.name(), digest)
+                .orElseThrow(() -> new CheckRequest.BadRequest(
+                        404,
+                        "No key of policy " + policy.name() + " that " + TOP + " lists has the digest '" + digest
+                                + "' (the summaries keep the heaviest keys of the last 15 minutes)."));
+        return new BucketAddress(policy, key);
     }
 
     /**
@@ -159,7 +214,7 @@ final class AdminApi {
             return new BucketAddress(policy, Arguments.boundedKey(key));
         }
 
-        private static String decode(String text) throws CheckRequest.BadRequest {
+        static String decode(String text) throws CheckRequest.BadRequest {
             try {
                 return URLDecoder.decode(text.replace("+", "%2B"), StandardCharsets.UTF_8);
             } catch (IllegalArgumentException e) {
@@ -174,10 +229,7 @@ final class AdminApi {
      */
     private Answer top(Map<String, List<String>> query) {
         if (counts == null) {
-            return Answer.problem(
-                    409,
-                    "This server does not count who it limits: set top-keys.enabled to true (it costs each decision"
-                            + " an update of a summary; see docs/benchmarks.md).");
+            return Answer.problem(409, NOT_COUNTED);
         }
         Map<String, Policy> policies = config.get().policies();
         String name = parameter(query, "policy", null);

@@ -164,7 +164,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                 : Routes.publicRoute(path, endpoints.managementPort(), endpoints.upstreams() != null);
         Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
         current = exchange;
-        if (!endpoints.authorizes(request)) {
+        if (!route.equals("page") && !endpoints.authorizes(request)) {
             if (HttpUtil.is100ContinueExpected(request)) {
                 exchange.keepAlive = false; // the client waits to send its body, which is not wanted
             }
@@ -228,6 +228,10 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                                         Map.of("Content-Type", PROMETHEUS_TEXT),
                                         endpoints.metrics().scrape().getBytes(StandardCharsets.UTF_8)),
                                 endpoints.blocking())
+                        : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
+            case "page" ->
+                get
+                        ? CompletableFuture.completedFuture(ManagementPage.answer(exchange.path))
                         : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
             case "admin" ->
                 CompletableFuture.supplyAsync(

@@ -39,20 +39,24 @@ final class Routes {
         };
     }
 
-    /** Returns the handler of {@code path} on the management port: {@code health}, {@code metrics}, {@code admin} or {@code none}. */
+    /**
+     * Returns the handler of {@code path} on the management port: {@code health}, {@code metrics}, {@code admin},
+     * {@code page} (the live page and its files, which need no token) or {@code none}.
+     */
     static String managementRoute(String path) {
         return switch (path) {
             case "/healthz", "/readyz" -> "health";
             case "/metrics" -> "metrics";
-            default -> AdminApi.serves(path) ? "admin" : "none";
+            default -> AdminApi.serves(path) ? "admin" : ManagementPage.serves(path) ? "page" : "none";
         };
     }
 
     /** The detail of a 404 for {@code path}, saying which endpoints there are. */
     static String noSuchEndpoint(String path, boolean onManagementPort, boolean managementPort) {
         if (onManagementPort) {
-            return "No such endpoint on the management port: " + path + ". Its endpoints are /healthz, /readyz,"
-                    + " /metrics, " + AdminApi.POLICIES + ", " + AdminApi.RELOAD + " and " + AdminApi.BUCKETS
+            return "No such endpoint on the management port: " + path + ". Its endpoints are / (the live page),"
+                    + " /healthz, /readyz, /metrics, " + AdminApi.POLICIES + ", " + AdminApi.RELOAD + ", "
+                    + AdminApi.TOP + ", " + AdminApi.RATES + ", " + AdminApi.STORE + " and " + AdminApi.BUCKETS
                     + "{policy}/{key}.";
         }
         if (managementPort) {

@@ -1,6 +1,7 @@
 package io.tollgate.server;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.DoubleStream;
 
 /**
@@ -30,7 +32,10 @@ import java.util.stream.DoubleStream;
  *       tollgate.api.charged.tokens} (counter): the tokens they took, tag {@code policy};
  *   <li>{@code tollgate.server.requests} (timer, as a histogram): every request the server answered, tags
  *       {@code handler} = {@code check}, {@code charge}, {@code proxy}, {@code health}, {@code metrics},
- *       {@code admin} or {@code none}, and {@code status};
+ *       {@code admin}, {@code page} or {@code none}, and {@code status};
+ *   <li>{@code tollgate.config.reloads} (counter): reloads of the configuration, tag {@code result} = {@code
+ *       reloaded} or {@code failed}, both from zero at the start; and {@code
+ *       tollgate.config.last_reload_successful} (gauge): 1, or 0 while the last reload failed;
  *   <li>{@code tollgate.proxy.upstream} (counter): answers of the upstream, tag {@code status} = its status
  *       code, or {@code unreachable} or {@code timeout} when there was none.
  * </ul>
@@ -60,7 +65,18 @@ final class ServerMetrics {
     /** The limiter's meters ({@code tollgate.decisions}, {@code tollgate.redis.*}), on this registry. */
     private final MicrometerMetrics limiter = MicrometerMetrics.of(registry);
 
+    /** 1 while the configuration in force is the file's last, 0 after a reload of it failed. */
+    private final AtomicInteger lastReloadSuccessful = new AtomicInteger(1);
+
     ServerMetrics() {
+        Gauge.builder("tollgate.config.last_reload_successful", lastReloadSuccessful, AtomicInteger::get)
+                .description("1 if the last reload of the configuration file succeeded (or none was tried), 0 if it"
+                        + " failed and the configuration before it stays in force")
+                .register(registry);
+        // At zero from the start: an alert on increase() sees the first failure only if the series existed before.
+        for (String result : List.of("reloaded", "failed")) {
+            reloadCounter(result);
+        }
         new JvmMemoryMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
     }
@@ -107,11 +123,15 @@ final class ServerMetrics {
 
     /** Counts a reload of the configuration, done or refused. */
     void reloaded(boolean done) {
-        Counter.builder("tollgate.config.reloads")
+        reloadCounter(done ? "reloaded" : "failed").increment();
+        lastReloadSuccessful.set(done ? 1 : 0);
+    }
+
+    private Counter reloadCounter(String result) {
+        return Counter.builder("tollgate.config.reloads")
                 .description("Reloads of the configuration file: reloaded, or failed (the running one stays)")
-                .tag("result", done ? "reloaded" : "failed")
-                .register(registry)
-                .increment();
+                .tag("result", result)
+                .register(registry);
     }
 
     void checked(Policy policy, Decision decision) {

@@ -46,6 +46,8 @@ public final class TollgateServer implements AutoCloseable {
     private final AtomicReference<Limits> limits;
 
     private final ConfigReloader reloader;
+    /** What the management page charts, sampled from the meters; null without a management port. */
+    private final MeterHistory history;
     /** Envoy's rate limit service, or null without an {@code envoy} section. */
     private final EnvoyService envoy;
 
@@ -78,6 +80,7 @@ public final class TollgateServer implements AutoCloseable {
         ServerConfig.Management management = config.management();
         host = config.host();
         managementHost = management == null ? null : management.host();
+        history = management == null ? null : MeterHistory.sampling(metrics.registry());
         AdminApi admin = management == null
                 ? null
                 : new AdminApi(
@@ -86,7 +89,8 @@ public final class TollgateServer implements AutoCloseable {
                         storeDescription,
                         reloader,
                         config.topKeys().enabled() ? counts : null,
-                        config.topKeys().show());
+                        config.topKeys().show(),
+                        new LiveViews(history, store, storeDescription));
         envoyConfig = config.envoy();
         shutdownTimeout = config.shutdownTimeout();
         EnvoyService rls = null;
@@ -232,6 +236,9 @@ public final class TollgateServer implements AutoCloseable {
     private void closeQuietly() {
         if (reloader != null) {
             reloader.close();
+        }
+        if (history != null) {
+            history.close();
         }
         store.close();
         if (limiter instanceof AutoCloseable closeable) {

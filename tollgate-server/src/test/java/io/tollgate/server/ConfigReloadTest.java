@@ -161,7 +161,9 @@ class ConfigReloadTest {
                         + ":7: policies.per-client.limits[0]: capacity must be at least 1, was 0");
         assertThat(admitted(server, "dave", 10)).isEqualTo(3);
         assertThat(server.management("GET", "/metrics").body())
-                .contains("tollgate_config_reloads_total{result=\"failed\"} 1.0");
+                .contains("tollgate_config_reloads_total{result=\"failed\"} 1.0")
+                .contains("tollgate_config_reloads_total{result=\"reloaded\"} 0.0")
+                .contains("tollgate_config_last_reload_successful 0.0");
     }
 
     @Test

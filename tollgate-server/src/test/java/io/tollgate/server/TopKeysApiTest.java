@@ -142,6 +142,60 @@ class TopKeysApiTest {
                 .isEqualTo(405);
     }
 
+    @Test
+    void inspectsAndResetsAListedKeyByItsDigestWithoutShowingItWhole() throws Exception {
+        server = RunningServer.start(CONFIG, new ManualTimeSource());
+        check("k-secret-123", 8);
+        String digest = KeyDisplay.digest("k-secret-123");
+
+        HttpResponse<String> bucket = server.management("GET", "/admin/buckets/per-client?digest=" + digest);
+        HttpResponse<String> reset = server.management("DELETE", "/admin/buckets/per-client?digest=" + digest);
+        HttpResponse<String> after = server.management("GET", "/admin/buckets/per-client/k-secret-123");
+
+        assertThat(bucket.statusCode()).isEqualTo(200);
+        assertThat(bucket.body())
+                .startsWith("{\"policy\":\"per-client\",\"key\":\"" + KeyDisplay.MASKED.show("k-secret-123")
+                        + "\",\"stored\":true,\"remaining\":0,")
+                .contains("\"digest\":\"" + digest + "\"")
+                .doesNotContain("k-secret-123");
+        assertThat(reset.statusCode()).isEqualTo(204);
+        assertThat(after.body()).contains("\"remaining\":5");
+    }
+
+    @Test
+    void aDigestOfNoListedKeyIsNotFoundAndOneBesideAKeyIsABadRequest() throws Exception {
+        server = RunningServer.start(CONFIG, new ManualTimeSource());
+        check("alice", 6);
+
+        assertProblem(
+                server.management("DELETE", "/admin/buckets/per-client?digest=0123456789abcdef"),
+                404,
+                "No key of policy per-client that /admin/top lists has the digest '0123456789abcdef' (the summaries"
+                        + " keep the heaviest keys of the last 15 minutes).");
+        assertProblem(
+                server.management("GET", "/admin/buckets/per-client/alice?digest=" + KeyDisplay.digest("alice")),
+                400,
+                "Name the key by its path, /admin/buckets/{policy}/{key}, or by the digest /admin/top lists,"
+                        + " /admin/buckets/{policy}?digest=D, not both.");
+        assertThat(server.management("GET", "/admin/buckets/nope?digest=" + KeyDisplay.digest("alice"))
+                        .statusCode())
+                .isEqualTo(404);
+    }
+
+    @Test
+    void theStoreInMemoryAlwaysAnswersAndHasNoNodes() throws Exception {
+        server = RunningServer.start(CONFIG);
+
+        HttpResponse<String> store = server.management("GET", "/admin/store");
+        HttpResponse<String> rates = server.management("GET", "/admin/rates");
+
+        assertThat(store.body())
+                .isEqualTo("{\"store\":\"memory\",\"answers\":true,\"problem\":null,\"nodes\":[],\"latency\":null}");
+        assertThat(rates.statusCode()).isEqualTo(200);
+        assertThat(rates.body()).startsWith("{\"interval_seconds\":2");
+        assertThat(server.management("POST", "/admin/store").statusCode()).isEqualTo(405);
+    }
+
     private void check(String key, int times) {
         for (int i = 0; i < times; i++) {
             server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"" + key + "\"}");

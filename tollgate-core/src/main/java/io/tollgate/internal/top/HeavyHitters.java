@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -161,6 +162,24 @@ public final class HeavyHitters {
         }
         SpaceSaving summary = traffic[by.ordinal()].window(window.minutes, clock.nowMicros());
         return new Report(policy, by, window, summary.total(), summary.errorBound(), summary.top(limit));
+    }
+
+    /**
+     * Returns the key of {@code policy} whose {@link KeyDisplay#digest digest} is {@code digest}, among the keys
+     * its summaries list now in either measure and window: how a key shown masked or as a digest is named again
+     * (to inspect or reset it) without being shown whole. Empty if no listed key has that digest.
+     */
+    public Optional<String> keyOf(String policy, String digest) {
+        for (Measure by : Measure.values()) {
+            for (Window window : Window.values()) {
+                for (TopKey key : top(policy, by, window, capacity).keys()) {
+                    if (KeyDisplay.digest(key.key()).equals(digest)) {
+                        return Optional.of(key.key());
+                    }
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     /** Returns how many keys its summaries hold in all: what its memory grows with. */

@@ -158,6 +158,21 @@ class HeavyHittersTest {
     }
 
     @Test
+    void findsAListedKeyByItsDigestAndNoOther() {
+        refuse("per-key", "header:x-api-key:k-secret", 3);
+        top.charged("per-key", "header:x-api-key:k-charged", 5);
+        refuse("other", "header:x-api-key:k-elsewhere", 1);
+
+        assertThat(top.keyOf("per-key", KeyDisplay.digest("header:x-api-key:k-secret")))
+                .contains("header:x-api-key:k-secret");
+        assertThat(top.keyOf("per-key", KeyDisplay.digest("header:x-api-key:k-charged")))
+                .contains("header:x-api-key:k-charged");
+        assertThat(top.keyOf("per-key", KeyDisplay.digest("header:x-api-key:k-elsewhere")))
+                .isEmpty();
+        assertThat(top.keyOf("per-key", "not-a-digest")).isEmpty();
+    }
+
+    @Test
     void refusesACapacityOutOfRange() {
         assertThatThrownBy(() -> new HeavyHitters(clock, 4))
                 .isInstanceOf(IllegalArgumentException.class)
