@@ -52,6 +52,14 @@ final class BucketKeys {
     }
 
     /**
+     * Returns the key of the summaries of who is limited that instances share: {@code PREFIX +
+     * "top-keys/summaries"}, distinct from every bucket's key for the reason {@link #instancesKey()} gives.
+     */
+    byte[] summariesKey() {
+        return (new String(prefix, StandardCharsets.UTF_8) + "top-keys/summaries").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
      * Returns the pub/sub channel of changes made to buckets outside a request: {@code PREFIX + "changes"}, so
      * that limiters with different prefixes on one Redis do not hear each other ({@link BucketChanges}).
      */

@@ -12,6 +12,7 @@ import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
 import io.tollgate.internal.guard.CircuitBreaker;
 import io.tollgate.internal.guard.GuardedRateLimiter;
+import io.tollgate.redis.internal.RedisInternals;
 import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.redis.internal.ScriptArguments;
 import java.lang.System.Logger.Level;
@@ -80,12 +81,20 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final BucketChanges changes;
     private final FailurePolicy failurePolicy;
     private final Duration timeout;
+    private final byte[] summariesKey;
+
+    static {
+        // Tollgate's own modules reach the connection through io.tollgate.redis.internal, never users
+        RedisInternals.grant(
+                (limiter, summaries) -> new SharedSummaries(limiter.connector, limiter.summariesKey, summaries));
+    }
 
     private RedisRateLimiter(Builder builder, RedisConnector connector) {
         this.connector = connector;
         this.failurePolicy = builder.failurePolicy;
         this.timeout = builder.timeout;
         BucketKeys keys = new BucketKeys(builder.keyPrefix);
+        this.summariesKey = keys.summariesKey();
         this.changes = new BucketChanges(connector, keys.changesChannel(), connector.pubSub());
         this.store = new RedisBucketStore(
                 connector, keys, new ScriptArguments(builder.clientClock), changes, builder.batching, builder.timeout);

@@ -51,14 +51,14 @@ final class AdminApi {
     private final RateLimiter limiter;
     private final String store;
     private final ConfigReloader reloader;
-    private final HeavyHitters counts;
+    private final CountedKeys counts;
     private final KeyDisplay display;
     private final LiveViews live;
 
     /**
      * @param config the running configuration, read on every call
      * @param store how the store describes itself, such as {@code memory}
-     * @param counts who the limiter limits, or null when {@code top-keys.enabled} is off
+     * @param counts who the servers limit, or null when {@code top-keys.enabled} is off
      * @param display how {@code /admin/top} shows keys
      * @param live the views of the management page: rates and the store's state
      */
@@ -67,7 +67,7 @@ final class AdminApi {
             RateLimiter limiter,
             String store,
             ConfigReloader reloader,
-            HeavyHitters counts,
+            CountedKeys counts,
             KeyDisplay display,
             LiveViews live) {
         this.config = config;
@@ -253,7 +253,8 @@ final class AdminApi {
         } catch (IllegalArgumentException bad) {
             return Answer.problem(400, "The parameter " + bad.getMessage() + ".");
         }
-        HeavyHitters.Report report = counts.top(name, by, window, limit);
+        CountedKeys.Merged merged = counts.top(name, by, window, limit);
+        HeavyHitters.Report report = merged.report();
         return Answer.json(200, NO_STORE, JsonText.of(generator -> {
             generator.writeStartObject();
             generator.writeStringField("policy", report.policy());
@@ -263,6 +264,12 @@ final class AdminApi {
             generator.writeNumberField("error_bound", report.errorBound());
             generator.writeNumberField("capacity", counts.capacity());
             generator.writeStringField("keys_shown", display.name().toLowerCase(Locale.ROOT));
+            generator.writeNumberField("instances", report.instances());
+            if (merged.unshared() != null) {
+                generator.writeStringField(
+                        "detail",
+                        "This server's counts only: the other servers' could not be read: " + merged.unshared());
+            }
             generator.writeArrayFieldStart("keys");
             for (TopKey key : report.keys()) {
                 generator.writeStartObject();

@@ -7,6 +7,7 @@ import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.internal.top.CountedRateLimiter;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.redis.internal.RedisInternals;
 import io.tollgate.redis.internal.RedisSettingsMapping;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import java.lang.System.Logger.Level;
@@ -46,6 +47,8 @@ public final class TollgateServer implements AutoCloseable {
     private final AtomicReference<Limits> limits;
 
     private final ConfigReloader reloader;
+    /** Who the servers limit, this one's counts merged with the others'; null unless top-keys are counted. */
+    private final CountedKeys countedKeys;
     /** What the management page charts, sampled from the meters; null without a management port. */
     private final MeterHistory history;
     /** Envoy's rate limit service, or null without an {@code envoy} section. */
@@ -74,6 +77,14 @@ public final class TollgateServer implements AutoCloseable {
         HeavyHitters counts = new HeavyHitters(
                 clock == null ? TimeSource.system() : clock, config.topKeys().capacity());
         limiter = config.topKeys().enabled() ? new CountedRateLimiter(deciding, counts) : deciding;
+        // On Redis, the servers share their counts, so that each one's /admin/top shows them all
+        countedKeys = !config.topKeys().enabled()
+                ? null
+                : new CountedKeys(
+                        counts,
+                        deciding instanceof RedisRateLimiter redis
+                                ? RedisInternals.shareSummaries(redis, counts::export)
+                                : null);
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics));
         reloader = new ConfigReloader(limits, limiter, metrics);
         Readiness readiness = new Readiness(store);
@@ -88,7 +99,7 @@ public final class TollgateServer implements AutoCloseable {
                         limiter,
                         storeDescription,
                         reloader,
-                        config.topKeys().enabled() ? counts : null,
+                        countedKeys,
                         config.topKeys().show(),
                         new LiveViews(history, store, storeDescription));
         envoyConfig = config.envoy();
@@ -239,6 +250,9 @@ public final class TollgateServer implements AutoCloseable {
         }
         if (history != null) {
             history.close();
+        }
+        if (countedKeys != null) {
+            countedKeys.close(); // withdraws this server's summaries while the connection is still open
         }
         store.close();
         if (limiter instanceof AutoCloseable closeable) {

@@ -261,8 +261,9 @@ class ManagementPortTest {
         assertProblem(
                 server.management("GET", "/v1/check"),
                 404,
-                "No such endpoint on the management port: /v1/check. Its endpoints are /healthz, /readyz, /metrics,"
-                        + " /admin/policies, /admin/reload and /admin/buckets/{policy}/{key}.");
+                "No such endpoint on the management port: /v1/check. Its endpoints are / (the live page), /healthz,"
+                        + " /readyz, /metrics, /admin/policies, /admin/reload, /admin/top, /admin/rates, /admin/store"
+                        + " and /admin/buckets/{policy}/{key}.");
     }
 
     @Test

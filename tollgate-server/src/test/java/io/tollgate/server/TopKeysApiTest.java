@@ -52,7 +52,7 @@ class TopKeysApiTest {
         assertThat(top.headers().firstValue("Content-Type")).hasValue("application/json");
         assertThat(top.body())
                 .isEqualTo("{\"policy\":\"per-client\",\"by\":\"refused\",\"window\":\"1m\",\"total\":16,"
-                        + "\"error_bound\":0,\"capacity\":64,\"keys_shown\":\"whole\",\"keys\":["
+                        + "\"error_bound\":0,\"capacity\":64,\"keys_shown\":\"whole\",\"instances\":1,\"keys\":["
                         + "{\"key\":\"flooder\",\"digest\":\"" + KeyDisplay.digest("flooder")
                         + "\",\"count\":15,\"error\":0},"
                         + "{\"key\":\"alice\",\"digest\":\"" + KeyDisplay.digest("alice")

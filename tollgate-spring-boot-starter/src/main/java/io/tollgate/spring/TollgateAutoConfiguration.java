@@ -10,12 +10,14 @@ import io.tollgate.TimeSource;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
+import io.tollgate.internal.guard.ForwardingRateLimiter;
 import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.redis.internal.RedisInternals;
 import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.redis.internal.RedisSettingsMapping;
 import io.tollgate.servlet.TollgateFilter;
@@ -105,14 +107,25 @@ public final class TollgateAutoConfiguration {
         return new LiveRules(config, requests);
     }
 
-    /** Who is limited: the counts of the decisions the rules and @RateLimit take, per policy and key. */
+    /**
+     * Who is limited: the counts of the decisions the rules and @RateLimit take, per policy and key, shared with
+     * the other instances on Redis.
+     */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    KeyCounts tollgateKeyCounts(TollgateProperties properties) {
+    KeyCounts tollgateKeyCounts(TollgateProperties properties, RateLimiter limiter) {
         TopKeysSettings settings = PropertiesReader.topKeys(properties);
+        if (!settings.enabled()) {
+            return new KeyCounts(null, settings.show(), null);
+        }
+        HeavyHitters counts = new HeavyHitters(TimeSource.system(), settings.capacity());
+        // On Redis the instances share their counts, so that each one's endpoint shows them all
         return new KeyCounts(
-                settings.enabled() ? new HeavyHitters(TimeSource.system(), settings.capacity()) : null,
-                settings.show());
+                counts,
+                settings.show(),
+                ForwardingRateLimiter.innermost(limiter) instanceof RedisRateLimiter redis
+                        ? RedisInternals.shareSummaries(redis, counts::export)
+                        : null);
     }
 
     /** The request limiter that the filter and @RateLimit share, its decisions counted by policy and key. */

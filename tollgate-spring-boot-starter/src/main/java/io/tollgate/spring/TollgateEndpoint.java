@@ -8,6 +8,7 @@ import io.tollgate.http.internal.AdminViews;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.internal.top.TopKey;
+import io.tollgate.redis.internal.SummaryExchange;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -98,6 +99,7 @@ public class TollgateEndpoint {
             return null;
         }
         HeavyHitters.Report report;
+        SummaryExchange.Others others = counts.others();
         try {
             int keys = limit == null ? 10 : limit;
             if (keys < 1 || keys > 100) {
@@ -108,7 +110,8 @@ public class TollgateEndpoint {
                             policy,
                             HeavyHitters.Measure.of(by == null ? "refused" : by),
                             HeavyHitters.Window.of(window == null ? "1m" : window),
-                            keys);
+                            keys,
+                            others.summaries());
         } catch (IllegalArgumentException e) {
             throw new InvalidEndpointRequestException("the parameter " + e.getMessage(), e.getMessage());
         }
@@ -120,6 +123,12 @@ public class TollgateEndpoint {
         answer.put("error_bound", report.errorBound());
         answer.put("capacity", counts.counts().capacity());
         answer.put("keys_shown", counts.show().name().toLowerCase(Locale.ROOT));
+        answer.put("instances", report.instances());
+        if (others.unshared() != null) {
+            answer.put(
+                    "detail",
+                    "This instance's counts only: the other instances' could not be read: " + others.unshared());
+        }
         List<Map<String, Object>> keys = new ArrayList<>();
         for (TopKey key : report.keys()) {
             Map<String, Object> entry = new LinkedHashMap<>();

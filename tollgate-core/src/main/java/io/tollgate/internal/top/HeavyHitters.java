@@ -1,6 +1,9 @@
 package io.tollgate.internal.top;
 
 import io.tollgate.TimeSource;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -61,7 +64,7 @@ public final class HeavyHitters {
         FIFTEEN_MINUTES("15m", 15);
 
         private final String text;
-        private final int minutes;
+        final int minutes;
 
         Window(String text, int minutes) {
             this.text = text;
@@ -98,8 +101,10 @@ public final class HeavyHitters {
      * @param errorBound the most any key's count may exceed what it weighed ({@code total / capacity}, rounded
      *     up); every key that weighed more than this is listed, unless {@code limit} cut the list
      * @param keys the heaviest keys, heaviest first
+     * @param instances the instances whose counts the report merges, this one included
      */
-    public record Report(String policy, Measure by, Window window, long total, long errorBound, List<TopKey> keys) {
+    public record Report(
+            String policy, Measure by, Window window, long total, long errorBound, List<TopKey> keys, int instances) {
 
         /** Keeps an immutable copy of the keys. */
         public Report {
@@ -153,15 +158,53 @@ public final class HeavyHitters {
      * @throws IllegalArgumentException if limit is not positive
      */
     public Report top(String policy, Measure by, Window window, int limit) {
+        return top(policy, by, window, limit, List.of());
+    }
+
+    /**
+     * Returns the at most {@code limit} heaviest keys of {@code policy} in {@code window} over this instance's
+     * counts and those of other instances, as their {@link #export()} wrote them: one summary merged from all,
+     * whose error bound covers every part's. Bytes that are not an export of this format are left out (and not
+     * counted in {@link Report#instances()}).
+     *
+     * @throws IllegalArgumentException if limit is not positive
+     */
+    public Report top(String policy, Measure by, Window window, int limit, Collection<byte[]> others) {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be positive, was " + limit);
         }
+        List<SpaceSaving> parts = new ArrayList<>();
         RecentTraffic[] traffic = byPolicy.get(policy);
-        if (traffic == null) {
-            return new Report(policy, by, window, 0, 0, List.of());
+        if (traffic != null) {
+            parts.add(traffic[by.ordinal()].window(window.minutes, clock.nowMicros()));
         }
-        SpaceSaving summary = traffic[by.ordinal()].window(window.minutes, clock.nowMicros());
-        return new Report(policy, by, window, summary.total(), summary.errorBound(), summary.top(limit));
+        int instances = 1;
+        for (byte[] other : others) {
+            try {
+                SpaceSaving part = Exports.find(other, policy, by, window);
+                instances++;
+                if (part != null) {
+                    parts.add(part);
+                }
+            } catch (IOException notAnExport) {
+                // another version's, or damaged: this instance cannot read it, and says how many it could
+            }
+        }
+        if (parts.isEmpty()) {
+            return new Report(policy, by, window, 0, 0, List.of(), instances);
+        }
+        SpaceSaving summary = parts.size() == 1 ? parts.get(0) : SpaceSaving.merge(parts, capacity);
+        return new Report(policy, by, window, summary.total(), summary.errorBound(), summary.top(limit), instances);
+    }
+
+    /**
+     * Returns every policy's summaries as they are now, both measures over both windows, in bytes that another
+     * instance passes to {@link #top(String, Measure, Window, int, Collection)}: what an instance publishes to a
+     * shared store. Its size grows with the policies and the keys held, at most {@code 4 x capacity} keys per
+     * policy.
+     */
+    public byte[] export() {
+        return Exports.write(byPolicy, capacity, clock.nowMicros());
     }
 
     /**
@@ -170,9 +213,17 @@ public final class HeavyHitters {
      * (to inspect or reset it) without being shown whole. Empty if no listed key has that digest.
      */
     public Optional<String> keyOf(String policy, String digest) {
+        return keyOf(policy, digest, List.of());
+    }
+
+    /**
+     * As {@link #keyOf(String, String)}, among the keys listed by this instance's counts merged with {@code
+     * others}' exports: a key another instance refused can be named here.
+     */
+    public Optional<String> keyOf(String policy, String digest, Collection<byte[]> others) {
         for (Measure by : Measure.values()) {
             for (Window window : Window.values()) {
-                for (TopKey key : top(policy, by, window, capacity).keys()) {
+                for (TopKey key : top(policy, by, window, capacity, others).keys()) {
                     if (KeyDisplay.digest(key.key()).equals(digest)) {
                         return Optional.of(key.key());
                     }

@@ -1,5 +1,9 @@
 package io.tollgate.internal.top;
 
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -23,6 +27,12 @@ import java.util.Map;
  * {@code O(log capacity)}. Not thread-safe: callers hold a lock.
  */
 final class SpaceSaving {
+
+    /** The most keys {@link #read} accepts: the largest capacity a summary may have. */
+    static final int MAX_READ = 4096;
+
+    /** The longest key {@link #read} accepts, in bytes. */
+    static final int MAX_KEY_BYTES = 64 * 1024;
 
     private final int capacity;
     private final Map<String, Counter> counters;
@@ -184,6 +194,61 @@ final class SpaceSaving {
         merged.total = total;
         merged.unheld = Math.max(unheldEverywhere, dropped);
         return merged;
+    }
+
+    /**
+     * Writes this summary as {@link #read} reads it: its total, its {@link #unheldBound()}, and each key held with
+     * its count and error.
+     */
+    void writeTo(DataOutputStream out) throws IOException {
+        out.writeLong(total);
+        out.writeLong(unheldBound());
+        out.writeInt(size);
+        for (int i = 0; i < size; i++) {
+            byte[] key = heap[i].key.getBytes(StandardCharsets.UTF_8);
+            out.writeInt(key.length);
+            out.write(key);
+            out.writeLong(heap[i].count);
+            out.writeLong(heap[i].error);
+        }
+    }
+
+    /**
+     * Reads a summary that {@link #writeTo} wrote, with the same keys, counts, errors and bounds, holding at
+     * most the keys written.
+     *
+     * @throws IOException if the bytes end early or hold impossible values
+     */
+    static SpaceSaving read(DataInputStream in) throws IOException {
+        long total = in.readLong();
+        long unheld = in.readLong();
+        int size = in.readInt();
+        if (total < 0 || unheld < 0 || size < 0 || size > MAX_READ) {
+            throw new IOException("not a summary: total " + total + ", unheld " + unheld + ", size " + size);
+        }
+        SpaceSaving summary = new SpaceSaving(Math.max(1, size));
+        for (int i = 0; i < size; i++) {
+            int length = in.readInt();
+            if (length < 0 || length > MAX_KEY_BYTES) {
+                throw new IOException("not a summary: a key of " + length + " bytes");
+            }
+            byte[] bytes = new byte[length];
+            in.readFully(bytes);
+            String key = new String(bytes, StandardCharsets.UTF_8);
+            Counter counter = new Counter(key, in.readLong(), in.readLong());
+            if (counter.count < 1 || counter.error < 0 || counter.error > counter.count) {
+                throw new IOException("not a summary: count " + counter.count + ", error " + counter.error);
+            }
+            if (summary.counters.putIfAbsent(key, counter) != null) {
+                throw new IOException("not a summary: a key twice");
+            }
+            summary.heap[summary.size] = counter;
+            counter.index = summary.size++;
+            summary.siftUp(counter.index);
+        }
+        summary.total = total;
+        summary.unheld = unheld;
+        return summary;
     }
 
     private void siftUp(int index) {

@@ -173,6 +173,67 @@ class HeavyHittersTest {
     }
 
     @Test
+    void mergesTheCountsOtherInstancesExportedWithItsOwn() {
+        HeavyHitters other = new HeavyHitters(clock, 16);
+        refuse("per-ip", "ip:10.0.0.1", 10);
+        refuse("per-ip", "ip:10.0.0.2", 3);
+        for (int i = 0; i < 5; i++) {
+            other.refused("per-ip", "ip:10.0.0.1");
+        }
+        for (int i = 0; i < 7; i++) {
+            other.refused("per-ip", "ip:10.0.0.3");
+        }
+        other.charged("elsewhere", "k", 4);
+
+        Report report = top.top("per-ip", Measure.REFUSED, Window.ONE_MINUTE, 10, List.of(other.export()));
+
+        assertThat(report.keys())
+                .extracting(TopKey::key, TopKey::count, TopKey::error)
+                .containsExactly(
+                        tuple("ip:10.0.0.1", 15L, 0L), tuple("ip:10.0.0.3", 7L, 0L), tuple("ip:10.0.0.2", 3L, 0L));
+        assertThat(report.total()).isEqualTo(25);
+        assertThat(report.errorBound()).isZero();
+        assertThat(report.instances()).isEqualTo(2);
+        assertThat(top.top("elsewhere", Measure.CHARGED, Window.FIFTEEN_MINUTES, 10, List.of(other.export()))
+                        .keys())
+                .extracting(TopKey::key, TopKey::count)
+                .containsExactly(tuple("k", 4L));
+        assertThat(top.keyOf("per-ip", KeyDisplay.digest("ip:10.0.0.3"), List.of(other.export())))
+                .contains("ip:10.0.0.3");
+    }
+
+    @Test
+    void anotherInstancesFullSummaryCarriesItsBoundIntoTheMerge() {
+        HeavyHitters other = new HeavyHitters(clock, 8);
+        for (int i = 0; i < 100; i++) {
+            other.refused("p", "k" + i); // 100 distinct keys through 8 places: every count may be off
+        }
+        refuse("p", "heavy", 50);
+
+        Report report = top.top("p", Measure.REFUSED, Window.ONE_MINUTE, 3, List.of(other.export()));
+
+        assertThat(report.total()).isEqualTo(150);
+        assertThat(report.keys().get(0).key()).isEqualTo("heavy");
+        assertThat(report.keys().get(0).count() - report.keys().get(0).error())
+                .as("its count less its error is at most its truth")
+                .isLessThanOrEqualTo(50);
+        assertThat(report.keys().get(0).count()).isGreaterThanOrEqualTo(50);
+        assertThat(report.errorBound()).isPositive().isLessThanOrEqualTo(3 * 150 / 8);
+    }
+
+    @Test
+    void leavesOutBytesThatAreNotAnExportAndCountsOnlyTheInstancesItRead() {
+        refuse("p", "a", 2);
+        byte[] truncated = java.util.Arrays.copyOf(new HeavyHitters(clock, 8).export(), 5);
+
+        Report report =
+                top.top("p", Measure.REFUSED, Window.ONE_MINUTE, 10, List.of("not an export".getBytes(), truncated));
+
+        assertThat(report.instances()).isEqualTo(1);
+        assertThat(report.keys()).extracting(TopKey::key).containsExactly("a");
+    }
+
+    @Test
     void refusesACapacityOutOfRange() {
         assertThatThrownBy(() -> new HeavyHitters(clock, 4))
                 .isInstanceOf(IllegalArgumentException.class)

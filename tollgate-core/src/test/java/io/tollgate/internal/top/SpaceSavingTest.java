@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tollgate.fixtures.Seeds;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -42,7 +47,66 @@ class SpaceSavingTest {
     void everyCountIsWithinTheBoundOfSummariesMergedTwice(long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         List<Weighted> stream = stream(random);
-        // Parts of the stream as epochs, epochs merged into minutes, minutes into a window
+        SpaceSaving window = window(stream, random);
+
+        assertThat(window.total())
+                .isEqualTo(stream.stream().mapToLong(Weighted::weight).sum());
+        assertWithinItsBound(window, exact(stream));
+        assertThat(window.errorBound())
+                .as("three times what one summary of the whole stream promises")
+                .isLessThanOrEqualTo(3 * window.total() / CAPACITY);
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("threeHundredCases")
+    void everyCountIsWithinTheBoundOfInstancesWindowsReadFromTheirBytesAndMerged(long seed) throws Exception {
+        SplittableRandom random = new SplittableRandom(seed);
+        List<Weighted> stream = stream(random);
+        // Three instances share the stream; each merges its epochs into minutes and a window, writes the window,
+        // and a reader merges what it reads: a third level of merging
+        List<List<Weighted>> shares = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        for (Weighted item : stream) {
+            shares.get(random.nextInt(3)).add(item);
+        }
+        List<SpaceSaving> read = new ArrayList<>();
+        for (List<Weighted> share : shares) {
+            read.add(roundTrip(window(share, random)));
+        }
+        SpaceSaving merged = SpaceSaving.merge(read, CAPACITY);
+
+        assertThat(merged.total())
+                .isEqualTo(stream.stream().mapToLong(Weighted::weight).sum());
+        assertWithinItsBound(merged, exact(stream));
+        assertThat(merged.errorBound())
+                .as("four times what one summary of the whole stream promises")
+                .isLessThanOrEqualTo(4 * merged.total() / CAPACITY);
+    }
+
+    @Test
+    void readsBackWhatItWroteWithItsCountsErrorsAndBounds() throws Exception {
+        SpaceSaving summary = summarize(stream(new SplittableRandom(7)));
+
+        SpaceSaving read = roundTrip(summary);
+
+        assertThat(read.top(Integer.MAX_VALUE)).isEqualTo(summary.top(Integer.MAX_VALUE));
+        assertThat(read.total()).isEqualTo(summary.total());
+        assertThat(read.unheldBound()).isEqualTo(summary.unheldBound());
+        assertThat(read.errorBound()).isEqualTo(summary.errorBound());
+    }
+
+    @Test
+    void refusesBytesThatAreNotASummary() {
+        byte[] negative = {0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, (byte) 0xff, 0, 0, 0};
+
+        assertThatThrownBy(() -> SpaceSaving.read(new DataInputStream(new ByteArrayInputStream(negative))))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("not a summary");
+        assertThatThrownBy(() -> SpaceSaving.read(new DataInputStream(new ByteArrayInputStream(new byte[3]))))
+                .isInstanceOf(IOException.class);
+    }
+
+    /** Parts of the stream as epochs, epochs merged into minutes, minutes into a window. */
+    private static SpaceSaving window(List<Weighted> stream, SplittableRandom random) {
         List<SpaceSaving> minutes = new ArrayList<>();
         int at = 0;
         while (at < stream.size()) {
@@ -54,14 +118,15 @@ class SpaceSavingTest {
             }
             minutes.add(SpaceSaving.merge(epochs, CAPACITY));
         }
-        SpaceSaving window = SpaceSaving.merge(minutes, CAPACITY);
+        return SpaceSaving.merge(minutes, CAPACITY);
+    }
 
-        assertThat(window.total())
-                .isEqualTo(stream.stream().mapToLong(Weighted::weight).sum());
-        assertWithinItsBound(window, exact(stream));
-        assertThat(window.errorBound())
-                .as("three times what one summary of the whole stream promises")
-                .isLessThanOrEqualTo(3 * window.total() / CAPACITY);
+    private static SpaceSaving roundTrip(SpaceSaving summary) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            summary.writeTo(out);
+        }
+        return SpaceSaving.read(new DataInputStream(new ByteArrayInputStream(bytes.toByteArray())));
     }
 
     @Test

@@ -12,6 +12,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -42,6 +43,12 @@ public final class TokenBucketScript {
     /** The script of live instances' announcements. Includes the clock only. */
     public static final String INSTANCES_RESOURCE = "instances.lua";
 
+    /** The script of the summaries of who is limited that instances share. Includes the clock only. */
+    public static final String SUMMARIES_RESOURCE = "summaries.lua";
+
+    /** The scripts that include the clock and not the token bucket. */
+    private static final Set<String> CLOCK_ONLY = Set.of(IN_FLIGHT_RESOURCE, INSTANCES_RESOURCE, SUMMARIES_RESOURCE);
+
     private static final String COMMON = "token_bucket_common.lua";
     private static final String INCLUDE = "-- #include " + COMMON + "\n";
     private static final Pattern INCLUDE_LINE = Pattern.compile("(?m)^-- #include ([a-z_]+\\.lua)\n");
@@ -58,15 +65,15 @@ public final class TokenBucketScript {
     }
 
     /**
-     * The script {@code resource} ({@link #RESOURCE}, {@link #BATCH_RESOURCE}, {@link #IN_FLIGHT_RESOURCE} or
-     * {@link #INSTANCES_RESOURCE}), assembled.
+     * The script {@code resource} ({@link #RESOURCE}, {@link #BATCH_RESOURCE}, {@link #IN_FLIGHT_RESOURCE}, {@link
+     * #INSTANCES_RESOURCE} or {@link #SUMMARIES_RESOURCE}), assembled.
      *
      * @throws IllegalStateException if a resource is missing, or a token bucket script has no line that includes
      *     {@code token_bucket_common.lua}
      */
     public TokenBucketScript(String resource) {
         String text = read(resource);
-        if (!text.contains(INCLUDE) && !resource.equals(IN_FLIGHT_RESOURCE) && !resource.equals(INSTANCES_RESOURCE)) {
+        if (!text.contains(INCLUDE) && !CLOCK_ONLY.contains(resource)) {
             throw new IllegalStateException(resource + " has no line '" + INCLUDE.strip() + "'");
         }
         // One level: the included parts include nothing themselves

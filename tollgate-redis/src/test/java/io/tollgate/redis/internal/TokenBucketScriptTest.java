@@ -23,7 +23,8 @@ class TokenBucketScriptTest {
             TokenBucketScript.RESOURCE,
             TokenBucketScript.BATCH_RESOURCE,
             TokenBucketScript.IN_FLIGHT_RESOURCE,
-            TokenBucketScript.INSTANCES_RESOURCE);
+            TokenBucketScript.INSTANCES_RESOURCE,
+            TokenBucketScript.SUMMARIES_RESOURCE);
 
     @Test
     void eachScriptIncludesTheCommonLuaOnceAndDefinesNoneOfItsFunctionsAgain() throws IOException {
