@@ -10,7 +10,7 @@
 # SECTIONS="nginx proxy api ceiling" (the default: all) picks the groups of rows to run: nginx's own rows, the
 # proxy's (and the decision API beside it), the decision API alone, forwarding only. BASELINE_JAR=path/to/an
 # older tollgate-server.jar runs the proxy and decision API rows on it too, alternating with this build's (an A/B;
-# its rows say "baseline").
+# its rows say "baseline"). COUNTED=1 runs the decision API rows with top-keys counted too (rows say "counted").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -106,6 +106,10 @@ EOF
 }
 api_conf "$WORK/api-memory.yaml" ""
 api_conf "$WORK/api-redis.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
+# The same, counting who is limited (top-keys), for COUNTED=1
+api_conf "$WORK/api-memory-counted.yaml" "top-keys: {enabled: true}"
+api_conf "$WORK/api-redis-counted.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}
+top-keys: {enabled: true}"
 tollgate_conf "$WORK/memory.yaml" ""
 tollgate_conf "$WORK/redis.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
 await_port "$REDIS"
@@ -191,15 +195,20 @@ done
 fi
 
 # The decision API alone, in memory and on Redis (each build in turn, in an A/B)
+# COUNTED=1: each configuration also with top-keys counted, in turn, for the cost of counting (issue #33)
+COUNTINGS=("")
+[ "${COUNTED:-0}" = 1 ] && COUNTINGS+=("-counted")
 if section api; then
 for store in memory redis; do
   for build in "${BUILDS[@]}"; do
-    label=${build%%=*}; jar=${build#*=}; t=$(tag "$label")
-    API=$(free_port)
-    start_api "$WORK/api-$store.yaml" "$API" "$jar"
-    measure "decision API alone$t, $store, 10 000 keys" "http://127.0.0.1:$API/v1/check" "$WORK/check.lua"
-    measure "/healthz alone$t, $store" "http://127.0.0.1:$API/healthz"
-    stop_tollgate "$API"
+    for counting in "${COUNTINGS[@]}"; do
+      label=${build%%=*}; jar=${build#*=}; t=$(tag "$label")${counting:+, counted}
+      API=$(free_port)
+      start_api "$WORK/api-$store$counting.yaml" "$API" "$jar"
+      measure "decision API alone$t, $store, 10 000 keys" "http://127.0.0.1:$API/v1/check" "$WORK/check.lua"
+      measure "/healthz alone$t, $store" "http://127.0.0.1:$API/healthz"
+      stop_tollgate "$API"
+    done
   done
 done
 fi

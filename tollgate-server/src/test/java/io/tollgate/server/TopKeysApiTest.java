@@ -106,7 +106,9 @@ class TopKeysApiTest {
 
     @Test
     void saysHowToTurnCountingOnWhenItIsOff() throws Exception {
-        server = RunningServer.start(CONFIG.replace("top-keys:\n  enabled: true\n", ""), new ManualTimeSource());
+        server = RunningServer.start(
+                CONFIG.replace("top-keys:\n  enabled: true\n", "top-keys:\n  enabled: false\n"),
+                new ManualTimeSource());
         check("flooder", 20);
 
         assertProblem(

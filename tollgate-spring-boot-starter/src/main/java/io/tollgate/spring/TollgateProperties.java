@@ -308,13 +308,14 @@ public record TollgateProperties(
      * Who is limited: the summaries of the keys each policy refuses and charges most.
      *
      * @param enabled Whether the decisions of the rules and @RateLimit are counted by policy and key, for the
-     *     Actuator's tollgate/top; off by default, as counting costs each decision an update of a summary.
+     *     Actuator's tollgate/top; on by default (counting costs each decision an update of a summary, tens of
+     *     nanoseconds).
      * @param show How keys are shown: whole, masked (what the key is, the first four characters of its value and a
      *     digest) or digest (the digest alone).
      * @param capacity The keys each summary holds, 8 to 4096: more keys, a tighter error bound, more memory.
      */
     public record TopKeys(
-            boolean enabled,
+            @DefaultValue("true") boolean enabled,
             @DefaultValue("masked") String show,
             @DefaultValue("64") int capacity) {}
 

@@ -2,6 +2,7 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.spring.testapp.TestApplication;
 import io.tollgate.testing.RedisExtension;
 import java.net.URI;
@@ -19,7 +20,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Two instances of one application on the application's Redis: a bucket reset through one's Actuator endpoint
- * ({@code DELETE /actuator/tollgate/{policy}/{key}}) ends the refusal the other had cached, at once.
+ * ({@code DELETE /actuator/tollgate/{policy}/{key}}) ends the refusal the other had cached, at once; and each
+ * one's {@code /actuator/tollgate/top} merges both instances' counts, so a client refused on both is counted whole.
  */
 class ResetAcrossApplicationsTest {
 
@@ -63,6 +65,33 @@ class ResetAcrossApplicationsTest {
                 .isLessThanOrEqualTo(200);
     }
 
+    @Test
+    void eachInstancesTopListsTheRefusalsOfBoth() throws Exception {
+        redis.server().command("FLUSHALL");
+        int one = start();
+        int other = start();
+        for (int i = 0; i < 5; i++) {
+            send(one, "GET", "/api/hello"); // 3 admitted, 2 refused
+        }
+        for (int i = 0; i < 4; i++) {
+            send(other, "GET", "/api/hello"); // 4 refused
+        }
+        String digest = KeyDisplay.digest("ip:127.0.0.1");
+
+        String top = "";
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        // the other instance publishes its counts every few seconds
+        while (!top.contains("\"total\":6,") && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            top = send(one, "GET", "/actuator/tollgate/top?policy=per-ip").body();
+        }
+
+        assertThat(top)
+                .contains("\"total\":6,")
+                .contains("\"instances\":2,")
+                .contains("\"digest\":\"" + digest + "\",\"count\":6,");
+    }
+
     private int start() {
         // Arguments, not default properties: the profile's file sets what the endpoints expose
         ConfigurableApplicationContext application = new SpringApplicationBuilder(TestApplication.class)
@@ -71,6 +100,7 @@ class ResetAcrossApplicationsTest {
                         "--server.port=0",
                         "--spring.data.redis.host=127.0.0.1",
                         "--spring.data.redis.port=" + redis.server().port(),
+                        "--tollgate.top-keys.enabled=true",
                         "--management.endpoints.web.exposure.include=health,tollgate");
         applications.add(application);
         return Integer.parseInt(application.getEnvironment().getProperty("local.server.port"));

@@ -66,15 +66,22 @@ class TollgateAutoConfigurationTest {
     }
 
     @Test
-    void whoIsLimitedIsCountedOnlyWhenTurnedOnAndTheEndpointSaysHow() {
-        runner.withPropertyValues(POLICY).run(context -> {
-            assertThat(context.getBean(KeyCounts.class).counts()).isNull();
-            assertThatThrownBy(() -> context.getBean(TollgateEndpoint.class).top("top", "per-user", null, null, null))
-                    .isInstanceOf(InvalidEndpointRequestException.class)
-                    .hasMessage("this application does not count who it limits: set tollgate.top-keys.enabled=true");
-        });
+    void whoIsLimitedIsCountedUnlessTurnedOffAndTheEndpointSaysHowToTurnItOn() {
         runner.withPropertyValues(POLICY)
-                .withPropertyValues("tollgate.top-keys.enabled=true", "tollgate.top-keys.capacity=32")
+                .run(context ->
+                        assertThat(context.getBean(KeyCounts.class).counts()).isNotNull());
+        runner.withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.top-keys.enabled=false")
+                .run(context -> {
+                    assertThat(context.getBean(KeyCounts.class).counts()).isNull();
+                    assertThatThrownBy(() ->
+                                    context.getBean(TollgateEndpoint.class).top("top", "per-user", null, null, null))
+                            .isInstanceOf(InvalidEndpointRequestException.class)
+                            .hasMessage(
+                                    "this application does not count who it limits: set tollgate.top-keys.enabled=true");
+                });
+        runner.withPropertyValues(POLICY)
+                .withPropertyValues("tollgate.top-keys.capacity=32")
                 .run(context -> assertThat(
                                 context.getBean(KeyCounts.class).counts().capacity())
                         .isEqualTo(32));

@@ -82,7 +82,7 @@ final class RecentTraffic {
     }
 
     /**
-     * Returns the summary of the window of {@code minutes} (1 or 15) that ends at {@code nowMicros}.
+     * Returns the summary of the window of {@code minutesBack} minutes (1 or 15) that ends at {@code nowMicros}.
      */
     synchronized SpaceSaving window(int minutesBack, long nowMicros) {
         Epoch epoch = epochAt(nowMicros);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.tollgate.TimeSource;
 import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.internal.top.HeavyHitters.Measure;
 import io.tollgate.internal.top.HeavyHitters.Report;
@@ -231,6 +232,20 @@ class HeavyHittersTest {
 
         assertThat(report.instances()).isEqualTo(1);
         assertThat(report.keys()).extracting(TopKey::key).containsExactly("a");
+    }
+
+    @Test
+    void onTheSystemClockADecisionIsCountedAtOnceAndPlacedWithinATickOfItsTime() throws Exception {
+        HeavyHitters system = new HeavyHitters(TimeSource.system(), 16);
+        for (int i = 0; i < 3; i++) {
+            system.refused("p", "now");
+        }
+
+        assertThat(system.top("p", Measure.REFUSED, Window.ONE_MINUTE, 10).keys())
+                .extracting(TopKey::key, TopKey::count)
+                .containsExactly(tuple("now", 3L));
+        long lag = TimeSource.system().nowMicros() - CoarseTime.nowMicros();
+        assertThat(lag).as("µs the coarse time is behind").isLessThan(1_000_000);
     }
 
     @Test
