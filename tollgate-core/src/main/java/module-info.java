@@ -23,6 +23,11 @@ module io.tollgate {
             io.tollgate.server,
             io.tollgate.spring,
             io.tollgate.benchmarks;
+    exports io.tollgate.internal.overload to
+            io.tollgate.http,
+            io.tollgate.server,
+            io.tollgate.spring,
+            io.tollgate.benchmarks;
     exports io.tollgate.internal.guard to
             io.tollgate.redis,
             io.tollgate.server,
