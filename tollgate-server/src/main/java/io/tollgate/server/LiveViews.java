@@ -37,7 +37,7 @@ final class LiveViews {
         MeterHistory.Rates rates = history.rates();
         return Answer.json(200, NO_STORE, JsonText.of(generator -> {
             generator.writeStartObject();
-            generator.writeNumberField("interval_seconds", rates.intervalSeconds());
+            generator.writeNumberField("interval_seconds", (long) rates.intervalSeconds());
             generator.writeStringField(
                     "end", Instant.ofEpochMilli(rates.endMillis()).toString());
             generator.writeArrayFieldStart("policies");

@@ -194,7 +194,7 @@ class TopKeysApiTest {
         assertThat(store.body())
                 .isEqualTo("{\"store\":\"memory\",\"answers\":true,\"problem\":null,\"nodes\":[],\"latency\":null}");
         assertThat(rates.statusCode()).isEqualTo(200);
-        assertThat(rates.body()).startsWith("{\"interval_seconds\":2");
+        assertThat(rates.body()).startsWith("{\"interval_seconds\":2,\"end\":\"");
         assertThat(server.management("POST", "/admin/store").statusCode()).isEqualTo(405);
     }
 
