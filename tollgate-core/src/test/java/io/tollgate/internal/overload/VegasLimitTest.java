@@ -15,6 +15,9 @@ class VegasLimitTest {
 
     private static final long SERVICE = TimeUnit.MILLISECONDS.toNanos(10);
 
+    /** The time the samples end at: each ends a latency after the last, as on a service that is never idle. */
+    private long now;
+
     @Test
     void growsToTheServicesConcurrencyAndHoldsAFewQueuedBeyondIt() {
         VegasLimit limit = new VegasLimit(1, 5, 1000);
@@ -45,10 +48,10 @@ class VegasLimitTest {
     void aDropCutsTheLimitByATenthAtOnceDownToItsLeast() {
         VegasLimit limit = new VegasLimit(5, 100, 1000);
 
-        limit.sample(SERVICE, 100, true);
+        limit.sample(SERVICE, 100, true, SERVICE);
         int once = limit.limit();
         for (int i = 0; i < 100; i++) {
-            limit.sample(SERVICE, 100, true);
+            limit.sample(SERVICE, 100, true, SERVICE * (i + 2));
         }
 
         assertThat(once).isEqualTo(90);
@@ -60,7 +63,7 @@ class VegasLimitTest {
         VegasLimit limit = new VegasLimit(1, 10, 1000);
 
         for (int i = 0; i < 10_000; i++) {
-            limit.sample(SERVICE, 2, false); // two in flight, never queueing
+            limit.sample(SERVICE, 2, false, SERVICE * i); // two in flight, never queueing
         }
 
         assertThat(limit.limit()).isEqualTo(10);
@@ -83,7 +86,9 @@ class VegasLimitTest {
         // every request now takes three times as long, queue or not: the old least latency no longer holds
         for (int i = 0; i < 20_000; i++) {
             int inFlight = limit.limit();
-            limit.sample(3 * latency(inFlight, 20), inFlight, false);
+            long latency = 3 * latency(inFlight, 20);
+            now += latency / inFlight;
+            limit.sample(latency, inFlight, false, now);
         }
 
         assertThat(limit.limit()).as("back near the service's concurrency").isBetween(20 + 3, 20 + 9);
@@ -97,10 +102,12 @@ class VegasLimitTest {
         assertThatThrownBy(() -> new VegasLimit(0, 5, 100)).isInstanceOf(IllegalArgumentException.class);
     }
 
-    private static void drive(VegasLimit limit, int workers, int samples) {
+    private void drive(VegasLimit limit, int workers, int samples) {
         for (int i = 0; i < samples; i++) {
             int inFlight = limit.limit();
-            limit.sample(latency(inFlight, workers), inFlight, false);
+            long latency = latency(inFlight, workers);
+            now += latency / inFlight; // with inFlight requests each taking latency, one ends every latency / inFlight
+            limit.sample(latency, inFlight, false, now);
         }
     }
 

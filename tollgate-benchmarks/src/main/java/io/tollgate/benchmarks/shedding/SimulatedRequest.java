@@ -1,0 +1,20 @@
+package io.tollgate.benchmarks.shedding;
+
+import io.tollgate.internal.overload.OverloadGuard;
+import io.tollgate.internal.overload.Priority;
+
+/** One client's request in the replay, and how it ended. */
+final class SimulatedRequest {
+
+    final long arrivedNanos;
+    final Priority priority;
+    /** The guard's slot it holds, or null where there is no guard. */
+    OverloadGuard.Slot slot;
+    /** Answered to its client: served, or timed out. */
+    boolean answered;
+
+    SimulatedRequest(long arrivedNanos, Priority priority) {
+        this.arrivedNanos = arrivedNanos;
+        this.priority = priority;
+    }
+}
