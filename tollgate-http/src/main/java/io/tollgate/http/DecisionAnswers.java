@@ -4,6 +4,7 @@ import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
+import io.tollgate.Priority;
 import io.tollgate.http.internal.RateLimitFields;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -125,6 +126,28 @@ final class DecisionAnswers {
                 .apply(new Refusal(status, 1, List.of(refused.limit().name()), decidedBefore, unavailable, true))
                 .getBytes(StandardCharsets.UTF_8);
         return new RequestDecision(false, status, headers, body, decidedBefore);
+    }
+
+    /**
+     * Returns the answer to a request refused because the service is overloaded ({@link OverloadProtection}):
+     * {@value OverloadProtection#OVERLOADED_STATUS}, {@code Retry-After}, and a problem of type {@value
+     * OverloadProtection#OVERLOADED_TYPE}, whatever the refusal body of rate limits (it is not about one).
+     */
+    static RequestDecision overloaded(long retryAfterSeconds, Priority priority) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("Retry-After", Long.toString(retryAfterSeconds));
+        headers.put("Cache-Control", "no-store");
+        headers.put("Content-Type", ProblemJson.CONTENT_TYPE);
+        byte[] body = ProblemJson.write(
+                        OverloadProtection.OVERLOADED_TYPE,
+                        "Service overloaded",
+                        OverloadProtection.OVERLOADED_STATUS,
+                        "The service is overloaded and serves the most important requests first (this one is "
+                                + priority.text() + "); retry in " + retryAfterSeconds + " s.",
+                        List.of(),
+                        retryAfterSeconds)
+                .getBytes(StandardCharsets.UTF_8);
+        return new RequestDecision(false, OverloadProtection.OVERLOADED_STATUS, headers, body, List.of());
     }
 
     /** Completes the fields of a refusal for a rate and writes its body. */

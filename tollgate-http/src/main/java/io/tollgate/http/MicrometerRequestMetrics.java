@@ -1,13 +1,19 @@
 package io.tollgate.http;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tollgate.Permit;
+import io.tollgate.Priority;
 import io.tollgate.RateLimiter;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToIntFunction;
 
 /**
  * Records what a {@link RequestLimiter} decides to a Micrometer {@link MeterRegistry}:
@@ -25,7 +31,13 @@ import java.util.concurrent.ConcurrentHashMap;
  *       tags {@code policy} and {@code action} = {@code charged} (the response cost more than was taken),
  *       {@code refunded} (less), or {@code lost} (the store could not be asked, so the cost taken stays);
  *   <li>{@code tollgate.http.permits} (counter): slots of concurrency limits asked for, tags {@code limit},
- *       {@code outcome} = {@code acquired} or {@code refused}, {@code dry_run} and {@code degraded}.
+ *       {@code outcome} = {@code acquired} or {@code refused}, {@code dry_run} and {@code degraded};
+ *   <li>{@code tollgate.http.overload.requests} (counter): requests that {@link OverloadProtection} admitted or
+ *       refused with a 503, tags {@code priority} = {@code critical}, {@code default} or {@code sheddable}, and
+ *       {@code outcome} = {@code admitted} or {@code shed};
+ *   <li>{@code tollgate.http.overload.limit}, {@code tollgate.http.overload.in_flight} and {@code
+ *       tollgate.http.overload.waiting} (gauges): the limit it learnt, the requests in flight under it, and those
+ *       waiting for room; registered once a request limiter with overload protection is built.
  * </ul>
  *
  * <p>Micrometer is an optional dependency of tollgate-http: applications that use this class add {@code
@@ -42,6 +54,15 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
      * copies the tags every time); as many as the registry itself keeps.
      */
     private final Map<DecisionTags, Counter> decisions = new ConcurrentHashMap<>();
+
+    /**
+     * What each registry's overload gauges read: the protection of the request limiter built last on it, whichever
+     * instance of these metrics it was built with (a reload may make a new one).
+     */
+    private static final Map<MeterRegistry, AtomicReference<OverloadProtection>> PROTECTIONS =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    private final Map<String, Counter> overload = new ConcurrentHashMap<>();
 
     private MicrometerRequestMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -107,6 +128,58 @@ public final class MicrometerRequestMetrics implements RequestMetrics {
                     })
                     .forEach(registry::remove);
         }
+    }
+
+    @Override
+    public void overload(Priority priority, boolean shed) {
+        String outcome = shed ? "shed" : "admitted";
+        overload.computeIfAbsent(
+                        priority.text() + outcome,
+                        k -> Counter.builder("tollgate.http.overload.requests")
+                                .description("Requests overload protection admitted, or refused with a 503")
+                                .tag("priority", priority.text())
+                                .tag("outcome", outcome)
+                                .register(registry))
+                .increment();
+    }
+
+    @Override
+    public void protection(OverloadProtection current) {
+        AtomicReference<OverloadProtection> protection;
+        boolean first;
+        synchronized (PROTECTIONS) {
+            first = !PROTECTIONS.containsKey(registry);
+            protection = PROTECTIONS.computeIfAbsent(registry, r -> new AtomicReference<>());
+        }
+        protection.set(current);
+        if (first) {
+            gauge(
+                    protection,
+                    "tollgate.http.overload.limit",
+                    "The limit on requests in flight learnt",
+                    OverloadProtection::limit);
+            gauge(
+                    protection,
+                    "tollgate.http.overload.in_flight",
+                    "Requests in flight under the limit",
+                    OverloadProtection::inFlight);
+            gauge(
+                    protection,
+                    "tollgate.http.overload.waiting",
+                    "Requests waiting for room",
+                    OverloadProtection::waiting);
+        }
+    }
+
+    private void gauge(
+            AtomicReference<OverloadProtection> protection,
+            String name,
+            String description,
+            ToIntFunction<OverloadProtection> value) {
+        Gauge.builder(name, protection, held -> value.applyAsInt(held.get()))
+                .description(description)
+                .strongReference(true)
+                .register(registry);
     }
 
     @Override

@@ -18,6 +18,8 @@ import java.util.Map;
  * @param outcomes what each rule that applied decided, for metrics and logs
  * @param permits the slots of concurrency limits that an allowed request holds until its response ends
  *     (given back by {@link RequestLimiter#settle} or {@link RequestLimiter#release}); none for a refusal
+ * @param overload the room an allowed request holds under the {@link OverloadProtection} until its response ends
+ *     (given back the same way), or null where there is none; null for a refusal
  */
 public record RequestDecision(
         boolean allowed,
@@ -25,7 +27,8 @@ public record RequestDecision(
         Map<String, String> headers,
         byte[] body,
         List<RuleOutcome> outcomes,
-        List<Permit> permits) {
+        List<Permit> permits,
+        OverloadProtection.Slot overload) {
 
     private static final RequestDecision UNLIMITED = new RequestDecision(true, 200, Map.of(), new byte[0], List.of());
 
@@ -36,10 +39,26 @@ public record RequestDecision(
         permits = List.copyOf(permits);
     }
 
+    /** Returns a decision that holds no room under overload protection. */
+    public RequestDecision(
+            boolean allowed,
+            int status,
+            Map<String, String> headers,
+            byte[] body,
+            List<RuleOutcome> outcomes,
+            List<Permit> permits) {
+        this(allowed, status, headers, body, outcomes, permits, null);
+    }
+
     /** Returns a decision that holds no permits. */
     public RequestDecision(
             boolean allowed, int status, Map<String, String> headers, byte[] body, List<RuleOutcome> outcomes) {
         this(allowed, status, headers, body, outcomes, List.of());
+    }
+
+    /** Returns this decision holding {@code slot} until its response ends. */
+    RequestDecision holding(OverloadProtection.Slot slot) {
+        return new RequestDecision(allowed, status, headers, body, outcomes, permits, slot);
     }
 
     /**
@@ -86,7 +105,7 @@ public record RequestDecision(
      * ended.
      */
     public boolean settlesAfterResponse() {
-        if (!permits.isEmpty()) {
+        if (!permits.isEmpty() || overload != null) {
             return true;
         }
         for (RuleOutcome outcome : outcomes) {

@@ -3,12 +3,15 @@ package io.tollgate.http;
 import io.tollgate.Decision;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
+import io.tollgate.Priority;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.RateLimitFields;
 import io.tollgate.internal.Arguments;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -66,6 +69,7 @@ public final class RequestLimiter {
     private final DecisionAnswers answers;
     private final RuleMatching matching;
     private final CostSettlement settlement;
+    private final OverloadProtection overload;
 
     private RequestLimiter(Builder builder) {
         this.limiter = builder.limiter;
@@ -78,7 +82,17 @@ public final class RequestLimiter {
                 builder.unavailableStatus,
                 builder.refusalContentType,
                 builder.refusalBody);
-        this.matching = new RuleMatching(rules, builder.clientIps, metrics, new RuleChecks(limiter, metrics, answers));
+        this.overload = builder.overload;
+        this.matching = new RuleMatching(
+                rules,
+                builder.clientIps,
+                metrics,
+                new RuleChecks(limiter, metrics, answers),
+                builder.overload,
+                Map.copyOf(builder.priorities));
+        if (overload != null) {
+            metrics.protection(overload);
+        }
         this.settlement = new CostSettlement(limiter, metrics);
     }
 
@@ -89,6 +103,11 @@ public final class RequestLimiter {
      */
     public static Builder builder(RateLimiter limiter) {
         return new Builder(limiter);
+    }
+
+    /** Returns the overload protection every request is admitted by, or null for none. */
+    public OverloadProtection overload() {
+        return overload;
     }
 
     /** Returns the rules, in the order they are checked. */
@@ -183,17 +202,25 @@ public final class RequestLimiter {
     public CompletionStage<Void> settle(RequestDecision decision, int status, Function<String, String> responseHeader) {
         Objects.requireNonNull(decision, "decision");
         Objects.requireNonNull(responseHeader, "responseHeader");
+        if (decision.overload() != null) {
+            decision.overload().answered(status);
+        }
         return settlement.settle(decision, status, responseHeader);
     }
 
     /**
      * Gives back the slots of concurrency limits that a request holds, once its response has ended: written,
-     * failed, or abandoned by its client. Idempotent; never fails. Costs are not touched ({@link #settle}).
+     * failed, or abandoned by its client; and its room under {@link OverloadProtection}, whose limit learns from
+     * the status {@link #settle} was given (nothing if it was not). Idempotent; never fails. Costs are not touched
+     * ({@link #settle}).
      *
      * @throws NullPointerException if decision is null
      */
     public void release(RequestDecision decision) {
         decision.permits().forEach(Permit::releaseAsync);
+        if (decision.overload() != null) {
+            decision.overload().end();
+        }
     }
 
     /**
@@ -267,6 +294,8 @@ public final class RequestLimiter {
         private String refusalContentType = ProblemJson.CONTENT_TYPE;
         private Function<Refusal, String> refusalBody = DecisionAnswers.problemBody(DEFAULT_PROBLEM_TYPE);
         private RequestMetrics metrics = RequestMetrics.NONE;
+        private OverloadProtection overload;
+        private final Map<String, Priority> priorities = new HashMap<>();
 
         private Builder(RateLimiter limiter) {
             this.limiter = Objects.requireNonNull(limiter, "limiter");
@@ -375,6 +404,27 @@ public final class RequestLimiter {
          */
         public Builder metrics(MicrometerRequestMetrics metrics) {
             this.metrics = Objects.requireNonNull(metrics, "metrics");
+            return this;
+        }
+
+        /**
+         * Protects the service behind the requests from overload with {@code protection}, shared with the request
+         * limiters built before and after this one for the same service (default: none). Every request is
+         * admitted by it, at the priority its rules give, before any rule charges a bucket; a request it refuses is
+         * answered {@value OverloadProtection#OVERLOADED_STATUS} and charges nothing.
+         */
+        public Builder overload(OverloadProtection protection) {
+            this.overload = Objects.requireNonNull(protection, "protection");
+            return this;
+        }
+
+        /**
+         * Gives the requests charged {@code policy} (by name: a client's plan, such as one {@link
+         * Rule.Builder#policyFrom} chooses) this priority when the service is overloaded, unless their rule sets
+         * its own ({@link Rule.Builder#priority}).
+         */
+        public Builder priority(String policy, Priority priority) {
+            priorities.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(priority, "priority"));
             return this;
         }
 

@@ -40,6 +40,9 @@ import java.util.function.UnaryOperator;
  *     cost: 1
  *     on-missing-key: skip   # see MissingKey#parse
  *     dry-run: false
+ *     priority: default      # critical, default or sheddable, when the service is overloaded
+ * overload:                  # protecting the service: see docs/load-shedding.md
+ *   enabled: false
  * client-ip:
  *   trusted-proxies: [10.0.0.0/8]
  *   forwarding-header: x-forwarded-for   # or forwarded
@@ -65,16 +68,19 @@ public final class RequestLimiterConfig {
     private final List<Rule> rules;
     private final ClientIpResolver clientIps;
     private final UnaryOperator<RequestLimiter.Builder> responses;
+    private final OverloadProtection overload;
 
     private RequestLimiterConfig(
             List<Policy> policies,
             List<Rule> rules,
             ClientIpResolver clientIps,
-            UnaryOperator<RequestLimiter.Builder> responses) {
+            UnaryOperator<RequestLimiter.Builder> responses,
+            OverloadProtection.Settings overload) {
         this.policies = List.copyOf(policies);
         this.rules = List.copyOf(rules);
         this.clientIps = clientIps;
         this.responses = responses;
+        this.overload = overload == null ? null : new OverloadProtection(overload);
     }
 
     /**
@@ -107,8 +113,8 @@ public final class RequestLimiterConfig {
             if (name.endsWith(".properties")) {
                 Properties properties = new Properties();
                 properties.load(new StringReader(text));
-                return read(
-                        ConfigNode.of(PropertiesTree.fromProperties(properties, Map.of("policies", "limits,quotas"))));
+                return read(ConfigNode.of(PropertiesTree.fromProperties(
+                        properties, Map.of("policies", String.join(",", ConfigSchema.POLICY.keys())))));
             }
         } catch (ConfigException e) {
             throw new IllegalArgumentException(e.messageIn(fileName), e);
@@ -136,7 +142,8 @@ public final class RequestLimiterConfig {
                 List.copyOf(sections.policies().values()),
                 sections.rules(),
                 sections.clientIps(),
-                sections.responses());
+                sections.responses(),
+                sections.overload());
     }
 
     /** Returns the policies: in the order a YAML file defines them, by name from a properties file. */
@@ -155,11 +162,23 @@ public final class RequestLimiterConfig {
     }
 
     /**
+     * Returns the overload protection that {@code overload.enabled: true} asks for, one per configuration read and
+     * given to every request limiter built from it; null if it is not enabled. A surface that reads the
+     * configuration again keeps its earlier protection where the settings are the same ({@link
+     * RequestLimiter.Builder#overload}), so that what it learnt and the requests in flight carry over.
+     */
+    public OverloadProtection overload() {
+        return overload;
+    }
+
+    /**
      * Returns a builder for a request limiter with these rules and settings, enforcing with {@code
      * limiter}; more rules may be added to it.
      */
     public RequestLimiter.Builder toBuilder(RateLimiter limiter) {
-        return responses.apply(RequestLimiter.builder(limiter).rules(rules).clientIps(clientIps));
+        RequestLimiter.Builder builder =
+                responses.apply(RequestLimiter.builder(limiter).rules(rules).clientIps(clientIps));
+        return overload == null ? builder : builder.overload(overload);
     }
 
     /** Returns a request limiter with these rules and settings, enforcing with {@code limiter}. */

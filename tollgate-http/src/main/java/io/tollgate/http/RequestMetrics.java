@@ -1,5 +1,7 @@
 package io.tollgate.http;
 
+import io.tollgate.Priority;
+
 /**
  * Where a {@link RequestLimiter} reports what it decides. The default records nothing; {@link
  * MicrometerRequestMetrics} records to a Micrometer registry. An interface of Tollgate's own, so that
@@ -27,6 +29,12 @@ interface RequestMetrics {
 
     /** Called for every slot of a concurrency limit asked for a request, taken or refused. */
     default void permit(Rule rule, io.tollgate.Permit permit) {}
+
+    /** Called for every request that overload protection admitted ({@code shed} false) or refused (true). */
+    default void overload(Priority priority, boolean shed) {}
+
+    /** Called when a request limiter is built with {@code protection}: its gauges now read this one. */
+    default void protection(OverloadProtection protection) {}
 
     /** Called at the end of {@link RequestLimiter#warmUp}: forgets what the warm-up's own rules recorded. */
     default void forgetWarmUp() {}

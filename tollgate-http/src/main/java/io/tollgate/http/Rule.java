@@ -2,6 +2,7 @@ package io.tollgate.http;
 
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Policy;
+import io.tollgate.Priority;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,6 +36,9 @@ import java.util.TreeSet;
  * @param choice how the policy of a request is chosen, and which clients are listed
  * @param responseCost how the cost is settled once the response is known; {@link ResponseCost#none()} keeps it
  * @param inFlight the limit on the client's requests in flight, or null
+ * @param priority how much the rule's requests matter when the service is overloaded ({@link OverloadProtection}),
+ *     or null to take the priority of the policy a request is charged (its client's plan), else {@link
+ *     Priority#DEFAULT}
  */
 public record Rule(
         PathPattern path,
@@ -48,7 +52,8 @@ public record Rule(
         boolean dryRun,
         PolicyChoice choice,
         ResponseCost responseCost,
-        ConcurrencyLimit inFlight) {
+        ConcurrencyLimit inFlight,
+        Priority priority) {
 
     /**
      * Validates the rule.
@@ -121,6 +126,7 @@ public record Rule(
                 dryRun,
                 choice,
                 ResponseCost.none(),
+                null,
                 null);
     }
 
@@ -178,6 +184,7 @@ public record Rule(
         private final Map<String, Policy> overrides = new LinkedHashMap<>();
         private final List<String> allow = new ArrayList<>();
         private final List<String> deny = new ArrayList<>();
+        private Priority priority;
 
         private Builder(Policy policy, ConcurrencyLimit inFlight) {
             this.policy = policy;
@@ -229,6 +236,16 @@ public record Rule(
         /** Sets what to do when a request lacks the key's source (default {@link MissingKey#skip()}). */
         public Builder onMissingKey(MissingKey onMissingKey) {
             this.onMissingKey = Objects.requireNonNull(onMissingKey, "onMissingKey");
+            return this;
+        }
+
+        /**
+         * Gives the rule's requests this priority when the service is overloaded (default: the priority of the
+         * policy a request is charged, set on the {@link RequestLimiter.Builder#priority request limiter}, else
+         * {@link Priority#DEFAULT}).
+         */
+        public Builder priority(Priority priority) {
+            this.priority = Objects.requireNonNull(priority, "priority");
             return this;
         }
 
@@ -309,7 +326,8 @@ public record Rule(
                     dryRun,
                     choice,
                     responseCost,
-                    inFlight);
+                    inFlight,
+                    priority);
         }
     }
 }

@@ -1,9 +1,11 @@
 package io.tollgate.http;
 
 import io.tollgate.Policy;
+import io.tollgate.Priority;
 import io.tollgate.internal.Arguments;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -26,12 +28,34 @@ final class RuleMatching {
     /** Whether a rule takes slots of a concurrency limit: only then can a failed check leave one behind. */
     private final boolean holdsSlots;
 
-    RuleMatching(List<Rule> rules, ClientIpResolver clientIps, RequestMetrics metrics, RuleChecks checks) {
+    /** The overload protection every request is admitted by first, or null. */
+    private final OverloadProtection overload;
+
+    private final Map<String, Priority> priorities;
+    /** The answers to a request refused by overload protection, by priority ordinal. */
+    private final RequestDecision[] overloaded;
+
+    RuleMatching(
+            List<Rule> rules,
+            ClientIpResolver clientIps,
+            RequestMetrics metrics,
+            RuleChecks checks,
+            OverloadProtection overload,
+            Map<String, Priority> priorities) {
         this.rules = rules;
         this.clientIps = clientIps;
         this.metrics = metrics;
         this.checks = checks;
         this.holdsSlots = rules.stream().anyMatch(rule -> rule.inFlight() != null);
+        this.overload = overload;
+        this.priorities = priorities;
+        this.overloaded = new RequestDecision[Priority.values().length];
+        if (overload != null) {
+            long retryAfter = Math.max(1, (overload.settings().retryAfter().toMillis() + 999) / 1000);
+            for (Priority priority : Priority.values()) {
+                overloaded[priority.ordinal()] = DecisionAnswers.overloaded(retryAfter, priority);
+            }
+        }
     }
 
     /** See {@link RequestLimiter#decide}. */
@@ -39,6 +63,7 @@ final class RuleMatching {
         List<Rule> applied = new ArrayList<>(rules.size());
         List<Policy> policies = new ArrayList<>(rules.size());
         List<String> keys = new ArrayList<>(rules.size());
+        Priority priority = null;
         for (Rule rule : rules) {
             if (!rule.matches(request)) {
                 continue;
@@ -77,11 +102,54 @@ final class RuleMatching {
             applied.add(rule);
             policies.add(policy);
             keys.add(Arguments.boundedKey(key));
+            priority = higher(priority, priority(rule, policy));
         }
-        if (applied.isEmpty()) {
-            return CompletableFuture.completedFuture(RequestDecision.unlimited());
+        if (overload == null) {
+            return applied.isEmpty()
+                    ? CompletableFuture.completedFuture(RequestDecision.unlimited())
+                    : checks.check(applied, policies, keys, holdsSlots);
         }
-        return checks.check(applied, policies, keys, holdsSlots);
+        Priority admitted = priority == null ? Priority.DEFAULT : priority;
+        return overload.enter(admitted).thenCompose(slot -> {
+            metrics.overload(admitted, slot == null);
+            if (slot == null) {
+                return CompletableFuture.completedFuture(overloaded[admitted.ordinal()]);
+            }
+            CompletionStage<RequestDecision> decided = applied.isEmpty()
+                    ? CompletableFuture.completedFuture(RequestDecision.unlimited())
+                    : checks.check(applied, policies, keys, holdsSlots);
+            return decided.whenComplete((decision, failure) -> {
+                        if (failure != null || !decision.allowed()) {
+                            slot.abandon(); // refused here: it never reaches the service
+                        }
+                    })
+                    .thenApply(decision -> {
+                        if (!decision.allowed()) {
+                            return decision;
+                        }
+                        slot.begin();
+                        return decision.holding(slot);
+                    });
+        });
+    }
+
+    /**
+     * Returns the priority of a rule's requests: the rule's own, else that of the policy charged (a client's plan),
+     * else null.
+     */
+    private Priority priority(Rule rule, Policy policy) {
+        if (rule.priority() != null) {
+            return rule.priority();
+        }
+        return policy == null ? null : priorities.get(policy.name());
+    }
+
+    /** Returns the higher of two priorities, either of which may be null. */
+    private static Priority higher(Priority one, Priority other) {
+        if (one == null) {
+            return other;
+        }
+        return other == null || one.ordinal() <= other.ordinal() ? one : other;
     }
 
     /** See {@link RequestLimiter#missingKey}. */

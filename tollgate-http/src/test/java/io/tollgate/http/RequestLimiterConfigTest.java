@@ -7,11 +7,14 @@ import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
+import io.tollgate.Priority;
 import io.tollgate.Rate;
+import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.fixtures.ManualTimeSource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -226,6 +229,21 @@ class RequestLimiterConfigTest {
                 "responses: {refusal-status: 200} | t.yaml:2: responses.refusal-status: must be a 4xx or 5xx",
                 "responses: {unavailable-status: 600} | t.yaml:2: responses.unavailable-status: must be a 4xx or 5xx",
                 "responses: {problem-type: ''} | t.yaml:2: responses.problem-type: must be a URI",
+                "rules: [{policy: p, priority: gold}] | t.yaml:2: rules[0].priority: priority must be critical, default"
+                        + " or sheddable, was 'gold'",
+                "overload: {max-limit: 50} | t.yaml:2: overload.max-limit: applies only with overload.enabled: true",
+                "overload: {enabled: true, min-limit: 30, initial-limit: 20} | t.yaml:2: overload: overload limits must be 1 <= min-limit"
+                        + " <= initial-limit <= max-limit, were 30, 20 and 1000",
+                "overload: {enabled: true, initial-limit: 0} | t.yaml:2: overload.initial-limit: must be 1 to 1000000,"
+                        + " was 0",
+                "overload: {enabled: true, critical-reserve: 1.5} | t.yaml:2: overload.critical-reserve: must be a"
+                        + " share from 0 to 1, such as 0.1, was 1.5",
+                "overload: {enabled: true, default-reserve: lots} | t.yaml:2: overload.default-reserve: must be a share"
+                        + " from 0 to 1, such as 0.1, was 'lots'",
+                "overload: {enabled: true, critical-reserve: 0.6, default-reserve: 0.5} | t.yaml:2: overload:"
+                        + " critical-reserve and default-reserve must be at most 1 together, were 0.6 and 0.5",
+                "overload: {enabled: true, max-wait: soon} | t.yaml:2: overload.max-wait: must be",
+                "overload: {enabled: true, queue: 5} | t.yaml:2: overload: unknown setting 'queue'; known:",
             })
     void anInvalidSettingIsNamedInTheErrorWithItsLine(String yaml, String message) {
         String text = "policies: {p: {limits: [{capacity: 5, refill: 5/s}]}}\n" + yaml;
@@ -233,6 +251,75 @@ class RequestLimiterConfigTest {
         assertThatThrownBy(() -> RequestLimiterConfig.parse(text, "t.yaml"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith(message.strip());
+    }
+
+    @Test
+    void readsOverloadProtectionAndThePrioritiesOfRulesAndPlans() {
+        RequestLimiterConfig config = RequestLimiterConfig.parse("""
+                policies:
+                  free: {limits: [{capacity: 5, refill: 5/s}]}
+                  gold: {priority: critical, limits: [{capacity: 50, refill: 50/s}]}
+                rules:
+                  - policy: free
+                    path: /batch/**
+                    priority: sheddable
+                  - policy: free
+                    key: header:X-Api-Key
+                    policy-from: {header: X-Plan}
+                overload:
+                  enabled: true
+                  min-limit: 2
+                  initial-limit: 8
+                  max-limit: 64
+                  critical-reserve: 0.25
+                  default-reserve: 0.25
+                  max-wait: 0
+                  retry-after: 3s
+                """, "t.yaml");
+
+        assertThat(config.overload().settings())
+                .isEqualTo(new OverloadProtection.Settings(2, 8, 64, 0.25, 0.25, Duration.ZERO, Duration.ofSeconds(3)));
+        assertThat(config.rules().get(0).priority()).isEqualTo(Priority.SHEDDABLE);
+        assertThat(config.rules().get(1).priority()).isNull();
+        RequestLimiter requests = config.newRequestLimiter(InMemoryRateLimiter.create());
+        assertThat(requests.overload()).isSameAs(config.overload());
+        RequestDecision gold = requests.decide(
+                        TestRequest.get("/api").header("X-Api-Key", "k").header("X-Plan", "gold"))
+                .toCompletableFuture()
+                .join();
+        assertThat(gold.overload().priority()).isEqualTo(Priority.CRITICAL);
+    }
+
+    @Test
+    void theStartersPropertiesOnTheLoadSheddingPageSayWhatTheirWordsMean() {
+        String properties = DocumentationExamples.blocks("docs/load-shedding.md", "properties")
+                .get(0)
+                .replace("tollgate.", "");
+
+        RequestLimiterConfig config = RequestLimiterConfig.parse(properties, "application.properties");
+
+        assertThat(config.overload().settings()).isEqualTo(OverloadProtection.Settings.defaults());
+        assertThat(config.rules().get(0).priority()).isEqualTo(Priority.SHEDDABLE);
+        RequestDecision export = config.newRequestLimiter(InMemoryRateLimiter.create())
+                .decide(TestRequest.get("/api/exports/1"))
+                .toCompletableFuture()
+                .join();
+        assertThat(export.overload().priority())
+                .as("the rule's own, over its policy's")
+                .isEqualTo(Priority.SHEDDABLE);
+    }
+
+    @Test
+    void withoutOverloadEnabledThereIsNoProtection() {
+        RequestLimiterConfig config = RequestLimiterConfig.parse("""
+                policies: {p: {limits: [{capacity: 5, refill: 5/s}]}}
+                rules: [{policy: p}]
+                overload: {enabled: false}
+                """, "t.yaml");
+
+        assertThat(config.overload()).isNull();
+        assertThat(config.newRequestLimiter(InMemoryRateLimiter.create()).overload())
+                .isNull();
     }
 
     @Test

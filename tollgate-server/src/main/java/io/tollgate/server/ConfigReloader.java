@@ -101,7 +101,7 @@ final class ConfigReloader implements AutoCloseable {
             return new Result(false, e.getMessage(), List.of());
         }
         List<String> restart = running.restartOnlyChanges(next);
-        limits.set(Limits.of(running.reloadedAs(next), limiter, metrics));
+        limits.set(Limits.of(running.reloadedAs(next), limiter, metrics, limits.get()));
         metrics.reloaded(true);
         String detail = "reloaded " + file + ": " + counted(next.policies().size(), "policy", "policies") + ", "
                 + counted(next.rules().size(), "rule", "rules")

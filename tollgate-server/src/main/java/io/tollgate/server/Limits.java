@@ -1,7 +1,7 @@
 package io.tollgate.server;
 
 import io.tollgate.RateLimiter;
-import io.tollgate.http.MicrometerRequestMetrics;
+import io.tollgate.http.OverloadProtection;
 import io.tollgate.http.RequestLimiter;
 
 /**
@@ -16,14 +16,32 @@ import io.tollgate.http.RequestLimiter;
  */
 record Limits(ServerConfig config, RequestLimiter requests, RequestLimiter answers, CheckApi checks) {
 
-    /** Builds what {@code config} sets, on {@code limiter}. */
-    static Limits of(ServerConfig config, RateLimiter limiter, ServerMetrics metrics) {
-        RequestLimiter requests = config.upstream() == null
-                ? null
-                : config.requestLimiter(limiter)
-                        .metrics(MicrometerRequestMetrics.of(metrics.registry()))
-                        .build();
+    /**
+     * Builds what {@code config} sets, on {@code limiter}, keeping the overload protection of {@code previous} (the
+     * limits a reload replaces, or null) where its settings are the same: what it learnt and the requests in flight
+     * under it carry over.
+     */
+    static Limits of(ServerConfig config, RateLimiter limiter, ServerMetrics metrics, Limits previous) {
+        RequestLimiter requests = null;
+        if (config.upstream() != null) {
+            RequestLimiter.Builder builder = config.requestLimiter(limiter).metrics(metrics.requests());
+            OverloadProtection protection = protection(config.overload(), previous);
+            if (protection != null) {
+                builder.overload(protection);
+            }
+            requests = builder.build();
+        }
         RequestLimiter answers = config.responses(limiter).build();
         return new Limits(config, requests, answers, new CheckApi(config.policies(), limiter, answers, metrics));
+    }
+
+    private static OverloadProtection protection(OverloadProtection.Settings settings, Limits previous) {
+        if (settings == null) {
+            return null;
+        }
+        OverloadProtection kept = previous == null || previous.requests() == null
+                ? null
+                : previous.requests().overload();
+        return kept != null && kept.settings().equals(settings) ? kept : new OverloadProtection(settings);
     }
 }

@@ -2,6 +2,7 @@ package io.tollgate.server;
 
 import io.tollgate.Policy;
 import io.tollgate.http.ClientIpResolver;
+import io.tollgate.http.OverloadProtection;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.internal.YamlConfig;
@@ -52,6 +53,7 @@ public final class ServerConfig {
     private final Management management;
     private final Envoy envoy;
     private final TopKeysSettings topKeys;
+    private final OverloadProtection.Settings overload;
     /** The file this was read from, or null. */
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
@@ -113,6 +115,7 @@ public final class ServerConfig {
             Management management,
             Envoy envoy,
             TopKeysSettings topKeys,
+            OverloadProtection.Settings overload,
             Path source,
             Integer portOverride) {
         this.host = host;
@@ -129,6 +132,7 @@ public final class ServerConfig {
         this.management = management;
         this.envoy = envoy;
         this.topKeys = topKeys;
+        this.overload = overload;
         this.source = source;
         this.portOverride = portOverride;
     }
@@ -166,6 +170,7 @@ public final class ServerConfig {
                 read.management,
                 read.envoy,
                 read.topKeys,
+                read.overload,
                 file,
                 null);
     }
@@ -209,6 +214,7 @@ public final class ServerConfig {
                 management,
                 envoy,
                 topKeys,
+                overload,
                 source,
                 port);
     }
@@ -254,6 +260,7 @@ public final class ServerConfig {
                         ? envoy
                         : new Envoy(envoy.port, envoy.host, next.envoy.config, next.envoy.setup),
                 topKeys,
+                next.overload,
                 source,
                 portOverride);
     }
@@ -338,6 +345,11 @@ public final class ServerConfig {
     /** Returns how the keys limited most are counted and shown. */
     TopKeysSettings topKeys() {
         return topKeys;
+    }
+
+    /** Returns the settings of overload protection in front of the upstream, or null where it is not enabled. */
+    OverloadProtection.Settings overload() {
+        return overload;
     }
 
     /** Returns the management port's settings, or null when the file sets no management port. */

@@ -11,6 +11,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tollgate.Decision;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
+import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.redis.MicrometerMetrics;
 import java.time.Duration;
 import java.util.List;
@@ -51,6 +52,7 @@ final class ServerMetrics {
             .toArray(Duration[]::new);
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final MicrometerRequestMetrics requests = MicrometerRequestMetrics.of(registry);
 
     // Looked up once per tag set, not per request: the registry builds, sorts and hashes the tags on every
     // lookup, which cost the decision API a few per cent of its throughput.
@@ -110,6 +112,14 @@ final class ServerMetrics {
                     .filter(meter -> meter.getId().getTag("policy").startsWith(RateLimiter.WARM_UP_POLICY_PREFIX))
                     .forEach(registry::remove);
         }
+    }
+
+    /**
+     * Returns where the rules of proxied requests record what they decide: one for the server's life, so that the
+     * overload gauges it registers read the protection of the rules in force after a reload.
+     */
+    MicrometerRequestMetrics requests() {
+        return requests;
     }
 
     MeterRegistry registry() {

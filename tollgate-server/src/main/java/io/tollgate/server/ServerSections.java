@@ -88,6 +88,9 @@ final class ServerSections {
         if (upstream == null && !rules.isEmpty()) {
             throw root.child("rules").error("limit proxied requests, so they need server.upstream");
         }
+        if (upstream == null && sections.overload() != null) {
+            throw root.child("overload").error("protects the upstream from overload, so it needs server.upstream");
+        }
         dataPlane(server.child("data-plane"));
         return new ServerConfig(
                 host,
@@ -104,6 +107,7 @@ final class ServerSections {
                 management(server),
                 envoy(root.child("envoy"), policies),
                 ConfigSections.topKeys(root.child("top-keys")),
+                sections.overload(),
                 null,
                 null);
     }

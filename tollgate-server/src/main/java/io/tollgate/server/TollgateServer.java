@@ -85,7 +85,7 @@ public final class TollgateServer implements AutoCloseable {
                         deciding instanceof RedisRateLimiter redis
                                 ? RedisInternals.shareSummaries(redis, counts::export)
                                 : null);
-        limits = new AtomicReference<>(Limits.of(config, limiter, metrics));
+        limits = new AtomicReference<>(Limits.of(config, limiter, metrics, null));
         reloader = new ConfigReloader(limits, limiter, metrics);
         Readiness readiness = new Readiness(store);
         ServerConfig.Management management = config.management();

@@ -156,7 +156,7 @@ class ServerConfigTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: client-ip, concurrency-limits, envoy, memory, policies, redis, responses, rules, server",
+                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: client-ip, concurrency-limits, envoy, memory, overload, policies, redis, responses, rules, server",
                 "routes: [] | t.yaml:1: configuration: unknown setting 'routes' (it is rules now); known: client-ip,",
                 "store: {} | t.yaml:1: configuration: unknown setting 'store' (it is redis (with failure-policy, expected-instances) or memory now)",
                 "upstream: http://h:1 | t.yaml:1: configuration: unknown setting 'upstream' (it is server.upstream now)",
@@ -189,6 +189,8 @@ class ServerConfigTest {
                 "top-keys: {show: hidden} | t.yaml:1: top-keys.show: must be whole, masked or digest, was 'hidden'",
                 "top-keys: {capacity: 4} | t.yaml:1: top-keys.capacity: must be 8 to 4096, was 4",
                 "top-keys: {keys: 10} | t.yaml:1: top-keys: unknown setting 'keys'; known: capacity, enabled, show",
+                "overload: {enabled: true} | t.yaml:1: overload: protects the upstream from overload, so it needs server.upstream",
+                "{server: {upstream: 'http://h:9'}, overload: {enabled: true, max-wait: -5ms}} | t.yaml:1: overload.max-wait: must be",
             })
     void anInvalidSettingIsNamedWithTheFileAndLine(String yaml, String message) {
         assertThatThrownBy(() -> ServerConfig.parse(yaml, "t.yaml"))

@@ -330,7 +330,8 @@ public final class TollgateAutoConfiguration {
             registration.setUrlPatterns(properties.filter().urlPatterns());
             registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
             registration.setAsyncSupported(true);
-            registration.setEnabled(!config.rules().isEmpty()); // no rules: nothing to filter
+            registration.setEnabled(
+                    !config.rules().isEmpty() || config.overload() != null); // nothing to filter otherwise
             return registration;
         }
     }

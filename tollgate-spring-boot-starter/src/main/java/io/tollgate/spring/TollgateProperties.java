@@ -41,6 +41,8 @@ import org.springframework.boot.context.properties.bind.Name;
  *     application reports ready, so that the first requests do not run out of the Redis time budget.
  * @param topKeys Who is limited: how the Actuator's tollgate/top shows the keys refused and charged most, and how
  *     many keys each summary holds.
+ * @param overload Protecting the application from overload: a limit on requests in flight learnt from its latency
+ *     and failures, the lowest priority refused first with a 503.
  */
 @ConfigurationProperties(prefix = "tollgate", ignoreUnknownFields = false)
 public record TollgateProperties(
@@ -55,7 +57,8 @@ public record TollgateProperties(
         @DefaultValue Filter filter,
         @DefaultValue Gateway gateway,
         @DefaultValue("true") boolean warmUp,
-        @DefaultValue TopKeys topKeys) {
+        @DefaultValue TopKeys topKeys,
+        @DefaultValue Overload overload) {
 
     /** Keeps the maps in the order given, and makes absent collections empty. */
     public TollgateProperties {
@@ -69,8 +72,10 @@ public record TollgateProperties(
      *
      * @param limits The limits, 1 to 8, all checked together: a request passes only if every one has tokens.
      * @param quotas Calendar quotas, 0 to 4, checked with the limits: at most count per hour, day, week or month.
+     * @param priority The priority under overload of the requests charged this policy (a client's plan): critical,
+     *     default or sheddable, unless their rule gives its own.
      */
-    public record Policy(List<Limit> limits, List<Quota> quotas) {
+    public record Policy(List<Limit> limits, List<Quota> quotas, String priority) {
 
         /** Makes absent lists empty. */
         public Policy {
@@ -126,6 +131,8 @@ public record TollgateProperties(
      * @param deny Clients always refused with 403 and a problem body: client key values, IP addresses or CIDR
      *     blocks.
      * @param responseCost How the cost is settled once the response is known: a header that gives it, or by status.
+     * @param priority How much the rule's requests matter when the application is overloaded: critical, default or
+     *     sheddable, the lowest refused first (default: the priority of the policy charged, else default).
      */
     public record Rule(
             @DefaultValue("/**") String path,
@@ -142,7 +149,8 @@ public record TollgateProperties(
             Map<String, String> overrides,
             List<String> allow,
             List<String> deny,
-            @DefaultValue ResponseCost responseCost) {
+            @DefaultValue ResponseCost responseCost,
+            String priority) {
 
         /** Makes absent collections empty. */
         public Rule {
@@ -318,6 +326,31 @@ public record TollgateProperties(
             @DefaultValue("true") boolean enabled,
             @DefaultValue("masked") String show,
             @DefaultValue("64") int capacity) {}
+
+    /**
+     * Protecting the application from overload, whatever each client's limit (docs/load-shedding.md).
+     *
+     * @param enabled Whether requests in flight are kept under a limit learnt from the application's latency and
+     *     failures, the lowest priority refused first with a 503 that takes no tokens; the other settings apply only
+     *     then.
+     * @param minLimit The least the learnt limit on requests in flight may fall to (default 4).
+     * @param initialLimit The limit before anything is learnt (default 20).
+     * @param maxLimit The most the limit may grow to (default 1000).
+     * @param criticalReserve The share of the limit only critical requests may use, 0 to 1 (default 0.1).
+     * @param defaultReserve The share beyond it that sheddable requests may not use, 0 to 1 (default 0.2).
+     * @param maxWait How long a request that finds no room waits for one before it is refused (default 50ms; 0
+     *     refuses it at once).
+     * @param retryAfter The Retry-After of a refusal, in whole seconds rounded up (default 1s).
+     */
+    public record Overload(
+            boolean enabled,
+            Integer minLimit,
+            Integer initialLimit,
+            Integer maxLimit,
+            Double criticalReserve,
+            Double defaultReserve,
+            Duration maxWait,
+            Duration retryAfter) {}
 
     private static <T> List<T> listed(List<T> list) {
         return list == null ? List.of() : List.copyOf(list);

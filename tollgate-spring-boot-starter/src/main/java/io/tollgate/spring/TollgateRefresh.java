@@ -2,6 +2,7 @@ package io.tollgate.spring;
 
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
+import io.tollgate.http.OverloadProtection;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import java.lang.System.Logger.Level;
@@ -68,6 +69,12 @@ final class TollgateRefresh {
             return false;
         }
         RequestLimiter.Builder builder = config.toBuilder(limiter);
+        OverloadProtection running = rules.requests().overload();
+        if (running != null
+                && config.overload() != null
+                && running.settings().equals(config.overload().settings())) {
+            builder.overload(running); // what it learnt, and the requests in flight under it, carry over
+        }
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
         RequestLimiter requests = builder.build();
         Map<String, Policy> policies = new LinkedHashMap<>();

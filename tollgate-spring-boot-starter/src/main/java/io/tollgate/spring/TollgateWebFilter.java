@@ -79,7 +79,7 @@ public final class TollgateWebFilter implements WebFilter, Ordered {
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
         RequestLimiter limiter = requests;
-        if (limiter.rules().isEmpty()
+        if ((limiter.rules().isEmpty() && limiter.overload() == null)
                 || !mapped(
                         exchange.getRequest().getPath().pathWithinApplication().value())) {
             return chain.filter(exchange);
@@ -100,10 +100,11 @@ public final class TollgateWebFilter implements WebFilter, Ordered {
                         return ReactiveResponses.write(exchange.getResponse(), decision);
                     }
                     ReactiveResponses.addHeaders(exchange.getResponse().getHeaders(), decision);
-                    if (decision.permits().isEmpty()) {
+                    if (decision.permits().isEmpty() && decision.overload() == null) {
                         return chain.filter(exchange);
                     }
-                    // The slots are held until the answer has gone, or failed, or its client went away.
+                    // The slots, and the room under overload protection, are held until the answer has gone, or
+                    // failed, or its client went away.
                     return chain.filter(exchange).doFinally(signal -> limiter.release(decision));
                 });
     }

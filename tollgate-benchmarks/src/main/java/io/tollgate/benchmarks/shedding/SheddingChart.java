@@ -1,6 +1,6 @@
 package io.tollgate.benchmarks.shedding;
 
-import io.tollgate.internal.overload.Priority;
+import io.tollgate.Priority;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.ToDoubleFunction;

@@ -1,7 +1,7 @@
 package io.tollgate.benchmarks.shedding;
 
+import io.tollgate.Priority;
 import io.tollgate.internal.overload.OverloadGuard;
-import io.tollgate.internal.overload.Priority;
 
 /** One client's request in the replay, and how it ended. */
 final class SimulatedRequest {

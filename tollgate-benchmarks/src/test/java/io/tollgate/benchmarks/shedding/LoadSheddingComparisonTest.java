@@ -6,7 +6,7 @@ import static io.tollgate.benchmarks.shedding.LoadSheddingComparison.UNLOADED_TO
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import io.tollgate.internal.overload.Priority;
+import io.tollgate.Priority;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

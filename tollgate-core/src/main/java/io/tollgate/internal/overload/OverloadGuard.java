@@ -1,5 +1,6 @@
 package io.tollgate.internal.overload;
 
+import io.tollgate.Priority;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,14 +77,24 @@ public final class OverloadGuard {
     public final class Slot {
 
         private final int inFlightAtEntry;
-        private final long enteredNanos;
         private final long waitedNanos;
+        private long enteredNanos;
         private boolean left;
 
         private Slot(int inFlightAtEntry, long enteredNanos, long waitedNanos) {
             this.inFlightAtEntry = inFlightAtEntry;
             this.enteredNanos = enteredNanos;
             this.waitedNanos = waitedNanos;
+        }
+
+        /**
+         * Says that the request reaches the service at {@code nowNanos}, after checks of its own since it was
+         * admitted (a client's bucket): its latency counts from here, so that the limit learns the service's time.
+         */
+        public void begin(long nowNanos) {
+            synchronized (OverloadGuard.this) {
+                enteredNanos = nowNanos;
+            }
         }
 
         /** Returns how long the request waited for room before it was admitted, 0 if it found room at once. */

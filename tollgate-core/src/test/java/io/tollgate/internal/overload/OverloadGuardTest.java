@@ -3,6 +3,7 @@ package io.tollgate.internal.overload;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tollgate.Priority;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -18,7 +18,7 @@ public final class ConfigSchema {
 
     /** A policy: its limits and quotas. */
     public static final ConfigSection POLICY =
-            ConfigSection.of("policy").with("limits", LIMIT).with("quotas", QUOTA);
+            ConfigSection.of("policy", "priority").with("limits", LIMIT).with("quotas", QUOTA);
 
     /** A concurrency limit. */
     public static final ConfigSection CONCURRENCY_LIMIT =
@@ -47,7 +47,8 @@ public final class ConfigSchema {
                     "overrides",
                     "allow",
                     "deny",
-                    "concurrency-limit")
+                    "concurrency-limit",
+                    "priority")
             .with("policy-from", POLICY_FROM)
             .with("response-cost", RESPONSE_COST);
 
@@ -58,6 +59,18 @@ public final class ConfigSchema {
     /** What responses carry. */
     public static final ConfigSection RESPONSES = ConfigSection.of(
             "responses", "legacy-headers", "degraded-header", "refusal-status", "unavailable-status", "problem-type");
+
+    /** Protecting the service from overload: the learnt limit on requests in flight, the reserves, the wait. */
+    public static final ConfigSection OVERLOAD = ConfigSection.of(
+            "overload",
+            "enabled",
+            "min-limit",
+            "initial-limit",
+            "max-limit",
+            "critical-reserve",
+            "default-reserve",
+            "max-wait",
+            "retry-after");
 
     /** The in-memory store. */
     public static final ConfigSection MEMORY = ConfigSection.of("memory", "maximum-keys");
@@ -71,7 +84,8 @@ public final class ConfigSchema {
             .with("concurrency-limits", CONCURRENCY_LIMIT)
             .with("rules", RULE)
             .with("client-ip", CLIENT_IP)
-            .with("responses", RESPONSES);
+            .with("responses", RESPONSES)
+            .with("overload", OVERLOAD);
 
     private ConfigSchema() {}
 }

@@ -5,10 +5,12 @@ import io.tollgate.ConcurrencyLimit;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
+import io.tollgate.Priority;
 import io.tollgate.Rate;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.ClientKey;
 import io.tollgate.http.MissingKey;
+import io.tollgate.http.OverloadProtection;
 import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.ResponseCost;
@@ -19,6 +21,7 @@ import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.internal.top.TopKeysSettings;
 import java.nio.file.Path;
 import java.time.DateTimeException;
+import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -109,6 +112,104 @@ public final class ConfigSections {
             }
         }
         return policies;
+    }
+
+    /**
+     * Reads the {@code priority} of each policy that has one (a client's plan: {@code critical}, {@code default} or
+     * {@code sheddable}), by policy name.
+     *
+     * @throws ConfigException if a priority is none of those, naming it
+     */
+    public static Map<String, Priority> policyPriorities(ConfigNode policiesNode) {
+        Map<String, Priority> priorities = new LinkedHashMap<>();
+        for (Map.Entry<String, ConfigNode> entry : policiesNode.entries().entrySet()) {
+            ConfigNode priority = entry.getValue().child("priority");
+            if (priority.isPresent()) {
+                try {
+                    priorities.put(entry.getKey(), Priority.of(priority.requiredString()));
+                } catch (IllegalArgumentException e) {
+                    throw priority.error(e);
+                }
+            }
+        }
+        return priorities;
+    }
+
+    /**
+     * Reads the {@code overload} section: unless {@code enabled} is true, null (no protection, and no other key may
+     * be set); else the settings, each key defaulting to {@link OverloadProtection.Settings#defaults()}.
+     *
+     * @throws ConfigException if a setting is invalid, naming it
+     */
+    public static OverloadProtection.Settings overload(ConfigNode node) {
+        node.checkKeys(ConfigSchema.OVERLOAD);
+        ConfigNode enabled = node.child("enabled");
+        if (!enabled.bool(false)) {
+            for (String key : ConfigSchema.OVERLOAD.keys()) {
+                if (!key.equals("enabled") && node.child(key).isPresent()) {
+                    throw node.child(key).error("applies only with overload.enabled: true");
+                }
+            }
+            return null;
+        }
+        OverloadProtection.Settings defaults = OverloadProtection.Settings.defaults();
+        ConfigNode current = node;
+        try {
+            current = node.child("min-limit");
+            int min = (int) bounded(current, defaults.minLimit());
+            current = node.child("initial-limit");
+            int initial = (int) bounded(current, Math.max(min, defaults.initialLimit()));
+            current = node.child("max-limit");
+            int max = (int) bounded(current, Math.max(initial, defaults.maxLimit()));
+            current = node.child("critical-reserve");
+            double criticalReserve = fraction(current, defaults.criticalReserve());
+            current = node.child("default-reserve");
+            double defaultReserve = fraction(current, defaults.defaultReserve());
+            current = node.child("max-wait");
+            Duration maxWait = zeroOrDuration(current, defaults.maxWait());
+            current = node.child("retry-after");
+            Duration retryAfter = current.duration(defaults.retryAfter());
+            current = node;
+            return new OverloadProtection.Settings(
+                    min, initial, max, criticalReserve, defaultReserve, maxWait, retryAfter);
+        } catch (IllegalArgumentException e) {
+            throw current.error(e);
+        }
+    }
+
+    private static long bounded(ConfigNode node, long defaultValue) {
+        long value = node.longValue(defaultValue);
+        if (value < 1 || value > 1_000_000) {
+            throw node.error("must be 1 to 1000000, was " + value);
+        }
+        return value;
+    }
+
+    /** Reads a share from 0 to 1, such as {@code 0.1}. */
+    private static double fraction(ConfigNode node, double defaultValue) {
+        String text = node.string(null);
+        if (text == null) {
+            return defaultValue;
+        }
+        double value;
+        try {
+            value = Double.parseDouble(text);
+        } catch (NumberFormatException e) {
+            throw node.error("must be a share from 0 to 1, such as 0.1, was '" + text + "'");
+        }
+        if (!(value >= 0 && value <= 1)) {
+            throw node.error("must be a share from 0 to 1, such as 0.1, was " + text);
+        }
+        return value;
+    }
+
+    /** Reads a duration that may be zero: {@code 0}, {@code 0ms} (or zero as a framework bound it). */
+    private static Duration zeroOrDuration(ConfigNode node, Duration defaultValue) {
+        String text = node.string(null);
+        if (text != null && (text.matches("0+(us|ms|s|m|h|d)?") || text.equals("PT0S"))) {
+            return Duration.ZERO;
+        }
+        return node.duration(defaultValue);
     }
 
     /** Reads one calendar quota: {@code count} and {@code period} (required), {@code zone} (default UTC). */
@@ -204,6 +305,10 @@ public final class ConfigSections {
             rule.onMissingKey(MissingKey.parse(current.string("skip")));
             current = node.child("dry-run");
             rule.dryRun(current.bool(false));
+            current = node.child("priority");
+            if (current.isPresent()) {
+                rule.priority(Priority.of(current.requiredString()));
+            }
             current = node.child("policy-from");
             if (current.isPresent()) {
                 rule.policyFrom(policySource(current, policies), policies);

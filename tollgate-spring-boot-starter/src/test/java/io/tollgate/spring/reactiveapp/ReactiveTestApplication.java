@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -20,6 +21,7 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * A small reactive (WebFlux) Boot application with rules in application-reactive.yml and annotated
@@ -36,6 +38,12 @@ public class ReactiveTestApplication {
 
     /** Completes every request waiting at {@code /jobs/run}. */
     public static final Sinks.Empty<Void> JOBS_DONE = Sinks.empty();
+
+    /** One permit per request that arrived at {@code /held}, where it waits for a permit of {@link #LET_GO}. */
+    public static final Semaphore HELD = new Semaphore(0);
+
+    /** Lets one request held at {@code /held} be answered per permit. */
+    public static final Semaphore LET_GO = new Semaphore(0);
 
     /** The endpoints the tests call. */
     @RestController
@@ -75,6 +83,15 @@ public class ReactiveTestApplication {
         Mono<String> runJob() {
             return Mono.fromRunnable(JOBS_RUNNING::release)
                     .then(JOBS_DONE.asMono())
+                    .thenReturn("done");
+        }
+
+        /** Answers once the test lets it go ({@link #LET_GO}), at most 10 s later: to hold a request in flight. */
+        @GetMapping("/held")
+        Mono<String> held() {
+            return Mono.fromRunnable(HELD::release)
+                    .then(Mono.fromCallable(() -> LET_GO.tryAcquire(10, TimeUnit.SECONDS))
+                            .subscribeOn(Schedulers.boundedElastic()))
                     .thenReturn("done");
         }
 

@@ -8,6 +8,8 @@ import io.tollgate.RateLimiter;
 import io.tollgate.spring.RateLimit;
 import io.tollgate.spring.RateLimitExceededException;
 import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -21,6 +23,12 @@ import reactor.core.publisher.Mono;
  */
 @SpringBootApplication
 public class TestApplication {
+
+    /** One permit per request that arrived at {@code /held}, where it waits for a permit of {@link #LET_GO}. */
+    public static final Semaphore HELD = new Semaphore(0);
+
+    /** Lets one request held at {@code /held} be answered per permit. */
+    public static final Semaphore LET_GO = new Semaphore(0);
 
     /** The endpoints the tests call. */
     @RestController
@@ -97,6 +105,14 @@ public class TestApplication {
         }
 
         /** Limited in code, refusing with the exception. */
+        /** Answers once the test lets it go ({@link #LET_GO}), at most 10 s later: to hold a request in flight. */
+        @GetMapping("/held")
+        Map<String, String> held() throws InterruptedException {
+            HELD.release();
+            LET_GO.tryAcquire(10, TimeUnit.SECONDS);
+            return Map.of("held", "done");
+        }
+
         @GetMapping("/exports/{tenant}")
         Map<String, String> export(@PathVariable("tenant") String tenant) {
             Decision decision = limiter.tryAcquire("export:" + tenant, EXPORTS);

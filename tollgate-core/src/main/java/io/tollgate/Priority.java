@@ -1,10 +1,12 @@
-package io.tollgate.internal.overload;
+package io.tollgate;
 
 import java.util.Locale;
 
 /**
- * How much a request matters when the service is overloaded, as Google's SRE practice names request criticality:
- * {@link #SHEDDABLE} requests are refused first, {@link #CRITICAL} ones last.
+ * How much a request matters when the service behind Tollgate is overloaded, as Google's SRE practice names request
+ * criticality: as the service's limit on requests in flight fills, {@link #SHEDDABLE} requests are refused first,
+ * {@link #CRITICAL} ones last (docs/load-shedding.md). A rule, or the policy a client's plan chooses, gives its
+ * requests a priority; {@link #DEFAULT} where none does.
  */
 public enum Priority {
     /** Served while anything is served: the reserve of the limit is kept for them. */
