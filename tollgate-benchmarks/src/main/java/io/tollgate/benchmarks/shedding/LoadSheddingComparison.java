@@ -17,11 +17,14 @@ import java.util.Random;
  * mean 5 ms (so 20 ms on average, a capacity of 800 requests a second). The clients: a Poisson stream whose rate
  * rises from 0.5 to 3 times the capacity over the first {@value #RAMP_SECONDS} s and holds there until {@value
  * #DURATION_SECONDS} s; a fifth of the requests critical, two fifths default, two fifths sheddable; each client
- * gives up after {@value #TIMEOUT_MILLIS} ms. The guard: the shipped defaults.
+ * gives up after {@value #TIMEOUT_MILLIS} ms. Four runs: without protection; behind Netflix's concurrency-limits (its
+ * default {@code VegasLimit}), one limiter for all and then partitioned by priority ({@link #NETFLIX_SHARES}); and
+ * behind Tollgate's overload guard with the shipped defaults.
  *
  * <p>Run: {@code java -cp tollgate-benchmarks/target/benchmarks.jar
- * io.tollgate.benchmarks.shedding.LoadSheddingComparison [docs/load-shedding.svg]}. Deterministic: simulated time,
- * seeded randomness.
+ * io.tollgate.benchmarks.shedding.LoadSheddingComparison [docs/load-shedding.svg]}. Simulated time and seeded
+ * randomness: the same figures on any machine, but for Netflix's, whose {@code VegasLimit} jitters its probe with
+ * {@code ThreadLocalRandom} (its rows move by a percent or so between runs).
  */
 public final class LoadSheddingComparison {
 
@@ -56,7 +59,8 @@ public final class LoadSheddingComparison {
                     System.out.printf(
                             Locale.ROOT,
                             "%s %d offered %.0f served %.0f limit %.1f p99 %d c %.3f d %.3f s %.3f%n",
-                            replay.name().substring(0, 4),
+                            replay.name()
+                                    .substring(0, Math.min(12, replay.name().length())),
                             i,
                             second.offeredRate(),
                             one.goodputPerSecond(),
@@ -73,24 +77,41 @@ public final class LoadSheddingComparison {
         System.out.println("drawn to " + svg);
     }
 
-    /** Without protection, then with it. */
+    /** The shares of the limit Netflix's partitioned limiter guarantees to critical, default and sheddable. */
+    static final double[] NETFLIX_SHARES = {0.5, 0.3, 0.2};
+
+    /**
+     * Without protection; behind Netflix's concurrency-limits, one limiter for all, then partitioned by priority; and
+     * behind Tollgate's overload guard (the last).
+     */
     static List<SheddingReplay> replays() {
+        long timeout = TIMEOUT_MILLIS * 1_000_000;
         return List.of(
                 SheddingReplay.run(
-                        "without protection",
+                        "without protection", profile(), LoadSheddingComparison::service, null, MIX, timeout, SEED),
+                SheddingReplay.run(
+                        "Netflix concurrency-limits, one limiter",
                         profile(),
                         LoadSheddingComparison::service,
-                        null,
+                        NetflixGate.simple(),
                         MIX,
-                        TIMEOUT_MILLIS * 1_000_000,
+                        timeout,
                         SEED),
                 SheddingReplay.run(
-                        "with Tollgate's overload guard",
+                        "Netflix concurrency-limits, partitioned",
                         profile(),
                         LoadSheddingComparison::service,
-                        guard(),
+                        NetflixGate.partitioned(NETFLIX_SHARES),
                         MIX,
-                        TIMEOUT_MILLIS * 1_000_000,
+                        timeout,
+                        SEED),
+                SheddingReplay.run(
+                        "Tollgate's overload guard",
+                        profile(),
+                        LoadSheddingComparison::service,
+                        new GuardGate(guard()),
+                        MIX,
+                        timeout,
                         SEED));
     }
 
@@ -118,22 +139,27 @@ public final class LoadSheddingComparison {
                 + " sheddable served | shed at 3x | timed out at 3x |\n");
         table.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
         for (SheddingReplay replay : replays) {
-            SheddingReplay.Summary unloaded = replay.summary(0, UNLOADED_TO);
-            SheddingReplay.Summary held = replay.summary(HELD_FROM, DURATION_SECONDS);
-            table.append(String.format(
-                    Locale.ROOT,
-                    "| %s | %d ms | %.0f/s (%.0f %% of capacity) | %s | %.1f %% | %.1f %% | %.1f %% | %d | %d |%n",
-                    replay.name(),
-                    unloaded.p99Nanos() / 1_000_000,
-                    held.goodputPerSecond(),
-                    100 * held.goodputPerSecond() / replay.capacityPerSecond(),
-                    held.p99Nanos() >= TIMEOUT_MILLIS * 1_000_000 ? "timed out" : held.p99Nanos() / 1_000_000 + " ms",
-                    100 * held.success()[Priority.CRITICAL.ordinal()],
-                    100 * held.success()[Priority.DEFAULT.ordinal()],
-                    100 * held.success()[Priority.SHEDDABLE.ordinal()],
-                    held.shed(),
-                    held.timedOut()));
+            table.append(row(replay));
         }
         return table.toString();
+    }
+
+    /** One run's row of the table. */
+    static String row(SheddingReplay replay) {
+        SheddingReplay.Summary unloaded = replay.summary(0, UNLOADED_TO);
+        SheddingReplay.Summary held = replay.summary(HELD_FROM, DURATION_SECONDS);
+        return String.format(
+                Locale.ROOT,
+                "| %s | %d ms | %.0f/s (%.0f %% of capacity) | %s | %.1f %% | %.1f %% | %.1f %% | %d | %d |%n",
+                replay.name(),
+                unloaded.p99Nanos() / 1_000_000,
+                held.goodputPerSecond(),
+                100 * held.goodputPerSecond() / replay.capacityPerSecond(),
+                held.p99Nanos() >= TIMEOUT_MILLIS * 1_000_000 ? "timed out" : held.p99Nanos() / 1_000_000 + " ms",
+                100 * held.success()[Priority.CRITICAL.ordinal()],
+                100 * held.success()[Priority.DEFAULT.ordinal()],
+                100 * held.success()[Priority.SHEDDABLE.ordinal()],
+                held.shed(),
+                held.timedOut());
     }
 }

@@ -15,7 +15,7 @@ final class SheddingChart {
 
     private static final int LEFT = 70;
     private static final int TOP = 60;
-    private static final int WIDTH = 380;
+    private static final int WIDTH = 300;
     private static final int HEIGHT = 150;
     private static final int GAP = 70;
     private static final String[] PRIORITY_COLOURS = {"#1e8449", "#1f618d", "#c0392b"};
@@ -34,7 +34,7 @@ final class SheddingChart {
         svg.append(format("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n", width, height));
         svg.append(format(
                 "<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"bold\">A service of %d workers (%.0f"
-                        + " requests/s), offered %.1fx to %.0fx its capacity</text>%n",
+                        + " requests/s), offered %.1fx to %.0fx its capacity; clients give up after 1 s</text>%n",
                 LEFT,
                 LoadSheddingComparison.WORKERS,
                 profile.capacityPerSecond(),
@@ -58,13 +58,13 @@ final class SheddingChart {
             legend(svg, x, y, new String[] {"offered", "served in time"}, new String[] {"#999", SERVED});
 
             y += HEIGHT + GAP;
-            frame(svg, x, y, "p99 latency of admitted requests, ms (a client gives up at 1000)", profile);
+            frame(svg, x, y, "p99 latency of admitted requests, ms", profile);
             logLine(svg, x, y, 2 * unloadedP99, "#333", "2x unloaded");
             series(svg, replay, x, y, 10, 2000, true, second -> percentile(second), "#884ea0");
             axis(svg, x, y, 10, 2000, true, new double[] {10, 100, 1000}, "%.0f");
 
             y += HEIGHT + GAP;
-            frame(svg, x, y, "share served in time", profile);
+            frame(svg, x, y, "share served", profile);
             for (Priority priority : Priority.values()) {
                 int p = priority.ordinal();
                 series(

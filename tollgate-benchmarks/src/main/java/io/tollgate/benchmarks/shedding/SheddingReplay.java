@@ -1,7 +1,6 @@
 package io.tollgate.benchmarks.shedding;
 
 import io.tollgate.Priority;
-import io.tollgate.internal.overload.OverloadGuard;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -13,7 +12,7 @@ import java.util.function.Supplier;
 
 /**
  * One run of the replay: requests arrive as a Poisson process whose rate follows the {@link LoadProfile}, each of a
- * priority drawn from a fixed mix, and go to the {@link SimulatedService} through an {@link OverloadGuard} (which
+ * priority drawn from a fixed mix, and go to the {@link SimulatedService} through a {@link Gate} (which
  * may refuse them at once: shed) or straight. A client waits {@code timeout} for its answer and then gives up (the
  * guard, like a proxy, counts that as a drop). Time is simulated: the same seed gives the same run, to the request.
  *
@@ -51,14 +50,14 @@ record SheddingReplay(String name, double capacityPerSecond, List<Second> second
     /**
      * Runs the replay.
      *
-     * @param guard the guard in front of the service, a fresh one; null for none
+     * @param guard the gate in front of the service, a fresh one; null for none
      * @param mix the share of each priority, by ordinal, adding up to 1
      */
     static SheddingReplay run(
             String name,
             LoadProfile profile,
             Supplier<SimulatedService> services,
-            OverloadGuard guard,
+            Gate guard,
             double[] mix,
             long timeoutNanos,
             long seed) {
@@ -97,7 +96,7 @@ record SheddingReplay(String name, double capacityPerSecond, List<Second> second
                         continue;
                     }
                     tally.limits += guard.limit();
-                    CompletableFuture<OverloadGuard.Slot> admission = guard.enter(request.priority, now);
+                    CompletableFuture<Gate.Pass> admission = guard.enter(request.priority, now);
                     if (!admission.isDone()) {
                         events.add(new Event(now + guard.maxWaitNanos(), sequence[0]++, Kind.EXPIRE, null));
                     }

@@ -1,15 +1,14 @@
 package io.tollgate.benchmarks.shedding;
 
 import io.tollgate.Priority;
-import io.tollgate.internal.overload.OverloadGuard;
 
 /** One client's request in the replay, and how it ended. */
 final class SimulatedRequest {
 
     final long arrivedNanos;
     final Priority priority;
-    /** The guard's slot it holds, or null where there is no guard. */
-    OverloadGuard.Slot slot;
+    /** The pass it holds, or null where there is no gate. */
+    Gate.Pass slot;
     /** Answered to its client: served, or timed out. */
     boolean answered;
 

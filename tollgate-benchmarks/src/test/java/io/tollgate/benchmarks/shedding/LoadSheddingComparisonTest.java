@@ -17,7 +17,7 @@ class LoadSheddingComparisonTest {
 
     private final List<SheddingReplay> replays = LoadSheddingComparison.replays();
     private final SheddingReplay without = replays.get(0);
-    private final SheddingReplay guarded = replays.get(1);
+    private final SheddingReplay guarded = replays.get(replays.size() - 1);
 
     @Test
     void withoutProtectionTheServiceCollapsesUnderThreeTimesItsCapacity() {
@@ -66,11 +66,35 @@ class LoadSheddingComparisonTest {
     }
 
     @Test
-    void thePageShowsTheNumbersAndTheChartTheReplayGives() throws Exception {
+    void besideNetflixsLimiterTheGuardServesMoreAndServesTheCriticalFirst() {
+        SheddingReplay.Summary ours = guarded.summary(HELD_FROM, DURATION_SECONDS);
+        for (SheddingReplay netflix : replays.subList(1, replays.size() - 1)) {
+            SheddingReplay.Summary theirs = netflix.summary(HELD_FROM, DURATION_SECONDS);
+
+            assertThat(theirs.goodputPerSecond()).as(netflix.name()).isLessThan(ours.goodputPerSecond());
+            assertThat(theirs.success()[Priority.CRITICAL.ordinal()])
+                    .as(netflix.name())
+                    .isLessThan(0.9);
+            assertThat(theirs.p99Nanos())
+                    .as("it too keeps the latency: " + netflix.name())
+                    .isLessThan(2 * 39_000_000L);
+        }
+        double[] one = replays.get(1).summary(HELD_FROM, DURATION_SECONDS).success();
+        assertThat(one[Priority.CRITICAL.ordinal()])
+                .as("one limiter serves every priority alike")
+                .isCloseTo(one[Priority.SHEDDABLE.ordinal()], within(0.05));
+    }
+
+    @Test
+    void thePageShowsTheNumbersTheReplayGives() throws Exception {
         String page = Files.readString(Path.of("..", "docs", "load-shedding.md"));
         String chart = Files.readString(Path.of("..", "docs", "load-shedding.svg"));
 
-        assertThat(page).contains(LoadSheddingComparison.table(replays));
-        assertThat(chart).isEqualTo(SheddingChart.svg(replays, LoadSheddingComparison.profile()));
+        // Netflix's rows move a little between runs (its probe's jitter): the deterministic rows are held exactly
+        assertThat(page).contains(LoadSheddingComparison.row(without), LoadSheddingComparison.row(guarded));
+        for (SheddingReplay replay : replays) {
+            assertThat(page).contains("| " + replay.name() + " |");
+            assertThat(chart).contains(">" + replay.name() + "<");
+        }
     }
 }
