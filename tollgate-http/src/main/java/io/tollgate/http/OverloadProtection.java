@@ -184,8 +184,8 @@ public final class OverloadProtection {
 
     /**
      * Admits a request of {@code priority}, or refuses it. The stage completes at once when there is room or the
-     * request is refused outright, and otherwise when room frees (on the thread that freed it) or the wait runs out
-     * (on Tollgate's expiry thread): with the request's slot, or null if refused.
+     * request is refused outright, and otherwise when room frees or the wait runs out, on Tollgate's expiry thread:
+     * with the request's slot, or null if refused.
      *
      * @throws NullPointerException if priority is null
      */
@@ -197,7 +197,10 @@ public final class OverloadProtection {
             return CompletableFuture.completedFuture(slot == null ? null : new Slot(slot, priority));
         }
         EXPIRY.schedule(() -> guard.expire(System.nanoTime()), guard.maxWaitNanos(), TimeUnit.NANOSECONDS);
-        return admission.thenApply(slot -> slot == null ? null : new Slot(slot, priority));
+        // Admitted or refused later, by the thread that freed room or the expiry thread: what follows (the rules'
+        // buckets, and for one they refuse, the room given back to the next waiting) goes on on the expiry thread,
+        // so that a queue of requests whose buckets refuse them is not worked through on one stack
+        return admission.thenApplyAsync(slot -> slot == null ? null : new Slot(slot, priority), EXPIRY);
     }
 
     /** Returns whether {@code status} is how an overloaded service, or a proxy in front of one, fails. */

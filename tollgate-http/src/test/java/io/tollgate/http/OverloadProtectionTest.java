@@ -187,12 +187,8 @@ class OverloadProtectionTest {
 
     @Test
     void aRequestWaitsForRoomAndIsAdmittedWhenAResponseEnds() {
-        OverloadProtection waiting = new OverloadProtection(
-                new OverloadProtection.Settings(1, 1, 1, 0, 0, Duration.ofSeconds(5), Duration.ofSeconds(1)));
-        RequestLimiter requests = RequestLimiter.builder(limiter)
-                .rule(Rule.builder(free).key(ClientKey.header("X-User")).build())
-                .overload(waiting)
-                .build();
+        OverloadProtection waiting = oneInFlight(Duration.ofSeconds(5));
+        RequestLimiter requests = perUser(waiting);
         RequestDecision first = decide(requests, TestRequest.get("/a").header("X-User", "first"));
 
         CompletableFuture<RequestDecision> second = requests.decide(
@@ -212,12 +208,8 @@ class OverloadProtectionTest {
 
     @Test
     void aRequestThatWaitedTooLongIsRefusedWithoutTakingTokens() {
-        OverloadProtection waiting = new OverloadProtection(
-                new OverloadProtection.Settings(1, 1, 1, 0, 0, Duration.ofMillis(20), Duration.ofSeconds(1)));
-        RequestLimiter requests = RequestLimiter.builder(limiter)
-                .rule(Rule.builder(free).key(ClientKey.header("X-User")).build())
-                .overload(waiting)
-                .build();
+        OverloadProtection waiting = oneInFlight(Duration.ofMillis(20));
+        RequestLimiter requests = perUser(waiting);
         RequestDecision first = decide(requests, TestRequest.get("/a").header("X-User", "first"));
 
         RequestDecision second = decide(requests, TestRequest.get("/a").header("X-User", "second"));
@@ -273,6 +265,19 @@ class OverloadProtectionTest {
                 .hasMessage("max-wait must not be negative, was PT-0.001S");
         assertThatThrownBy(() -> new OverloadProtection.Settings(1, 4, 10, 0.1, 0.2, Duration.ZERO, Duration.ZERO))
                 .hasMessage("retry-after must be positive, was PT0S");
+    }
+
+    /** Protection with a limit of one request in flight that does not move, a request waiting at most maxWait. */
+    private static OverloadProtection oneInFlight(Duration maxWait) {
+        return new OverloadProtection(new OverloadProtection.Settings(1, 1, 1, 0, 0, maxWait, Duration.ofSeconds(1)));
+    }
+
+    /** One rule charging each user (X-User) the free policy, behind {@code protection}. */
+    private RequestLimiter perUser(OverloadProtection protection) {
+        return RequestLimiter.builder(limiter)
+                .rule(Rule.builder(free).key(ClientKey.header("X-User")).build())
+                .overload(protection)
+                .build();
     }
 
     private Priority priorityOf(RequestLimiter requests, TestRequest request) {

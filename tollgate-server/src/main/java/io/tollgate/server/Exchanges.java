@@ -161,7 +161,11 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         }
         String route = endpoints.isManagementPort()
                 ? Routes.managementRoute(path)
-                : Routes.publicRoute(path, endpoints.managementPort(), endpoints.upstreams() != null);
+                : Routes.publicRoute(
+                        path,
+                        endpoints.managementPort(),
+                        endpoints.upstreams() != null,
+                        endpoints.limits().get().config().forwardAuth());
         Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
         current = exchange;
         if (!route.equals("page") && !endpoints.authorizes(request)) {
@@ -203,7 +207,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         if (expectsContinue) {
             exchange.keepAlive = false; // the client waits to send its body, which is not wanted
         }
-        answer(ctx, exchange, answerWithoutBody(exchange));
+        answer(ctx, exchange, answerWithoutBody(ctx, exchange));
     }
 
     private Exchange started(Exchange exchange) {
@@ -211,11 +215,17 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         return exchange;
     }
 
-    private CompletableFuture<Answer> answerWithoutBody(Exchange exchange) {
+    private CompletableFuture<Answer> answerWithoutBody(ChannelHandlerContext ctx, Exchange exchange) {
         HttpMethod method = exchange.request.method();
         boolean get = method == HttpMethod.GET || method == HttpMethod.HEAD;
         return switch (exchange.route) {
             case "check", "charge" -> ExchangeAnswers.methodNotAllowed(exchange, "POST");
+            case "forward-auth" ->
+                ForwardAuth.answer(
+                                exchange.request,
+                                ctx.channel().remoteAddress(),
+                                endpoints.limits().get())
+                        .toCompletableFuture();
             case "health" ->
                 get
                         ? endpoints.readiness().answer(exchange.path)

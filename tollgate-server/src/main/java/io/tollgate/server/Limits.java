@@ -13,8 +13,15 @@ import io.tollgate.http.RequestLimiter;
  * @param requests the rules of proxied requests, or null without an upstream
  * @param answers renders the decision API's decisions
  * @param checks the decision API
+ * @param forwardAuth the rules of forward-auth requests ({@link ForwardAuth}), or null when it is off: the rules of
+ *     proxied requests without overload protection, which sees no response of these
  */
-record Limits(ServerConfig config, RequestLimiter requests, RequestLimiter answers, CheckApi checks) {
+record Limits(
+        ServerConfig config,
+        RequestLimiter requests,
+        RequestLimiter answers,
+        CheckApi checks,
+        RequestLimiter forwardAuth) {
 
     /**
      * Builds what {@code config} sets, on {@code limiter}, keeping the overload protection of {@code previous} (the
@@ -32,7 +39,11 @@ record Limits(ServerConfig config, RequestLimiter requests, RequestLimiter answe
             requests = builder.build();
         }
         RequestLimiter answers = config.responses(limiter).build();
-        return new Limits(config, requests, answers, new CheckApi(config.policies(), limiter, answers, metrics));
+        RequestLimiter forwardAuth = config.forwardAuth()
+                ? config.requestLimiter(limiter).metrics(metrics.requests()).build()
+                : null;
+        return new Limits(
+                config, requests, answers, new CheckApi(config.policies(), limiter, answers, metrics), forwardAuth);
     }
 
     private static OverloadProtection protection(OverloadProtection.Settings settings, Limits previous) {

@@ -13,12 +13,16 @@ final class Routes {
 
     /**
      * Returns the handler of {@code path} on the public port: {@code check}, {@code charge}, {@code health},
-     * {@code metrics}, {@code proxy}, or {@code none}.
+     * {@code metrics}, {@code forward-auth}, {@code proxy}, or {@code none}.
      *
      * @param managementPort whether the server has a management port
      * @param proxy whether the server has an upstream
+     * @param forwardAuth whether it answers {@value ForwardAuth#PATH} ({@code server.forward-auth})
      */
-    static String publicRoute(String path, boolean managementPort, boolean proxy) {
+    static String publicRoute(String path, boolean managementPort, boolean proxy, boolean forwardAuth) {
+        if (forwardAuth && path.equals(ForwardAuth.PATH)) {
+            return "forward-auth";
+        }
         if (managementPort) {
             return proxy ? "proxy" : decisionApiRoute(path);
         }

@@ -54,6 +54,7 @@ public final class ServerConfig {
     private final Envoy envoy;
     private final TopKeysSettings topKeys;
     private final OverloadProtection.Settings overload;
+    private final boolean forwardAuth;
     /** The file this was read from, or null. */
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
@@ -116,6 +117,7 @@ public final class ServerConfig {
             Envoy envoy,
             TopKeysSettings topKeys,
             OverloadProtection.Settings overload,
+            boolean forwardAuth,
             Path source,
             Integer portOverride) {
         this.host = host;
@@ -133,6 +135,7 @@ public final class ServerConfig {
         this.envoy = envoy;
         this.topKeys = topKeys;
         this.overload = overload;
+        this.forwardAuth = forwardAuth;
         this.source = source;
         this.portOverride = portOverride;
     }
@@ -171,6 +174,7 @@ public final class ServerConfig {
                 read.envoy,
                 read.topKeys,
                 read.overload,
+                read.forwardAuth,
                 file,
                 null);
     }
@@ -215,6 +219,7 @@ public final class ServerConfig {
                 envoy,
                 topKeys,
                 overload,
+                forwardAuth,
                 source,
                 port);
     }
@@ -261,6 +266,7 @@ public final class ServerConfig {
                         : new Envoy(envoy.port, envoy.host, next.envoy.config, next.envoy.setup),
                 topKeys,
                 next.overload,
+                forwardAuth,
                 source,
                 portOverride);
     }
@@ -345,6 +351,11 @@ public final class ServerConfig {
     /** Returns how the keys limited most are counted and shown. */
     TopKeysSettings topKeys() {
         return topKeys;
+    }
+
+    /** Returns whether the public port answers {@value ForwardAuth#PATH} ({@code server.forward-auth}). */
+    boolean forwardAuth() {
+        return forwardAuth;
     }
 
     /** Returns the settings of overload protection in front of the upstream, or null where it is not enabled. */

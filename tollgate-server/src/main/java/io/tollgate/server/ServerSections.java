@@ -40,7 +40,8 @@ final class ServerSections {
             "upstream-timeout",
             "management-port",
             "management-host",
-            "management-token");
+            "management-token",
+            "forward-auth");
 
     /** The server's file: what a rules file holds, the stores, and the server's own sections. */
     private static final ConfigSection TOP = ConfigSchema.RULES
@@ -85,8 +86,11 @@ final class ServerSections {
         if (upstream == null && timeoutNode.isPresent()) {
             throw timeoutNode.error("applies only with an upstream");
         }
-        if (upstream == null && !rules.isEmpty()) {
-            throw root.child("rules").error("limit proxied requests, so they need server.upstream");
+        boolean forwardAuth = server.child("forward-auth").bool(false);
+        if (upstream == null && !forwardAuth && !rules.isEmpty()) {
+            throw root.child("rules")
+                    .error("limit proxied requests, so they need server.upstream, or forward-auth requests"
+                            + " (server.forward-auth: true)");
         }
         if (upstream == null && sections.overload() != null) {
             throw root.child("overload").error("protects the upstream from overload, so it needs server.upstream");
@@ -108,6 +112,7 @@ final class ServerSections {
                 envoy(root.child("envoy"), policies),
                 ConfigSections.topKeys(root.child("top-keys")),
                 sections.overload(),
+                forwardAuth,
                 null,
                 null);
     }

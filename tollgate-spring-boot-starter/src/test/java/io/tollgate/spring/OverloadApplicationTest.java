@@ -19,7 +19,8 @@ import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.ActiveProfiles;
 
 /**
- * {@code tollgate.overload.*} in a servlet application and in a reactive one: a limit of two requests in flight, of
+ * {@code tollgate.overload.*} (application-overload.yml) in a servlet application and in a reactive one: a limit of
+ * two requests in flight, of
  * which the requests charged the sheddable policy {@code per-ip} (the rule on {@code /api/**}) may use one. With one
  * request held by the application, a sheddable one waits its most and is refused with the 503 of overload, taking no
  * token; once the held one ends, the next gets in.
@@ -65,19 +66,8 @@ class OverloadApplicationTest {
     @SpringBootTest(
             classes = TestApplication.class,
             webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-            properties = {
-                "tollgate.redis.use-application-redis=false",
-                "tollgate.overload.enabled=true",
-                "tollgate.overload.min-limit=2",
-                "tollgate.overload.initial-limit=2",
-                "tollgate.overload.max-limit=2",
-                "tollgate.overload.critical-reserve=0",
-                "tollgate.overload.default-reserve=0.5",
-                "tollgate.overload.max-wait=1s",
-                "tollgate.overload.retry-after=2s",
-                "tollgate.policies.per-ip.priority=sheddable",
-            })
-    @ActiveProfiles("ratelimited")
+            properties = "tollgate.redis.use-application-redis=false")
+    @ActiveProfiles({"ratelimited", "overload"})
     @DirtiesContext
     class InAServletApplication {
 
@@ -94,19 +84,8 @@ class OverloadApplicationTest {
     @SpringBootTest(
             classes = ReactiveTestApplication.class,
             webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-            properties = {
-                "tollgate.redis.use-application-redis=false",
-                "tollgate.overload.enabled=true",
-                "tollgate.overload.min-limit=2",
-                "tollgate.overload.initial-limit=2",
-                "tollgate.overload.max-limit=2",
-                "tollgate.overload.critical-reserve=0",
-                "tollgate.overload.default-reserve=0.5",
-                "tollgate.overload.max-wait=1s",
-                "tollgate.overload.retry-after=2s",
-                "tollgate.policies.per-ip.priority=sheddable",
-            })
-    @ActiveProfiles("reactive")
+            properties = "tollgate.redis.use-application-redis=false")
+    @ActiveProfiles({"reactive", "overload"})
     @DirtiesContext
     class InAReactiveApplication {
 
