@@ -81,7 +81,8 @@ final class ForwardAuth {
                 LOG.log(System.Logger.Level.ERROR, "the rate limiter failed on a forward-auth request", failure);
                 return Answer.of(RequestDecision.limiterFailed());
             }
-            rules.finish(decision, decision.status(), decision.headers()::get); // no response will come
+            // No response will come: the slots are given back now, and the cost is not settled (it stays as taken)
+            rules.release(decision);
             return decision.allowed() ? new Answer(200, decision.headers(), new byte[0]) : Answer.of(decision);
         });
     }

@@ -106,6 +106,32 @@ class ForwardAuthTest {
     }
 
     @Test
+    void aCostSettledByTheResponseStaysAsTakenForNoResponseComes() throws Exception {
+        server = RunningServer.start("""
+                policies:
+                  logins:
+                    limits: [{capacity: 2, refill: 1/h}]
+                rules:
+                  - path: /login
+                    key: header:X-User
+                    policy: logins
+                    response-cost: {charge-statuses: [401]}
+                client-ip:
+                  trusted-proxies: [127.0.0.1]
+                server:
+                  forward-auth: true
+                """);
+        String[] login = {"X-Original-Method", "POST", "X-Original-URI", "/login", "X-User", "u"};
+
+        int[] statuses = {
+            ask(login).statusCode(), ask(login).statusCode(), ask(login).statusCode()
+        };
+
+        // settled with a 200 the cost would be refunded, and the rule would never refuse
+        assertThat(statuses).containsExactly(200, 200, 429);
+    }
+
+    @Test
     void onlyATrustedProxyMayDescribeARequest() throws Exception {
         start("10.0.0.0/8");
 

@@ -388,7 +388,7 @@ class ServerJarIT {
         assertThat(status).isEqualTo(2);
         assertThat(server.err())
                 .isEqualTo("tollgate: " + bad
-                        + ":3: server: unknown setting 'prot'; known: data-plane, host, idle-timeout, management-host,"
+                        + ":3: server: unknown setting 'prot'; known: data-plane, forward-auth, host, idle-timeout, management-host,"
                         + " management-port, management-token, port, shutdown-timeout, upstream, upstream-timeout");
     }
 
