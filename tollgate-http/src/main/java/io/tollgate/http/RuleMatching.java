@@ -102,7 +102,9 @@ final class RuleMatching {
             applied.add(rule);
             policies.add(policy);
             keys.add(Arguments.boundedKey(key));
-            priority = higher(priority, priority(rule, policy));
+            if (overload != null) { // without protection, no request needs a priority: nothing to look up
+                priority = higher(priority, priority(rule, policy));
+            }
         }
         if (overload == null) {
             return applied.isEmpty()

@@ -108,17 +108,7 @@ public final class OverloadGuard {
          * goes to a waiting request if one fits. Does nothing the second time.
          */
         public void leave(long nowNanos, boolean dropped) {
-            List<Admitted> admitted;
-            synchronized (OverloadGuard.this) {
-                if (left) {
-                    return;
-                }
-                left = true;
-                inFlight--;
-                limit.sample(nowNanos - enteredNanos, inFlightAtEntry, dropped, nowNanos);
-                admitted = admitWaiting(nowNanos);
-            }
-            complete(admitted, nowNanos);
+            end(nowNanos, true, dropped);
         }
 
         /**
@@ -126,6 +116,10 @@ public final class OverloadGuard {
          * the service). Does nothing the second time.
          */
         public void abandon(long nowNanos) {
+            end(nowNanos, false, false);
+        }
+
+        private void end(long nowNanos, boolean learn, boolean dropped) {
             List<Admitted> admitted;
             synchronized (OverloadGuard.this) {
                 if (left) {
@@ -133,6 +127,9 @@ public final class OverloadGuard {
                 }
                 left = true;
                 inFlight--;
+                if (learn) {
+                    limit.sample(nowNanos - enteredNanos, inFlightAtEntry, dropped, nowNanos);
+                }
                 admitted = admitWaiting(nowNanos);
             }
             complete(admitted, nowNanos);
