@@ -152,12 +152,15 @@ public final class TollgateServer implements AutoCloseable {
             envoy.serving(true);
             store.onChange(answers -> envoy.serving(answers));
         }
-        LOG.log(
-                Level.INFO,
-                "tollgate started on {0}, store {1}{2}",
-                uri(),
-                storeDescription,
-                config.upstream() == null ? ", decision API only" : ", proxying to " + config.upstream());
+        LOG.log(Level.INFO, "tollgate started on {0}, store {1}{2}", uri(), storeDescription, serving(config));
+    }
+
+    /** What the public port does, for the started line: proxying, answering forward-auth, or decisions only. */
+    private static String serving(ServerConfig config) {
+        String forwardAuth = config.forwardAuth() ? ", forward-auth on " + ForwardAuth.PATH : "";
+        return config.upstream() == null
+                ? (forwardAuth.isEmpty() ? ", decision API only" : ", decision API" + forwardAuth)
+                : ", proxying to " + config.upstream() + forwardAuth;
     }
 
     /**
