@@ -27,7 +27,7 @@ import java.util.Map;
 final class ServerSections {
 
     private static final ConfigSection ENVOY =
-            ConfigSection.of("envoy", "port", "host", "config", "x-ratelimit-headers");
+            ConfigSection.of("envoy", "port", "host", "config", "x-ratelimit-headers", "shadow-mode", "merge-domains");
 
     private static final ConfigSection SERVER = ConfigSection.of(
             "server",
@@ -161,15 +161,18 @@ final class ServerSections {
         int port = port(portNode, ServerConfig.DEFAULT_ENVOY_PORT);
         String host = envoy.child("host").string("0.0.0.0");
         boolean xRateLimitHeaders = envoy.child("x-ratelimit-headers").bool(false);
+        boolean shadowMode = envoy.child("shadow-mode").bool(false);
+        boolean mergeDomains = envoy.child("merge-domains").bool(false);
         ConfigNode configNode = envoy.child("config");
         Path config = Path.of(configNode.requiredString());
         EnvoyRateLimits limits;
         try {
-            limits = EnvoyRateLimits.load(config, policies);
+            limits = EnvoyRateLimits.load(config, policies, mergeDomains);
         } catch (IllegalArgumentException e) {
             throw configNode.error(e.getMessage());
         }
-        return new ServerConfig.Envoy(port, host, config, new EnvoyService.Setup(limits, xRateLimitHeaders));
+        return new ServerConfig.Envoy(
+                port, host, config, new EnvoyService.Setup(limits, xRateLimitHeaders, shadowMode));
     }
 
     private static ServerConfig.Store store(ConfigNode redis, ConfigNode memory) {

@@ -156,7 +156,7 @@ public final class TollgateServer implements AutoCloseable {
     }
 
     /** What the public port does, for the started line: proxying, answering forward-auth, or decisions only. */
-    private static String serving(ServerConfig config) {
+    static String serving(ServerConfig config) {
         String forwardAuth = config.forwardAuth() ? ", forward-auth on " + ForwardAuth.PATH : "";
         return config.upstream() == null
                 ? (forwardAuth.isEmpty() ? ", decision API only" : ", decision API" + forwardAuth)

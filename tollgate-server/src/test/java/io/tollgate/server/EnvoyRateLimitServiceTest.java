@@ -123,6 +123,9 @@ class EnvoyRateLimitServiceTest {
                 Files.createDirectories(limits);
                 Files.writeString(limits.resolve("messaging.yaml"), MESSAGING);
                 Files.writeString(limits.resolve("edge.yaml"), EDGE);
+                Files.writeString(limits.resolve("example7.yaml"), ReadmeExamples.REPLACES);
+                Files.writeString(limits.resolve("example8.yaml"), ReadmeExamples.DETAILED_METRIC);
+                Files.writeString(limits.resolve("example9.yaml"), ReadmeExamples.WILDCARD);
             }
             Path file = dir.resolve(fileName);
             Files.writeString(file, """
@@ -294,6 +297,114 @@ class EnvoyRateLimitServiceTest {
                             + "key=\"generic_key\",result=\"shadow_over_limit\"} 1.0")
                     .contains("tollgate_envoy_decisions_total{degraded=\"false\",domain=\"edge_proxy_per_ip\","
                             + "key=\"generic_key\",result=\"ok\"} 1.0");
+        }
+
+        @Test
+        void aLimitThatReplacesAnotherDropsItFromARequestThatMatchesBothAsInTheReadmesExample7() {
+            RateLimitDescriptor specific = descriptor("key_1", "value_1", "user", "bkthomps");
+            RateLimitDescriptor replacing = descriptor("key_2", "value_2", "user", "bkthomps");
+
+            RateLimitResponse both = ask(request("example7", specific, replacing));
+            RateLimitResponse alone = ask(request("example7", specific));
+
+            assertThat(both.getOverallCode()).isEqualTo(Code.OK);
+            assertThat(both.getStatuses(0).getCode()).isEqualTo(Code.OK);
+            assertThat(both.getStatuses(0).hasCurrentLimit())
+                    .as("the replaced limit is not checked")
+                    .isFalse();
+            assertThat(both.getStatuses(1).getCurrentLimit().getRequestsPerUnit())
+                    .isEqualTo(10);
+            assertThat(both.getStatuses(1).getLimitRemaining()).isEqualTo(9);
+            assertThat(alone.getStatuses(0).getCurrentLimit().getName()).isEqualTo("specific_limit");
+            assertThat(alone.getStatuses(0).getLimitRemaining())
+                    .as("nor charged: its 5 a second, less this request")
+                    .isEqualTo(4);
+            assertThat(server.get("/metrics").body())
+                    .as("counted once, by the limit that replaced it")
+                    .contains("domain=\"example7\",key=\"key_1.user\",result=\"ok\"} 1.0")
+                    .contains("domain=\"example7\",key=\"key_2.user\",result=\"ok\"} 1.0");
+        }
+
+        @Test
+        void aWildcardValueLimitsEachValueItStartsInABucketOfItsOwnAsInTheReadmesExample9() {
+            RateLimitResponse first = ask(request("example9", descriptor("key1", "value_1")));
+            RateLimitResponse again = ask(request("example9", descriptor("key1", "value_1")));
+            RateLimitResponse another = ask(request("example9", descriptor("key1", "value_2")));
+            RateLimitResponse unmatched = ask(request("example9", descriptor("key1", "other")));
+
+            assertThat(first.getStatuses(0).getCurrentLimit().getRequestsPerUnit())
+                    .isEqualTo(20);
+            assertThat(first.getStatuses(0).getCurrentLimit().getUnit()).isEqualTo(Unit.MINUTE);
+            assertThat(first.getStatuses(0).getLimitRemaining()).isEqualTo(19);
+            assertThat(again.getStatuses(0).getLimitRemaining()).isEqualTo(18);
+            assertThat(another.getStatuses(0).getLimitRemaining()).isEqualTo(19);
+            assertThat(unmatched.getStatuses(0).hasCurrentLimit()).isFalse();
+        }
+
+        @Test
+        void aDetailedMetricDescriptorNamesAtMostAHundredValuesInItsMetersAsInTheReadmesExample8() {
+            ask(request("example8", descriptor("key1", "unspecified_value")));
+            ask(request("example8", descriptor("key1", "unspecified_value2")));
+            ask(request("example8", descriptor("key1", "value1")));
+            for (int i = 0; i < 100; i++) {
+                ask(request("example8", descriptor("key1", "client-" + i)));
+            }
+
+            String metrics = server.get("/metrics").body();
+            List<String> keys = metrics.lines()
+                    .filter(line ->
+                            line.startsWith("tollgate_envoy_decisions_total{") && line.contains("domain=\"example8\""))
+                    .map(line -> line.replaceAll(".*,key=\"([^\"]*)\".*", "$1"))
+                    .distinct()
+                    .toList();
+
+            assertThat(metrics)
+                    .contains("domain=\"example8\",key=\"key1_unspecified_value\",result=\"ok\"} 1.0")
+                    .contains("domain=\"example8\",key=\"key1_unspecified_value2\",result=\"ok\"} 1.0")
+                    .contains("domain=\"example8\",key=\"key1_client-97\",result=\"ok\"} 1.0")
+                    .doesNotContain("key1_client-98")
+                    .doesNotContain("key1_value1");
+            assertThat(keys)
+                    .as("a hundred values of the detailed descriptor, and the key alone for the rest and value1")
+                    .hasSize(101)
+                    .contains("key1");
+        }
+
+        @Test
+        void anUnlimitedDescriptorAnswersTheMostAUint32HoldsAsEnvoyproxyRatelimitDoes() {
+            RateLimitResponse office = ask(request("edge_proxy_per_ip", descriptor("remote_address", "10.0.0.1")));
+
+            assertThat(office.getStatuses(0).getCode()).isEqualTo(Code.OK);
+            assertThat(Integer.toUnsignedLong(office.getStatuses(0).getLimitRemaining()))
+                    .isEqualTo(4_294_967_295L);
+            assertThat(office.getStatuses(0).hasCurrentLimit()).isFalse();
+        }
+
+        @Test
+        void theGlobalShadowModeAnswersOkButChargesAndCountsWhatItWouldHaveRefused() throws Exception {
+            RunningServer shadowed = startServer("  shadow-mode: true\n");
+            RateLimitServiceGrpc.RateLimitServiceBlockingStub client = client(shadowed);
+            RateLimitRequest scarce = request(
+                    "edge_proxy_per_ip", descriptor("generic_key", "scarce"), descriptor("remote_address", "10.0.0.2"));
+
+            RateLimitResponse first = client.shouldRateLimit(scarce);
+            RateLimitResponse second = client.shouldRateLimit(scarce);
+
+            assertThat(first.getOverallCode()).isEqualTo(Code.OK);
+            assertThat(second.getOverallCode()).isEqualTo(Code.OK);
+            assertThat(second.getStatusesList())
+                    .as("each descriptor's own status, as envoyproxy/ratelimit answers")
+                    .extracting(DescriptorStatus::getCode)
+                    .containsExactly(Code.OVER_LIMIT, Code.OK);
+            assertThat(second.getStatuses(1).getLimitRemaining())
+                    .as("the request goes on: what it was charged stays taken")
+                    .isEqualTo(3);
+            assertThat(headers(second))
+                    .containsKeys("RateLimit-Policy", "RateLimit")
+                    .doesNotContainKey("Retry-After");
+            assertThat(shadowed.get("/metrics").body())
+                    .contains("tollgate_envoy_global_shadow_mode_total{domain=\"edge_proxy_per_ip\"} 1.0")
+                    .contains("domain=\"edge_proxy_per_ip\",key=\"generic_key\",result=\"over_limit\"} 1.0");
         }
 
         @Test

@@ -52,6 +52,19 @@ class ForwardAuthTest {
     }
 
     @Test
+    void theStartedLineSaysWhereForwardAuthIsAnswered() {
+        ServerConfig forwardAuth = ServerConfig.parse(RULES + "server: {forward-auth: true}\n", "t.yaml");
+        ServerConfig proxying = ServerConfig.parse(
+                RULES + "server: {forward-auth: true, upstream: 'http://127.0.0.1:9000'}\n", "t.yaml");
+        ServerConfig decisions = ServerConfig.parse("server: {port: 0}\n", "t.yaml");
+
+        assertThat(TollgateServer.serving(forwardAuth)).isEqualTo(", decision API, forward-auth on /v1/forward-auth");
+        assertThat(TollgateServer.serving(proxying))
+                .isEqualTo(", proxying to http://127.0.0.1:9000, forward-auth on /v1/forward-auth");
+        assertThat(TollgateServer.serving(decisions)).isEqualTo(", decision API only");
+    }
+
+    @Test
     void aRequestDescribedAsCaddyDescribesItIsDecidedByTheRulesThatMatchIt() throws Exception {
         start("127.0.0.1");
         String[] caddy = {

@@ -186,6 +186,8 @@ class ServerConfigTest {
                 "envoy: {config: x.yaml, port: -1} | t.yaml:1: envoy.port: port must be 0 to 65535, was -1",
                 "envoy: {config: /no/such/ratelimit.yaml} | t.yaml:1: envoy.config: cannot read envoy config '/no/such/ratelimit.yaml'",
                 "envoy: {config: x.yaml, x-ratelimit-headers: maybe} | t.yaml:1: envoy.x-ratelimit-headers: must be true or false",
+                "envoy: {config: x.yaml, shadow-mode: maybe} | t.yaml:1: envoy.shadow-mode: must be true or false",
+                "envoy: {config: x.yaml, merge-domains: maybe} | t.yaml:1: envoy.merge-domains: must be true or false",
                 "top-keys: {show: hidden} | t.yaml:1: top-keys.show: must be whole, masked or digest, was 'hidden'",
                 "top-keys: {capacity: 4} | t.yaml:1: top-keys.capacity: must be 8 to 4096, was 4",
                 "top-keys: {keys: 10} | t.yaml:1: top-keys: unknown setting 'keys'; known: capacity, enabled, show",
@@ -196,6 +198,20 @@ class ServerConfigTest {
         assertThatThrownBy(() -> ServerConfig.parse(yaml, "t.yaml"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith(message.strip());
+    }
+
+    @Test
+    void envoyMergeDomainsReadsTwoFilesOfOneDomainWhichAreOtherwiseRefused(@TempDir Path dir) throws Exception {
+        Path limits = Files.createDirectories(dir.resolve("ratelimit"));
+        Files.writeString(limits.resolve("a.yaml"), "domain: edge\ndescriptors:\n  - key: a\n");
+        Files.writeString(limits.resolve("b.yaml"), "domain: edge\ndescriptors:\n  - key: b\n");
+        String yaml = "envoy: {config: '" + limits + "'%s}";
+
+        assertThat(ServerConfig.parse(yaml.formatted(", merge-domains: true"), "t.yaml")
+                        .envoy())
+                .isNotNull();
+        assertThatThrownBy(() -> ServerConfig.parse(yaml.formatted(""), "t.yaml"))
+                .hasMessageContaining("b.yaml:1: domain: domain 'edge' is defined twice");
     }
 
     @Test

@@ -15,8 +15,10 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -28,18 +30,20 @@ import java.util.stream.Stream;
 
 /**
  * Rate limits written in envoyproxy/ratelimit's configuration format, so that its users keep their files: a
- * {@code domain} and a tree of {@code descriptors}, each a {@code key}, an optional {@code value}, and a
- * {@code rate_limit} ({@code unit}, {@code requests_per_unit}, optional {@code name}, {@code unlimited}),
- * {@code shadow_mode}, nested {@code descriptors}. Each {@code rate_limit} becomes a token bucket of capacity
- * {@code requests_per_unit} refilled {@code requests_per_unit} per {@code unit} (a week is 7 days, a month
- * 30 and a year 365), except that 0 {@code requests_per_unit} refuses every request, as there; Tollgate's own keys set the capacity apart ({@code tollgate_capacity}) or name a
- * policy of the server's file instead of a {@code rate_limit} ({@code tollgate_policy}). envoyproxy/ratelimit's
- * {@code detailed_metric} and {@code replaces} are read and not used.
+ * {@code domain} and a tree of {@code descriptors}, each a {@code key}, an optional {@code value} (ending in
+ * {@code *}: any value with that prefix), a {@code rate_limit} ({@code unit}, {@code requests_per_unit}, optional
+ * {@code name}, {@code unlimited}, {@code replaces}), {@code shadow_mode}, {@code detailed_metric}, nested {@code
+ * descriptors}. Each {@code rate_limit} becomes a token bucket of capacity {@code requests_per_unit} refilled
+ * {@code requests_per_unit} per {@code unit} (a week is 7 days, a month 30 and a year 365), except that 0 {@code
+ * requests_per_unit} refuses every request, as there; Tollgate's own keys set the capacity apart ({@code
+ * tollgate_capacity}) or name a policy of the server's file instead of a {@code rate_limit} ({@code
+ * tollgate_policy}). Any other key is refused, by name.
  *
  * <p>A request's descriptor, a list of entries, is matched as envoyproxy/ratelimit matches it: level by
- * level, an entry matches the descriptor of its key and value, else one of its key alone, whose value then
- * becomes part of the bucket's key (each value its own bucket); the limit is that of the descriptor the last
- * entry matched. Immutable and thread-safe.
+ * level, an entry matches the descriptor of its key and value, else the first of its key whose value ends in
+ * {@code *} and starts the entry's value, else one of its key alone; the limit is that of the descriptor the last
+ * entry matched, and every entry's value is part of the bucket's key (each value its own bucket). Immutable and
+ * thread-safe.
  */
 public final class EnvoyRateLimits {
 
@@ -48,6 +52,7 @@ public final class EnvoyRateLimits {
             Set.of("key", "value", "rate_limit", "shadow_mode", "detailed_metric", "descriptors", "tollgate_policy");
     private static final Set<String> RATE_LIMIT =
             Set.of("unit", "requests_per_unit", "name", "unlimited", "replaces", "tollgate_capacity");
+    private static final Set<String> REPLACES = Set.of("name");
     private static final Map<String, Duration> UNITS = Map.of(
             "second", Duration.ofSeconds(1),
             "minute", Duration.ofMinutes(1),
@@ -68,35 +73,107 @@ public final class EnvoyRateLimits {
     }
 
     /**
-     * What a descriptor matched.
+     * A descriptor of the file that sets a limit, as the file says it: the same for every request it matches.
      *
      * @param policy the policy its bucket follows; null for a descriptor that is never limited or always refused
      *     (0 {@code requests_per_unit})
-     * @param bucketKey the bucket's key: the domain and every entry, values of key-only matches included
      * @param requestsPerUnit the limit as the file says it, for Envoy's {@code current_limit}; 0 for a policy
      * @param unit the file's unit, in upper case as Envoy's enum names it ({@code SECOND}); null for a policy
      * @param name the rate limit's {@code name}, or null
      * @param unlimited whether the descriptor is never limited
      * @param shadow whether it only counts what it would refuse ({@code shadow_mode})
-     * @param keys the request's entry keys joined by dots ({@code generic_key.remote_address}), for metrics:
-     *     the file's words, never a client's values
+     * @param replaces the names of the limits it replaces in a request that matches both ({@code replaces})
+     * @param detailedMetric whether its metrics name the request's values too ({@code detailed_metric})
+     * @param path the descriptor's place in the files: the domain, and each level's key and value
      */
-    record Match(
+    record Configured(
             Policy policy,
-            String bucketKey,
             long requestsPerUnit,
             String unit,
             String name,
             boolean unlimited,
             boolean shadow,
-            String keys) {}
+            Set<String> replaces,
+            boolean detailedMetric,
+            String path) {
 
-    /** One descriptor of the file, and those nested in it, by key and value ({@code key} alone for none). */
-    private record Node(Match limit, Map<String, Node> children) {}
+        Configured {
+            replaces = Set.copyOf(replaces);
+        }
+    }
 
-    private final Map<String, Map<String, Node>> domains;
+    /**
+     * What a request's descriptor matched.
+     *
+     * @param configured the descriptor of the file it matched
+     * @param bucketKey the bucket's key: the domain and every entry, values of key-only and wildcard matches
+     *     included
+     * @param keys the request's entry keys joined by dots ({@code generic_key.remote_address}), for metrics:
+     *     the file's words, never a client's values
+     * @param detailedKeys for a {@code detailed_metric} descriptor, the descriptors it matched (each its key, and
+     *     value if it has one, joined by {@code _}) joined by dots, and the last entry's value after a {@code _}
+     *     ({@code generic_key_api.api_key_k-1}), as envoyproxy/ratelimit names it; null for any other
+     */
+    record Match(Configured configured, String bucketKey, String keys, String detailedKeys) {
 
-    private EnvoyRateLimits(Map<String, Map<String, Node>> domains) {
+        Policy policy() {
+            return configured.policy();
+        }
+
+        long requestsPerUnit() {
+            return configured.requestsPerUnit();
+        }
+
+        String unit() {
+            return configured.unit();
+        }
+
+        String name() {
+            return configured.name();
+        }
+
+        boolean unlimited() {
+            return configured.unlimited();
+        }
+
+        boolean shadow() {
+            return configured.shadow();
+        }
+    }
+
+    /**
+     * One descriptor of the file, and those nested in it; {@code metricKey} is its key, and value if it has one,
+     * joined by {@code _}, as envoyproxy/ratelimit names it in metrics.
+     */
+    private record Node(Configured limit, Level children, String metricKey) {}
+
+    /** A wildcard descriptor: {@code key} with any value that starts with {@code prefix}. */
+    private record Wildcard(String key, String prefix, Node node) {}
+
+    /**
+     * One level of the tree: its descriptors by key and value ({@code key} alone for none), and those whose value
+     * ends in {@code *}, in the file's order.
+     */
+    private record Level(Map<String, Node> nodes, List<Wildcard> wildcards) {
+
+        static final Level NONE = new Level(Map.of(), List.of());
+
+        /** The descriptor {@code entry} matches here, as envoyproxy/ratelimit looks it up, or null. */
+        Node find(Entry entry) {
+            Node node = nodes.get(entry.key() + "=" + entry.value());
+            for (int i = 0; node == null && i < wildcards.size(); i++) {
+                Wildcard wildcard = wildcards.get(i);
+                if (wildcard.key().equals(entry.key()) && entry.value().startsWith(wildcard.prefix())) {
+                    node = wildcard.node();
+                }
+            }
+            return node != null ? node : nodes.get(entry.key());
+        }
+    }
+
+    private final Map<String, Level> domains;
+
+    private EnvoyRateLimits(Map<String, Level> domains) {
         this.domains = Map.copyOf(domains);
     }
 
@@ -108,6 +185,20 @@ public final class EnvoyRateLimits {
      *     the setting; or two files have one domain
      */
     public static EnvoyRateLimits load(Path fileOrDirectory, Map<String, Policy> policies) {
+        return load(fileOrDirectory, policies, false);
+    }
+
+    /**
+     * Reads a file, or every {@code .yaml} and {@code .yml} file of a directory (in the order of their names).
+     *
+     * @param policies the server's policies, which {@code tollgate_policy} may name
+     * @param mergeDomains whether files of one domain add their descriptors to it (envoyproxy/ratelimit's {@code
+     *     MERGE_DOMAIN_CONFIG}), rather than being refused
+     * @throws IllegalArgumentException if a file cannot be read or is invalid, naming the file, the line and
+     *     the setting; or, unless {@code mergeDomains}, two files have one domain; or merged files define one
+     *     descriptor twice
+     */
+    public static EnvoyRateLimits load(Path fileOrDirectory, Map<String, Policy> policies, boolean mergeDomains) {
         List<Path> files;
         try (Stream<Path> listed =
                 Files.isDirectory(fileOrDirectory) ? Files.list(fileOrDirectory) : Stream.of(fileOrDirectory)) {
@@ -119,7 +210,7 @@ public final class EnvoyRateLimits {
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot read envoy config '" + fileOrDirectory + "': " + e, e);
         }
-        Map<String, Map<String, Node>> domains = new LinkedHashMap<>();
+        Map<String, Level> domains = new LinkedHashMap<>();
         for (Path file : files) {
             String text;
             try {
@@ -127,7 +218,7 @@ public final class EnvoyRateLimits {
             } catch (IOException e) {
                 throw new IllegalArgumentException("cannot read envoy config '" + file + "': " + e.getMessage(), e);
             }
-            parse(text, file.toString(), policies, domains);
+            parse(text, file.toString(), policies, domains, mergeDomains);
         }
         return new EnvoyRateLimits(domains);
     }
@@ -138,13 +229,17 @@ public final class EnvoyRateLimits {
      * @throws IllegalArgumentException if it is invalid, naming the file, the line and the setting
      */
     static EnvoyRateLimits parse(String text, String fileName, Map<String, Policy> policies) {
-        Map<String, Map<String, Node>> domains = new LinkedHashMap<>();
-        parse(text, fileName, policies, domains);
+        Map<String, Level> domains = new LinkedHashMap<>();
+        parse(text, fileName, policies, domains, false);
         return new EnvoyRateLimits(domains);
     }
 
     private static void parse(
-            String text, String fileName, Map<String, Policy> policies, Map<String, Map<String, Node>> domains) {
+            String text,
+            String fileName,
+            Map<String, Policy> policies,
+            Map<String, Level> domains,
+            boolean mergeDomains) {
         try {
             ConfigNode root = YamlConfig.parse(text);
             root.checkKeys(FILE);
@@ -153,52 +248,93 @@ public final class EnvoyRateLimits {
             if (domain.isBlank()) {
                 throw domainNode.error("must not be empty");
             }
-            if (domains.containsKey(domain)) {
+            Level defined = domains.get(domain);
+            if (defined != null && !mergeDomains) {
                 throw domainNode.error("domain '" + domain + "' is defined twice");
             }
-            domains.put(domain, descriptors(root.child("descriptors"), domain, List.of(), policies));
+            domains.put(
+                    domain,
+                    descriptors(
+                            root.child("descriptors"),
+                            domain,
+                            List.of(),
+                            policies,
+                            defined == null ? Level.NONE : defined));
         } catch (ConfigException e) {
             throw new IllegalArgumentException(e.messageIn(fileName), e);
         }
     }
 
-    private static Map<String, Node> descriptors(
-            ConfigNode list, String domain, List<String> path, Map<String, Policy> policies) {
-        Map<String, Node> level = new LinkedHashMap<>();
+    /** Reads a list of descriptors into a level that already holds {@code defined} (another file's, merged). */
+    private static Level descriptors(
+            ConfigNode list, String domain, List<String> path, Map<String, Policy> policies, Level defined) {
+        if (!list.isPresent()) {
+            return defined;
+        }
+        Map<String, Node> nodes = new LinkedHashMap<>(defined.nodes());
+        List<Wildcard> wildcards = new ArrayList<>(defined.wildcards());
         for (ConfigNode descriptor : list.elements()) {
             descriptor.checkKeys(DESCRIPTOR);
             String key = descriptor.child("key").requiredString();
             ConfigNode valueNode = descriptor.child("value");
             String value = valueNode.isPresent() ? valueNode.requiredString() : null;
             String id = value == null ? key : key + "=" + value;
-            if (level.containsKey(id)) {
+            if (nodes.containsKey(id)) {
                 throw descriptor.error("duplicate descriptor " + id);
             }
             List<String> here = new ArrayList<>(path);
             here.add(id);
-            Match limit = limit(descriptor, domain, here, policies);
-            level.put(id, new Node(limit, descriptors(descriptor.child("descriptors"), domain, here, policies)));
+            Node node = new Node(
+                    limit(descriptor, domain, here, policies),
+                    descriptors(descriptor.child("descriptors"), domain, here, policies, Level.NONE),
+                    value == null ? key : key + "_" + value);
+            nodes.put(id, node);
+            if (value != null && value.endsWith("*")) {
+                wildcards.add(new Wildcard(key, value.substring(0, value.length() - 1), node));
+            }
         }
-        return level;
+        return new Level(Collections.unmodifiableMap(nodes), List.copyOf(wildcards));
     }
 
-    private static Match limit(ConfigNode descriptor, String domain, List<String> path, Map<String, Policy> policies) {
+    private static Configured limit(
+            ConfigNode descriptor, String domain, List<String> path, Map<String, Policy> policies) {
         boolean shadow = descriptor.child("shadow_mode").bool(false);
+        boolean detailed = descriptor.child("detailed_metric").bool(false);
+        String where = domain + "|" + String.join("|", path);
         ConfigNode policyNode = descriptor.child("tollgate_policy");
         ConfigNode rateLimit = descriptor.child("rate_limit");
         if (policyNode.isPresent()) {
             if (rateLimit.isPresent()) {
                 throw policyNode.error("names a policy: leave rate_limit out, or this out");
             }
-            return new Match(ConfigSections.policy(policyNode, policies), null, 0, null, null, false, shadow, null);
+            return new Configured(
+                    ConfigSections.policy(policyNode, policies),
+                    0,
+                    null,
+                    null,
+                    false,
+                    shadow,
+                    Set.of(),
+                    detailed,
+                    where);
         }
         if (!rateLimit.isPresent()) {
             return null; // a level of the tree that only holds others
         }
         rateLimit.checkKeys(RATE_LIMIT);
         String name = rateLimit.child("name").string(null);
+        ConfigNode replacesNode = rateLimit.child("replaces");
+        Set<String> replaces = replaces(replacesNode);
+        if (name != null && replaces.contains(name)) {
+            throw replacesNode.error("must not name its own rate limit, '" + name + "'");
+        }
         if (rateLimit.child("unlimited").bool(false)) {
-            return new Match(null, null, 0, null, name, true, shadow, null);
+            for (String limitKey : List.of("unit", "requests_per_unit", "tollgate_capacity")) {
+                if (rateLimit.child(limitKey).isPresent()) {
+                    throw rateLimit.child(limitKey).error("does not apply to an unlimited rate limit: leave it out");
+                }
+            }
+            return new Configured(null, 0, null, name, true, shadow, replaces, detailed, where);
         }
         ConfigNode unitNode = rateLimit.child("unit");
         String unitText = unitNode.requiredString().toLowerCase(Locale.ROOT);
@@ -210,11 +346,12 @@ public final class EnvoyRateLimits {
         ConfigNode perUnit = rateLimit.child("requests_per_unit");
         long requests = perUnit.requiredLong();
         ConfigNode capacityNode = rateLimit.child("tollgate_capacity");
+        String upperUnit = unitText.toUpperCase(Locale.ROOT);
         if (requests == 0) { // envoyproxy/ratelimit's way to block: every request is over the limit
             if (capacityNode.isPresent()) {
                 throw capacityNode.error("applies only to a limit above 0 requests_per_unit");
             }
-            return new Match(null, null, 0, unitText.toUpperCase(Locale.ROOT), name, false, shadow, null);
+            return new Configured(null, 0, upperUnit, name, false, shadow, replaces, detailed, where);
         }
         long capacity = capacityNode.longValue(requests);
         Policy policy;
@@ -223,7 +360,20 @@ public final class EnvoyRateLimits {
         } catch (IllegalArgumentException e) {
             throw (capacityNode.isPresent() ? capacityNode : perUnit).error(e);
         }
-        return new Match(policy, null, requests, unitText.toUpperCase(Locale.ROOT), name, false, shadow, null);
+        return new Configured(policy, requests, upperUnit, name, false, shadow, replaces, detailed, where);
+    }
+
+    /** The names a {@code replaces} list gives, each an entry {@code - name: NAME}. */
+    private static Set<String> replaces(ConfigNode list) {
+        if (!list.isPresent()) {
+            return Set.of();
+        }
+        Set<String> names = new LinkedHashSet<>();
+        for (ConfigNode replace : list.elements()) {
+            replace.checkKeys(REPLACES);
+            names.add(replace.child("name").requiredString());
+        }
+        return names;
     }
 
     /**
@@ -243,14 +393,14 @@ public final class EnvoyRateLimits {
     /** Returns every policy the descriptors of every domain follow, each once, in the files' order. */
     List<Policy> policies() {
         Map<String, Policy> found = new LinkedHashMap<>();
-        for (Map<String, Node> level : domains.values()) {
+        for (Level level : domains.values()) {
             collect(level, found);
         }
         return List.copyOf(found.values());
     }
 
-    private static void collect(Map<String, Node> level, Map<String, Policy> found) {
-        for (Node node : level.values()) {
+    private static void collect(Level level, Map<String, Policy> found) {
+        for (Node node : level.nodes().values()) {
             if (node.limit() != null && node.limit().policy() != null) {
                 found.putIfAbsent(node.limit().policy().name(), node.limit().policy());
             }
@@ -268,41 +418,35 @@ public final class EnvoyRateLimits {
      * unknown domain, an entry that matches nothing, or a last descriptor without a limit).
      */
     Optional<Match> match(String domain, List<Entry> entries) {
-        Map<String, Node> level = domains.get(domain);
+        Level level = domains.get(domain);
         if (level == null || entries.isEmpty()) {
+            return Optional.empty();
+        }
+        StringJoiner path = new StringJoiner(".");
+        Node node = null;
+        for (Entry entry : entries) {
+            node = level.find(entry);
+            if (node == null) {
+                return Optional.empty();
+            }
+            path.add(node.metricKey());
+            level = node.children();
+        }
+        Configured limit = node.limit();
+        if (limit == null) {
             return Optional.empty();
         }
         StringBuilder bucket = new StringBuilder(domain);
         StringJoiner keys = new StringJoiner(".");
-        Node node = null;
         for (Entry entry : entries) {
-            if (level == null) {
-                return Optional.empty();
-            }
-            node = level.get(entry.key() + "=" + entry.value());
-            if (node == null) {
-                node = level.get(entry.key());
-            }
-            if (node == null) {
-                return Optional.empty();
-            }
             bucket.append('|').append(escaped(entry.key())).append('=').append(escaped(entry.value()));
             keys.add(entry.key());
-            level = node.children();
         }
-        Match limit = node.limit();
-        if (limit == null) {
-            return Optional.empty();
-        }
-        return Optional.of(new Match(
-                limit.policy(),
-                bucket.toString(),
-                limit.requestsPerUnit(),
-                limit.unit(),
-                limit.name(),
-                limit.unlimited(),
-                limit.shadow(),
-                keys.toString()));
+        // As envoyproxy/ratelimit names a detailed descriptor: the descriptors matched, and the last entry's value
+        String detailed = limit.detailedMetric()
+                ? path + "_" + entries.get(entries.size() - 1).value()
+                : null;
+        return Optional.of(new Match(limit, bucket.toString(), keys.toString(), detailed));
     }
 
     /**
@@ -331,9 +475,10 @@ public final class EnvoyRateLimits {
         }
         String name = "envoy.override." + requestsPerUnit + "." + unit.toLowerCase(Locale.ROOT);
         Policy policy = Policy.of(name, Limit.of(requestsPerUnit, Rate.of(requestsPerUnit, period)));
-        return Optional.of(
-                // Its entry keys are the request's, matched against nothing: metrics name it "override" instead.
-                new Match(policy, bucket.toString(), requestsPerUnit, unit, null, false, false, "override"));
+        Configured configured = new Configured(
+                policy, requestsPerUnit, unit, null, false, false, Set.of(), false, domain + "|override");
+        // Its entry keys are the request's, matched against nothing: metrics name it "override" instead.
+        return Optional.of(new Match(configured, bucket.toString(), "override", null));
     }
 
     /** Keeps a key or value that holds the separators from posing as two entries. */

@@ -39,12 +39,19 @@ public final class EnvoyService implements AutoCloseable {
      * @param limits the rate limits, in envoyproxy/ratelimit's format
      * @param xRateLimitHeaders whether answers also carry {@code X-RateLimit-Limit}, {@code -Remaining} and
      *     {@code -Reset}
+     * @param shadowMode whether every call is answered {@code OK}, what its descriptors would refuse only counted
+     *     (envoyproxy/ratelimit's global shadow mode)
      */
-    public record Setup(EnvoyRateLimits limits, boolean xRateLimitHeaders) {
+    public record Setup(EnvoyRateLimits limits, boolean xRateLimitHeaders, boolean shadowMode) {
 
         /** @throws NullPointerException if limits is null */
         public Setup {
             Objects.requireNonNull(limits, "limits");
+        }
+
+        /** A setup that enforces what it decides: no global shadow mode. */
+        public Setup(EnvoyRateLimits limits, boolean xRateLimitHeaders) {
+            this(limits, xRateLimitHeaders, false);
         }
     }
 

@@ -20,6 +20,7 @@ import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse.DescriptorStatus;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -83,16 +84,25 @@ final class RateLimitDecisions {
 
     /**
      * One descriptor of the request: what it matched, if anything, and its decision once made (null without
-     * a bucket: no match, or a limit of 0 that refuses every request).
+     * a bucket: no match, a limit of 0 that refuses every request, or an unlimited one).
      */
     private record Checked(Match match, long cost, CompletableFuture<Decision> decision) {
 
+        boolean unlimited() {
+            return match != null && match.unlimited();
+        }
+
         boolean blocked() {
-            return match != null && match.policy() == null;
+            return match != null && !match.unlimited() && match.policy() == null;
+        }
+
+        /** Whether it was decided by a bucket. */
+        boolean bucketed() {
+            return match != null && match.policy() != null;
         }
 
         boolean allowed() {
-            return match == null || (!blocked() && decision.join().allowed());
+            return !bucketed() ? !blocked() : decision.join().allowed();
         }
     }
 
@@ -118,6 +128,7 @@ final class RateLimitDecisions {
         for (int i = 0; i < request.getDescriptorsCount(); i++) {
             matches.add(match(domain, request.getDescriptors(i), i, setup.limits()));
         }
+        withoutReplaced(matches);
         List<Checked> checked = new ArrayList<>(matches.size());
         for (int i = 0; i < matches.size(); i++) {
             RateLimitDescriptor descriptor = request.getDescriptors(i);
@@ -161,7 +172,32 @@ final class RateLimitDecisions {
         } else {
             match = limits.match(domain, entries);
         }
-        return match.filter(found -> !found.unlimited()).orElse(null);
+        return match.orElse(null);
+    }
+
+    /**
+     * Drops the limits that another limit the request matched replaces ({@code replaces}, by {@code name}), as
+     * envoyproxy/ratelimit does: they are neither checked nor charged, and answered {@code OK}.
+     */
+    private static void withoutReplaced(List<Match> matches) {
+        Set<String> replaced = null;
+        for (Match match : matches) {
+            if (match != null && !match.configured().replaces().isEmpty()) {
+                if (replaced == null) {
+                    replaced = new HashSet<>();
+                }
+                replaced.addAll(match.configured().replaces());
+            }
+        }
+        if (replaced == null) {
+            return;
+        }
+        for (int i = 0; i < matches.size(); i++) {
+            Match match = matches.get(i);
+            if (match != null && match.name() != null && replaced.contains(match.name())) {
+                matches.set(i, null);
+            }
+        }
     }
 
     private CompletableFuture<Decision> decide(Match match, long cost) {
@@ -200,16 +236,19 @@ final class RateLimitDecisions {
     private CompletableFuture<RateLimitResponse> answer(
             String domain, List<Checked> checked, EnvoyService.Setup setup) {
         List<RuleOutcome> outcomes = new ArrayList<>();
-        boolean refused = false;
+        boolean overLimit = false;
         for (Checked one : checked) {
-            refused |= !one.allowed() && !one.match().shadow();
-            if (one.match() != null && !one.blocked()) {
+            overLimit |= !one.allowed() && !one.match().shadow();
+            if (one.bucketed()) {
                 outcomes.add(new RuleOutcome(
-                        rule(one.match()),
+                        rule(one.match(), setup.shadowMode()),
                         one.match().bucketKey(),
                         one.decision().join()));
             }
         }
+        // The global shadow mode answers OK whatever the descriptors say, as envoyproxy/ratelimit's SHADOW_MODE:
+        // their statuses stay as decided, and the request, which goes on, keeps what it was charged.
+        boolean refused = overLimit && !setup.shadowMode();
         RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
         response.setOverallCode(refused ? Code.OVER_LIMIT : Code.OK);
         for (Checked one : checked) {
@@ -219,8 +258,11 @@ final class RateLimitDecisions {
                         domain,
                         one.match(),
                         one.allowed(),
-                        !one.blocked() && one.decision().join().degraded());
+                        one.bucketed() && one.decision().join().degraded());
             }
+        }
+        if (overLimit && !refused) {
+            metrics.globalShadowMode(domain);
         }
         if (!outcomes.isEmpty()) {
             RequestDecision rendered = renderers.get(setup.xRateLimitHeaders()).respond(outcomes);
@@ -238,8 +280,9 @@ final class RateLimitDecisions {
         return giveBack(checked).handle((refunded, failure) -> response.build());
     }
 
-    private Rule rule(Match match) {
-        RuleKey key = new RuleKey(match.policy(), match.shadow());
+    /** The rule that renders a descriptor's header fields: a dry run for a shadow one, or under the shadow mode. */
+    private Rule rule(Match match, boolean shadowMode) {
+        RuleKey key = new RuleKey(match.policy(), match.shadow() || shadowMode);
         Rule rule = rules.get(key);
         if (rule == null) {
             rule = Rule.builder(key.policy()).dryRun(key.shadow()).build();
@@ -262,6 +305,10 @@ final class RateLimitDecisions {
             return status.setCode(Code.OK).build();
         }
         Match match = one.match();
+        if (one.unlimited()) {
+            // As envoyproxy/ratelimit answers one: no current limit, and all the requests a uint32 counts
+            return status.setCode(Code.OK).setLimitRemaining(-1).build();
+        }
         if (one.blocked()) {
             status.setCode(match.shadow() ? Code.OK : Code.OVER_LIMIT);
             CurrentLimits.of(match, null).ifPresent(status::setCurrentLimit);
@@ -294,7 +341,7 @@ final class RateLimitDecisions {
     private CompletableFuture<Void> giveBack(List<Checked> checked) {
         List<CompletableFuture<Void>> refunds = new ArrayList<>();
         for (Checked one : checked) {
-            if (one.match() == null || one.blocked()) {
+            if (!one.bucketed()) {
                 continue;
             }
             Decision decision = one.decision().join();

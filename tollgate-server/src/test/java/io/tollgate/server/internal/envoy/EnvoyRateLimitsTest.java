@@ -211,4 +211,174 @@ class EnvoyRateLimitsTest {
                 .hasMessage(
                         "r.yaml:20: descriptors[3].tollgate_policy: unknown policy 'per-clent'; defined: per-client");
     }
+
+    @Test
+    void aWildcardValueMatchesTheValuesItStartsAfterAnExactValueAndBeforeTheKeyAlone() {
+        EnvoyRateLimits limits = EnvoyRateLimits.parse("""
+                domain: paths
+                descriptors:
+                  - key: path
+                    rate_limit: {unit: minute, requests_per_unit: 1}
+                  - key: path
+                    value: /api/*
+                    rate_limit: {unit: minute, requests_per_unit: 2}
+                  - key: path
+                    value: /api/admin*
+                    rate_limit: {unit: minute, requests_per_unit: 3}
+                  - key: path
+                    value: /api/health
+                    rate_limit: {unit: minute, requests_per_unit: 4}
+                """, "paths.yaml", POLICIES);
+
+        Match api = match(limits, "paths", "path", "/api/orders").orElseThrow();
+        Match other = match(limits, "paths", "path", "/api/users").orElseThrow();
+
+        assertThat(api.requestsPerUnit()).isEqualTo(2);
+        assertThat(other.bucketKey()).as("each value its own bucket").isNotEqualTo(api.bucketKey());
+        assertThat(match(limits, "paths", "path", "/api/").orElseThrow().requestsPerUnit())
+                .as("the prefix itself")
+                .isEqualTo(2);
+        assertThat(match(limits, "paths", "path", "/api/admin/users")
+                        .orElseThrow()
+                        .requestsPerUnit())
+                .as("the first wildcard in the file's order that matches, as envoyproxy/ratelimit looks")
+                .isEqualTo(2);
+        assertThat(match(limits, "paths", "path", "/api/health").orElseThrow().requestsPerUnit())
+                .as("an exact value first")
+                .isEqualTo(4);
+        assertThat(match(limits, "paths", "path", "/web").orElseThrow().requestsPerUnit())
+                .as("the key alone last")
+                .isEqualTo(1);
+        assertThat(match(limits, "paths", "route", "/api/orders"))
+                .as("another key")
+                .isEmpty();
+    }
+
+    @Test
+    void theReadmesWildcardExampleLimitsEachValueThatStartsWithItsPrefix() {
+        EnvoyRateLimits limits = EnvoyRateLimits.parse(ReadmeExamples.WILDCARD, "example9.yaml", POLICIES);
+
+        assertThat(match(limits, "example9", "key1", "value_1").orElseThrow().requestsPerUnit())
+                .isEqualTo(20);
+        assertThat(match(limits, "example9", "key1", "value_2").orElseThrow().unit())
+                .isEqualTo("MINUTE");
+        assertThat(match(limits, "example9", "key1", "other")).isEmpty();
+    }
+
+    @Test
+    void replacesAndDetailedMetricAreReadAsTheReadmeWritesThem() {
+        EnvoyRateLimits replaces = EnvoyRateLimits.parse(ReadmeExamples.REPLACES, "example7.yaml", POLICIES);
+        EnvoyRateLimits detailed = EnvoyRateLimits.parse(ReadmeExamples.DETAILED_METRIC, "example8.yaml", POLICIES);
+
+        Match specific = match(replaces, "example7", "key_1", "value_1", "user", "bkthomps")
+                .orElseThrow();
+        Match replacing = match(replaces, "example7", "key_2", "value_2", "user", "bkthomps")
+                .orElseThrow();
+        Match unspecified =
+                match(detailed, "example8", "key1", "unspecified_value").orElseThrow();
+        Match value1 = match(detailed, "example8", "key1", "value1").orElseThrow();
+
+        assertThat(specific.name()).isEqualTo("specific_limit");
+        assertThat(specific.configured().replaces()).isEmpty();
+        assertThat(replacing.configured().replaces()).containsExactly("specific_limit");
+        assertThat(unspecified.detailedKeys()).isEqualTo("key1_unspecified_value");
+        assertThat(unspecified.keys()).isEqualTo("key1");
+        assertThat(value1.detailedKeys()).as("not a detailed descriptor").isNull();
+        assertThat(value1.keys()).isEqualTo("key1");
+    }
+
+    @Test
+    void aReplacesEntryNamesTheLimitItReplacesAndNothingElse() {
+        String file = """
+                domain: d
+                descriptors:
+                  - key: k
+                    rate_limit:
+                      unit: second
+                      requests_per_unit: 1
+                      replaces:
+                        - %s
+                """;
+
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(file.formatted("name: ' '"), "r.yaml", POLICIES))
+                .hasMessage("r.yaml:8: descriptors[0].rate_limit.replaces[0].name: is required");
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(file.formatted("{}"), "r.yaml", POLICIES))
+                .hasMessageStartingWith("r.yaml:8: descriptors[0].rate_limit.replaces[0].name: is required");
+        assertThatThrownBy(() -> EnvoyRateLimits.parse(file.formatted("names: x"), "r.yaml", POLICIES))
+                .hasMessageStartingWith("r.yaml:8: descriptors[0].rate_limit.replaces[0]: unknown setting 'names'");
+    }
+
+    @Test
+    void mergedFilesOfOneDomainAddTheirDescriptorsAndMayNotDefineOneTwice(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), ReadmeExamples.MONGO);
+        Files.writeString(dir.resolve("b.yaml"), """
+                domain: mongo_cps
+                descriptors:
+                  - key: database
+                    value: orders
+                    rate_limit:
+                      unit: second
+                      requests_per_unit: 50
+                """);
+
+        EnvoyRateLimits merged = EnvoyRateLimits.load(dir, POLICIES, true);
+
+        assertThat(match(merged, "mongo_cps", "database", "users").orElseThrow().requestsPerUnit())
+                .isEqualTo(500);
+        assertThat(match(merged, "mongo_cps", "database", "orders")
+                        .orElseThrow()
+                        .requestsPerUnit())
+                .isEqualTo(50);
+        assertThatThrownBy(() -> EnvoyRateLimits.load(dir, POLICIES, false))
+                .hasMessageEndingWith("b.yaml:1: domain: domain 'mongo_cps' is defined twice");
+        Files.writeString(dir.resolve("c.yaml"), ReadmeExamples.MONGO);
+        assertThatThrownBy(() -> EnvoyRateLimits.load(dir, POLICIES, true))
+                .hasMessageEndingWith("c.yaml:3: descriptors[0]: duplicate descriptor database=users");
+    }
+
+    @Test
+    void anUnlimitedLimitTakesNoUnitAndALimitDoesNotReplaceItself() {
+        assertThatThrownBy(() -> EnvoyRateLimits.parse("""
+                        domain: d
+                        descriptors:
+                          - key: k
+                            rate_limit:
+                              unlimited: true
+                              unit: second
+                        """, "r.yaml", POLICIES))
+                .hasMessage("r.yaml:6: descriptors[0].rate_limit.unit: does not apply to an unlimited rate limit:"
+                        + " leave it out");
+        assertThatThrownBy(() -> EnvoyRateLimits.parse("""
+                        domain: d
+                        descriptors:
+                          - key: k
+                            rate_limit:
+                              name: mine
+                              unit: second
+                              requests_per_unit: 1
+                              replaces:
+                                - name: mine
+                        """, "r.yaml", POLICIES))
+                .hasMessage("r.yaml:9: descriptors[0].rate_limit.replaces: must not name its own rate limit, 'mine'");
+    }
+
+    @Test
+    void aDetailedDescriptorIsNamedByTheDescriptorsItMatchedAndTheLastValueAsEnvoyproxyRatelimitNamesIt() {
+        EnvoyRateLimits limits = EnvoyRateLimits.parse("""
+                domain: messaging
+                descriptors:
+                  - key: message_type
+                    value: marketing
+                    descriptors:
+                      - key: to_number
+                        detailed_metric: true
+                        rate_limit: {unit: day, requests_per_unit: 5}
+                """, "m.yaml", POLICIES);
+
+        Match match = match(limits, "messaging", "message_type", "marketing", "to_number", "2061111111")
+                .orElseThrow();
+
+        assertThat(match.detailedKeys()).isEqualTo("message_type_marketing.to_number_2061111111");
+        assertThat(match.keys()).isEqualTo("message_type.to_number");
+    }
 }
