@@ -41,6 +41,9 @@ public final class TollgateServer implements AutoCloseable {
 
     private final AtomicBoolean closed = new AtomicBoolean();
     private final RateLimiter limiter;
+    /** The store's limiter under {@link #limiter}'s decorators: the one that holds connections, and is closed. */
+    private final RateLimiter deciding;
+
     private final StoreMonitor store;
     private final String storeDescription;
     /** What the running configuration sets; a reload swaps it. */
@@ -60,7 +63,6 @@ public final class TollgateServer implements AutoCloseable {
     private TollgateServer(ServerConfig config, TimeSource clock) throws Exception {
         ServerMetrics metrics = new ServerMetrics();
         ServerConfig.Store storeConfig = config.store();
-        RateLimiter deciding;
         if (storeConfig instanceof ServerConfig.RedisStore redis) {
             RedisRateLimiter redisLimiter = redis(redis, clock, metrics);
             deciding = redisLimiter;
@@ -258,7 +260,8 @@ public final class TollgateServer implements AutoCloseable {
             countedKeys.close(); // withdraws this server's summaries while the connection is still open
         }
         store.close();
-        if (limiter instanceof AutoCloseable closeable) {
+        // The store's own limiter: the decorators above it (top keys) hold nothing to close, and would hide it
+        if (deciding instanceof AutoCloseable closeable) {
             try {
                 closeable.close();
             } catch (Exception e) {

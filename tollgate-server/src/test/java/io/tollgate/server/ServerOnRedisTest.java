@@ -210,6 +210,32 @@ class ServerOnRedisTest {
     }
 
     @Test
+    void aStoppedServerLeavesNoConnectionToRedisBehind() throws Exception {
+        long before = clients();
+        RunningServer server = start("local");
+        long running = clients();
+
+        server.close();
+        servers.remove(server);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long after = clients();
+        while (after > before && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            after = clients();
+        }
+
+        assertThat(running).as("connections while it runs").isGreaterThan(before);
+        // Its top keys decorate the store's limiter: closing the decorator closed nothing, and the connections
+        // stayed, reconnecting for ever once Redis went away
+        assertThat(after).as("connections once it stopped").isEqualTo(before);
+    }
+
+    /** How many clients Redis has connected, this test's own included. */
+    private static long clients() {
+        return String.valueOf(redis.server().command("CLIENT", "LIST")).lines().count();
+    }
+
+    @Test
     void theTwoServerExampleSharesItsLimitsPlansAndResetsAsItsCommentsSay() throws Exception {
         String file = Files.readString(DocumentationExamples.PROJECT.resolve("examples/two-servers/tollgate.yaml"))
                 .replace("redis://127.0.0.1:6379", redis.server().uri())
