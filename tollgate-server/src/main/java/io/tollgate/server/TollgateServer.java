@@ -147,7 +147,8 @@ public final class TollgateServer implements AutoCloseable {
                 management == null ? port() : managementUri().getPort(),
                 management == null ? null : management.token(),
                 envoy,
-                envoy == null ? null : started.config().envoy().setup());
+                envoy == null ? null : started.config().envoy().setup(),
+                config.store() instanceof ServerConfig.RedisStore ? "redis" : "memory");
         store.countFromNow(); // the meters forgot the warm-up's decisions: an outage's count starts from theirs
         readiness.ready();
         if (envoy != null) {

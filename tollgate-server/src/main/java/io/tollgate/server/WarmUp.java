@@ -20,7 +20,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -54,6 +56,13 @@ final class WarmUp {
     /** How long the JIT must stay idle, compiling nothing, before the warm-up counts as done. */
     private static final long QUIET_MILLIS = 200;
 
+    /**
+     * The paths that a server of this JVM has warmed up already, each with its store ({@code checks/redis}): the
+     * code the JIT compiled for them serves every later server of the JVM too (tests, applications that embed
+     * several), so those run only what is each server's own: its store's connection and the Envoy policies.
+     */
+    private static final Set<String> WARMED = ConcurrentHashMap.newKeySet();
+
     private WarmUp() {}
 
     /**
@@ -67,19 +76,36 @@ final class WarmUp {
             int port,
             String token,
             EnvoyService envoy,
-            EnvoyService.Setup envoySetup) {
+            EnvoyService.Setup envoySetup,
+            String storeKind) {
         long start = System.nanoTime();
         long deadline = start + LIMIT.toNanos();
         boolean store = requests.warmUp(LIMIT);
-        int checks = checks(
-                new CheckApi(Map.of(POLICY_NAME, POLICY, REFUSING_POLICY_NAME, REFUSING), limiter, requests, metrics),
-                deadline);
-        int loopback = httpRequests(port, token, deadline);
-        int envoyCalls = envoy == null ? 0 : envoy.warmUp(deadline);
-        boolean compiled = awaitCompilation(deadline);
-        // The warm-up filled the young generation: collect it now, so that the first real requests do not meet a
-        // collection pause (20 to 50 ms on two busy cores, measured) that runs them out of the store's budget.
-        System.gc();
+        int checks = WARMED.contains("checks/" + storeKind)
+                ? 0
+                : checks(
+                        new CheckApi(
+                                Map.of(POLICY_NAME, POLICY, REFUSING_POLICY_NAME, REFUSING),
+                                limiter,
+                                requests,
+                                metrics),
+                        deadline);
+        int loopback = WARMED.contains("http/" + storeKind) ? 0 : httpRequests(port, token, deadline);
+        int envoyCalls = envoy == null || WARMED.contains("envoy/" + storeKind) ? 0 : envoy.warmUp(deadline);
+        boolean ran = checks + loopback + envoyCalls > 0;
+        boolean compiled = !ran || awaitCompilation(deadline);
+        if (ran) {
+            // The warm-up filled the young generation: collect it now, so that the first real requests do not meet
+            // a collection pause (20 to 50 ms on two busy cores, measured) that runs them out of the store's budget.
+            System.gc();
+        }
+        if (compiled && store) {
+            WARMED.add("checks/" + storeKind);
+            WARMED.add("http/" + storeKind);
+            if (envoy != null) {
+                WARMED.add("envoy/" + storeKind);
+            }
+        }
         // Then what real calls do next: calls for each policy of the Envoy files, on keys no client uses. Without
         // them one cold start in ten still ran a decision of a first burst out of its budget; with them none did.
         int primed = envoy == null ? 0 : envoy.primePolicies(envoySetup, deadline);
@@ -90,13 +116,14 @@ final class WarmUp {
         metrics.forgetWarmUp();
         LOG.log(
                 Level.INFO,
-                "tollgate warmed up in {0} ms: store {1}, {2} decision API checks, {3} HTTP requests{4}, {5}",
+                "tollgate warmed up in {0} ms: store {1}, {2} decision API checks, {3} HTTP requests{4}, {5}{6}",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
                 store ? "ready" : "not reached (deciding by the failure policy until it answers)",
                 checks,
                 loopback,
                 envoy == null ? "" : ", " + (envoyCalls + primed) + " Envoy rate limit calls",
-                compiled ? "compiled" : "still compiling");
+                compiled ? "compiled" : "still compiling",
+                ran ? "" : " (paths warmed by an earlier server of this JVM)");
     }
 
     /**
