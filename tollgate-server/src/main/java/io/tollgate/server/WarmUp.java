@@ -40,7 +40,10 @@ import java.util.concurrent.TimeUnit;
  */
 final class WarmUp {
 
-    /** The longest the server spends warming up before it says it is ready anyway. */
+    /**
+     * The longest the server spends warming up before it says it is ready anyway, but for the Envoy policies'
+     * priming and the wait for what it compiled ({@link #PRIMING_FLOOR}, {@link #COMPILATION_FLOOR}).
+     */
     static final Duration LIMIT = Duration.ofSeconds(20);
 
     static final String POLICY_NAME = RateLimiter.WARM_UP_POLICY_PREFIX;
@@ -52,6 +55,12 @@ final class WarmUp {
     private static final int CHECKS = 5_000;
     private static final int CHECKS_IN_FLIGHT = 32;
     private static final int HTTP_REQUESTS = 1_000;
+
+    /** The least time the Envoy policies' priming gets, even past {@link #LIMIT}. */
+    static final Duration PRIMING_FLOOR = Duration.ofSeconds(5);
+
+    /** The least time the wait for what the priming compiled gets, even past {@link #LIMIT}. */
+    static final Duration COMPILATION_FLOOR = Duration.ofSeconds(2);
 
     /** How long the JIT must stay idle, compiling nothing, before the warm-up counts as done. */
     private static final long QUIET_MILLIS = 200;
@@ -81,7 +90,13 @@ final class WarmUp {
         long start = System.nanoTime();
         long deadline = start + LIMIT.toNanos();
         boolean store = requests.warmUp(LIMIT);
-        int checks = WARMED.contains("checks/" + storeKind)
+        boolean warmChecks = !WARMED.contains("checks/" + storeKind);
+        boolean warmHttp = !WARMED.contains("http/" + storeKind);
+        boolean warmEnvoy = envoy != null && !WARMED.contains("envoy/" + storeKind);
+        // Each path gets an equal share of the time left, so that a slow one cannot starve the next: two cold
+        // servers on two busy cores spent all 20 s on the checks and the loopback, and then ran no Envoy call
+        int phases = (warmChecks ? 1 : 0) + (warmHttp ? 1 : 0) + (warmEnvoy ? 1 : 0);
+        int checks = !warmChecks
                 ? 0
                 : checks(
                         new CheckApi(
@@ -89,9 +104,9 @@ final class WarmUp {
                                 limiter,
                                 requests,
                                 metrics),
-                        deadline);
-        int loopback = WARMED.contains("http/" + storeKind) ? 0 : httpRequests(port, token, deadline);
-        int envoyCalls = envoy == null || WARMED.contains("envoy/" + storeKind) ? 0 : envoy.warmUp(deadline);
+                        share(deadline, phases--));
+        int loopback = warmHttp ? httpRequests(port, token, share(deadline, phases--)) : 0;
+        int envoyCalls = warmEnvoy ? envoy.warmUp(deadline) : 0;
         boolean ran = checks + loopback + envoyCalls > 0;
         boolean compiled = !ran || awaitCompilation(deadline);
         if (ran) {
@@ -108,9 +123,14 @@ final class WarmUp {
         }
         // Then what real calls do next: calls for each policy of the Envoy files, on keys no client uses. Without
         // them one cold start in ten still ran a decision of a first burst out of its budget; with them none did.
-        int primed = envoy == null ? 0 : envoy.primePolicies(envoySetup, deadline);
+        // The priming runs even when the rest used up the time (two cold servers on two busy cores do, in 20 s): a
+        // few calls per policy, and the first real calls' refusals are what else would run cold on the store's
+        // I/O thread. So does the wait for what it compiled, briefly.
+        int primed = envoy == null
+                ? 0
+                : envoy.primePolicies(envoySetup, Math.max(deadline, System.nanoTime() + PRIMING_FLOOR.toNanos()));
         if (primed > 0) {
-            compiled = awaitCompilation(deadline); // what the priming compiled, before the first real call
+            compiled = awaitCompilation(Math.max(deadline, System.nanoTime() + COMPILATION_FLOOR.toNanos()));
         }
         // The warm-up ran every path real requests run, meters included: now it leaves no trace in them
         metrics.forgetWarmUp();
@@ -124,6 +144,12 @@ final class WarmUp {
                 envoy == null ? "" : ", " + (envoyCalls + primed) + " Envoy rate limit calls",
                 compiled ? "compiled" : "still compiling",
                 ran ? "" : " (paths warmed by an earlier server of this JVM)");
+    }
+
+    /** The deadline of the next of {@code phases} paths to warm up: its share of the time left until {@code deadline}. */
+    private static long share(long deadline, int phases) {
+        long now = System.nanoTime();
+        return now + Math.max(0, deadline - now) / Math.max(1, phases);
     }
 
     /**

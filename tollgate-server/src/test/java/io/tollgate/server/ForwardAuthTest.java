@@ -3,7 +3,9 @@ package io.tollgate.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tollgate.fixtures.DocumentationExamples;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -49,6 +51,17 @@ class ForwardAuthTest {
 
     private HttpResponse<String> ask(String... headers) {
         return server.get("/v1/forward-auth", headers);
+    }
+
+    @Test
+    void thePagesServerFileIsTheOneBothExamplesAsk() throws Exception {
+        String example = Files.readString(DocumentationExamples.PROJECT.resolve("examples/nginx/tollgate.yaml"));
+
+        assertThat(DocumentationExamples.blocks("docs/forward-auth.md", "yaml")
+                        .get(0)
+                        .strip())
+                .isEqualTo(example.strip());
+        assertThat(ServerConfig.parse(example, "tollgate.yaml").forwardAuth()).isTrue();
     }
 
     @Test

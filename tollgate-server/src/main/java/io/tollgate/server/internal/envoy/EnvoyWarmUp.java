@@ -62,6 +62,7 @@ final class EnvoyWarmUp {
     private static final int CALLS = 16_000;
 
     private static final int IN_FLIGHT = 32;
+    private static final java.time.Duration CALL_GRACE = java.time.Duration.ofSeconds(5);
     private static final int KEYS = 8;
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
@@ -158,23 +159,32 @@ final class EnvoyWarmUp {
             }
         }
         ManagedChannel channel = channel(address);
+        int answered = 0;
         try {
             RateLimitServiceGrpc.RateLimitServiceBlockingStub stub = RateLimitServiceGrpc.newBlockingStub(channel);
-            int answered = 0;
             for (RateLimitRequest request : requests) {
                 if (System.nanoTime() >= deadlineNanos) {
                     break;
                 }
-                stub.withDeadlineAfter(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)
+                stub.withDeadlineAfter(callDeadline(deadlineNanos), TimeUnit.NANOSECONDS)
                         .shouldRateLimit(request);
                 answered++;
             }
             return answered;
         } catch (RuntimeException e) {
-            return failed(e);
+            return System.nanoTime() >= deadlineNanos ? answered : answered + failed(e);
         } finally {
             channel.shutdownNow();
         }
+    }
+
+    /**
+     * How long a call may take, in nanoseconds: until the warm-up's deadline and a grace after it. No wave starts
+     * after the deadline; one in flight then finishes rather than being cut, which the server would log as a
+     * stream error for each call.
+     */
+    private static long callDeadline(long deadlineNanos) {
+        return Math.max(0, deadlineNanos - System.nanoTime()) + CALL_GRACE.toNanos();
     }
 
     /** Whether {@code domain} is one of the warm-up's, whose decisions the Envoy metrics leave out. */
@@ -205,16 +215,15 @@ final class EnvoyWarmUp {
      */
     static int run(InetSocketAddress address, long deadlineNanos) {
         ManagedChannel channel = channel(address);
+        int answered = 0;
         try {
             RateLimitServiceGrpc.RateLimitServiceFutureStub stub = RateLimitServiceGrpc.newFutureStub(channel);
             List<RateLimitRequest> requests = requests();
-            int answered = 0;
             while (answered < CALLS && System.nanoTime() < deadlineNanos) {
                 List<ListenableFuture<RateLimitResponse>> wave = new ArrayList<>(requests.size());
                 for (RateLimitRequest request : requests) {
-                    wave.add(
-                            stub.withDeadlineAfter(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)
-                                    .shouldRateLimit(request));
+                    wave.add(stub.withDeadlineAfter(callDeadline(deadlineNanos), TimeUnit.NANOSECONDS)
+                            .shouldRateLimit(request));
                 }
                 for (ListenableFuture<RateLimitResponse> call : wave) {
                     call.get();
@@ -224,9 +233,10 @@ final class EnvoyWarmUp {
             return answered;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return 0;
+            return answered;
         } catch (Exception e) {
-            return failed(e);
+            // A wave in flight when the warm-up's time ran out ends in DEADLINE_EXCEEDED: the calls answered count
+            return System.nanoTime() >= deadlineNanos ? answered : answered + failed(e);
         } finally {
             channel.shutdownNow();
         }
