@@ -39,7 +39,7 @@ PIDS+=($!)
 await_port "$REDIS"
 
 cat > "$WORK/tollgate.yaml" <<EOF
-server: {host: 127.0.0.1}
+server: {host: 127.0.0.1, expose-metrics-publicly: true}   # the harness reads /metrics on the same port
 redis:
   uri: redis://127.0.0.1:$REDIS
 policies:

@@ -80,7 +80,10 @@ PIDS+=($!)
 
 tollgate_conf() { # file store
   cat > "$1" <<EOF
-server: {host: 127.0.0.1, upstream: "http://127.0.0.1:$UPSTREAM"}
+# The decision API, health and metrics on the proxy's own port, so that one port measures them all (a
+# production proxy keeps them on their own ports: docs/security.md)
+server: {host: 127.0.0.1, upstream: "http://127.0.0.1:$UPSTREAM", expose-decision-api-publicly: true,
+  expose-health-publicly: true, expose-metrics-publicly: true}
 $2
 policies:
   open:       # never refuses during a run
@@ -97,7 +100,7 @@ EOF
 # The decision API alone (no upstream)
 api_conf() { # file store
   cat > "$1" <<EOF
-server: {host: 127.0.0.1}
+server: {host: 127.0.0.1, expose-metrics-publicly: true}
 $2
 policies:
   per-key:    # 10 000 keys, each far from its limit

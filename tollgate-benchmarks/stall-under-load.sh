@@ -47,7 +47,7 @@ point() { # keys connections
   PIDS+=("$redis_pid")
   await_port "$redis"
   cat > "$WORK/tollgate.yaml" <<EOF
-server: {host: 127.0.0.1}
+server: {host: 127.0.0.1, expose-metrics-publicly: true}   # the harness reads /metrics on the same port
 redis:
   uri: redis://127.0.0.1:$redis
 policies:

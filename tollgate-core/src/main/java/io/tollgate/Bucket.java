@@ -51,9 +51,11 @@ abstract sealed class Bucket permits SingleLimitBucket, LockedBucket {
 
     /**
      * Takes {@code cost} ahead of time if it can be had within {@code maxWaitMicros}, and returns how many
-     * microseconds the caller must wait before using it; or {@link #DENIED} or {@link #RETRY}.
+     * microseconds the caller must wait before using it; or {@link #DENIED} or {@link #RETRY}. A charge that
+     * must land ({@link TokenBucket#mustLand}) takes each limit no deeper than {@code maxDebtMicros} beyond
+     * empty: the caller's policy's, which may differ from the bucket's in that alone.
      */
-    abstract long reserve(long nowMicros, long cost, long maxWaitMicros);
+    abstract long reserve(long nowMicros, long cost, long maxWaitMicros, long maxDebtMicros);
 
     /** Returns each limit's debt at {@code nowMicros} without changing anything, or null if retired. */
     abstract long[] debts(long nowMicros);

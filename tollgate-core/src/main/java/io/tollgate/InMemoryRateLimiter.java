@@ -112,11 +112,11 @@ public final class InMemoryRateLimiter implements RateLimiter {
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         BucketKey bucketKey = bucketKey(key, policy, cost);
-        long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
+        long maxWaitMicros = Arguments.acquireWaitMicros(maxWait);
         for (; ; ) {
             long now = timeSource.nowMicros();
             Bucket bucket = bucket(bucketKey, policy, now);
-            long wait = bucket.reserve(now, cost, maxWaitMicros);
+            long wait = bucket.reserve(now, cost, maxWaitMicros, 0);
             if (wait == Bucket.DENIED) {
                 return false;
             }
@@ -144,7 +144,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
             long now = timeSource.nowMicros();
             Bucket bucket = bucket(bucketKey, policy, now);
             // Any wait: a bucket in debt (tokens taken ahead, or charged after the fact) must take it too
-            if (bucket.reserve(now, -cost, TokenBucket.MAX_TICKS) != Bucket.RETRY) {
+            if (bucket.reserve(now, -cost, TokenBucket.MAX_TICKS, 0) != Bucket.RETRY) {
                 return CompletableFuture.completedFuture(null);
             }
             replaceIfStale(bucketKey, bucket, policy, now);
@@ -152,9 +152,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
     }
 
     /**
-     * Takes {@code cost} from the key's buckets whatever they hold, into debt if they hold less; the stage is
-     * complete on return, with what they hold after it. It fails, taking nothing, only if the buckets are
-     * already in so much debt that the charge could not be counted exactly.
+     * Takes {@code cost} from the key's buckets whatever they hold, into debt if they hold less but no deeper
+     * than the policy's {@linkplain Policy#maxDebt() maximum debt}; the stage is complete on return, with what
+     * they hold after it.
      *
      * @throws IllegalArgumentException if the key is empty or the cost is out of range
      * @throws NullPointerException if the key or policy is null
@@ -165,11 +165,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
         for (; ; ) {
             long now = timeSource.nowMicros();
             Bucket bucket = bucket(bucketKey, policy, now);
-            long charged = bucket.reserve(now, cost, TokenBucket.MAX_TICKS);
-            if (charged == Bucket.DENIED) {
-                return CompletableFuture.failedFuture(Arguments.tooDeepInDebt(key, policy, cost));
-            }
-            if (charged != Bucket.RETRY) {
+            // A charge must land: it is taken as far as the policy's maximum debt allows, never refused
+            if (bucket.reserve(now, cost, TokenBucket.MAX_TICKS, policy.maxDebtMicros()) != Bucket.RETRY) {
                 long[] debts = bucket.debts(now);
                 if (debts != null) {
                     sweeper.sweepIfDue(now);

@@ -19,13 +19,13 @@ abstract sealed class LockedBucket extends Bucket permits MultiLimitBucket, Quot
 
     @Override
     final Decision tryAcquire(long nowMicros, long cost) {
-        long[] before = take(nowMicros, cost, 0);
+        long[] before = take(nowMicros, cost, 0, 0);
         return before == null ? null : PolicyArithmetic.decide(policy, before, cost, 0, nowMicros);
     }
 
     @Override
-    final long reserve(long nowMicros, long cost, long maxWaitMicros) {
-        long[] before = take(nowMicros, cost, maxWaitMicros);
+    final long reserve(long nowMicros, long cost, long maxWaitMicros, long maxDebtMicros) {
+        long[] before = take(nowMicros, cost, maxWaitMicros, maxDebtMicros);
         if (before == null) {
             return RETRY;
         }
@@ -35,10 +35,10 @@ abstract sealed class LockedBucket extends Bucket permits MultiLimitBucket, Quot
     }
 
     /**
-     * Charges everything if {@code cost} fits within {@code maxWaitMicros}, and returns the state just before;
-     * null if retired.
+     * Charges everything if {@code cost} fits within {@code maxWaitMicros} (a charge that must land, no deeper
+     * than {@code maxDebtMicros}), and returns the state just before; null if retired.
      */
-    abstract long[] take(long nowMicros, long cost, long maxWaitMicros);
+    abstract long[] take(long nowMicros, long cost, long maxWaitMicros, long maxDebtMicros);
 
     /** The state at {@code nowMicros}: each limit's debt, then each quota's count in its period. Under the lock. */
     abstract long[] stateNow(long nowMicros);

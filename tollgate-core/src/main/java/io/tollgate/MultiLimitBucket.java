@@ -1,5 +1,6 @@
 package io.tollgate;
 
+import io.tollgate.internal.PolicyArithmetic;
 import io.tollgate.internal.TokenBucket;
 import java.util.List;
 
@@ -31,7 +32,7 @@ final class MultiLimitBucket extends LockedBucket {
      * debts they had just before; null if retired.
      */
     @Override
-    synchronized long[] take(long nowMicros, long cost, long maxWaitMicros) {
+    synchronized long[] take(long nowMicros, long cost, long maxWaitMicros, long maxDebtMicros) {
         if (retired) {
             return null;
         }
@@ -44,8 +45,8 @@ final class MultiLimitBucket extends LockedBucket {
         // Forgotten, it is a new bucket; a new one that does not start full begins now.
         long[] debts =
                 retentionMicros > 0 && forgotten(nowMicros) ? TokenBucket.initialDebts(limits) : stateNow(nowMicros);
-        long[] after = TokenBucket.allFit(limits, debts, cost, maxWaitMicros)
-                ? TokenBucket.charged(limits, debts, cost)
+        long[] after = PolicyArithmetic.allFit(policy, debts, cost, maxWaitMicros)
+                ? PolicyArithmetic.taken(policy, debts, cost, maxWaitMicros, maxDebtMicros)
                 : debts; // unchanged, unless a new bucket that does not start full begins now
         for (int i = 0; i < limits.size(); i++) {
             fullAt[i] = ticksSince(baseMicros, nowMicros, limits.get(i)) + after[i];

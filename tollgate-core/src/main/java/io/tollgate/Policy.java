@@ -1,5 +1,6 @@
 package io.tollgate;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -20,11 +21,19 @@ import java.util.regex.Pattern;
  * again on the first: a request passes only if every limit and every quota has room for it, and then all are
  * charged, atomically, in memory and on Redis alike.
  *
+ * <p>A charge made after the fact ({@link RateLimiter#chargeAsync}) may take a bucket below empty, into debt,
+ * but no deeper than the policy's {@linkplain #maxDebt() maximum debt}: so the longest one charge can keep a
+ * client out is known, whoever makes it.
+ *
  * @param name the policy name
  * @param limits the limits, 1 to {@value #MAX_LIMITS}, all checked together
  * @param quotas the calendar quotas, 0 to {@value #MAX_QUOTAS}, checked with the limits
+ * @param maxDebt how far below empty a charge after the fact may take each limit's bucket, as the time that
+ *     debt takes to refill: a bucket so charged holds its first token again at most {@code maxDebt} plus one
+ *     token's refill later. Given as null, the longest time any limit takes to fill from empty ({@link
+ *     #defaultMaxDebt}): a client may owe at most one bucket more.
  */
-public record Policy(String name, List<Limit> limits, List<CalendarQuota> quotas) {
+public record Policy(String name, List<Limit> limits, List<CalendarQuota> quotas, Duration maxDebt) {
 
     /** The most limits one policy may hold. */
     public static final int MAX_LIMITS = 8;
@@ -35,11 +44,11 @@ public record Policy(String name, List<Limit> limits, List<CalendarQuota> quotas
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
 
     /**
-     * Validates the policy and copies the list of limits.
+     * Validates the policy and copies the list of limits; a null {@code maxDebt} is the default.
      *
      * @throws IllegalArgumentException if the name is not 1 to 64 letters, digits, {@code _}, {@code -} or
      *     {@code .}, or there are no limits or more than {@value #MAX_LIMITS}, or more than {@value
-     *     #MAX_QUOTAS} quotas
+     *     #MAX_QUOTAS} quotas, or {@code maxDebt} is negative
      * @throws NullPointerException if the name, a list or one of its elements is null
      */
     public Policy {
@@ -59,6 +68,21 @@ public record Policy(String name, List<Limit> limits, List<CalendarQuota> quotas
                     "policy '" + name + "' must have 1 to " + MAX_LIMITS + " limits, has " + limits.size());
         }
         limits = List.copyOf(limits);
+        if (maxDebt == null) {
+            maxDebt = defaultMaxDebt(limits);
+        } else if (maxDebt.isNegative()) {
+            throw new IllegalArgumentException("policy '" + name + "': maxDebt must not be negative, was " + maxDebt);
+        }
+    }
+
+    /**
+     * Returns a policy of these limits and quotas with the default {@linkplain #maxDebt() maximum debt}.
+     *
+     * @throws IllegalArgumentException see the canonical constructor
+     * @throws NullPointerException if the name, a list or one of its elements is null
+     */
+    public Policy(String name, List<Limit> limits, List<CalendarQuota> quotas) {
+        this(name, limits, quotas, null);
     }
 
     /**
@@ -81,7 +105,42 @@ public record Policy(String name, List<Limit> limits, List<CalendarQuota> quotas
     public Policy withQuota(CalendarQuota quota) {
         List<CalendarQuota> more = new ArrayList<>(quotas);
         more.add(Objects.requireNonNull(quota, "quota"));
-        return new Policy(name, limits, more);
+        return new Policy(name, limits, more, maxDebt);
+    }
+
+    /**
+     * Returns this policy with a charge after the fact allowed to take each limit's bucket at most {@code
+     * maxDebt} of refill below empty; the name stays, and so do the buckets. {@link Duration#ZERO} lets no charge
+     * take a bucket below empty.
+     *
+     * @throws IllegalArgumentException if maxDebt is negative
+     * @throws NullPointerException if maxDebt is null
+     */
+    public Policy withMaxDebt(Duration maxDebt) {
+        return new Policy(name, limits, quotas, Objects.requireNonNull(maxDebt, "maxDebt"));
+    }
+
+    /**
+     * Returns the default {@linkplain #maxDebt() maximum debt} of a policy of {@code limits}: the longest time
+     * any of them takes to fill from empty.
+     */
+    public static Duration defaultMaxDebt(List<Limit> limits) {
+        Duration longest = Duration.ZERO;
+        for (Limit limit : limits) {
+            Duration fill = limit.refillTime();
+            if (fill.compareTo(longest) > 0) {
+                longest = fill;
+            }
+        }
+        return longest;
+    }
+
+    /** Returns {@link #maxDebt()} in whole microseconds, saturating at {@link Long#MAX_VALUE}. */
+    public long maxDebtMicros() {
+        long seconds = maxDebt.getSeconds();
+        return seconds >= Long.MAX_VALUE / 1_000_000 - 1
+                ? Long.MAX_VALUE
+                : seconds * 1_000_000 + maxDebt.getNano() / 1_000;
     }
 
     /** Returns whether this policy holds calendar quotas. */

@@ -30,7 +30,7 @@ final class QuotaBucket extends LockedBucket {
 
     /** Charges everything if the cost fits, and returns the state just before; null if retired. */
     @Override
-    synchronized long[] take(long nowMicros, long cost, long maxWaitMicros) {
+    synchronized long[] take(long nowMicros, long cost, long maxWaitMicros, long maxDebtMicros) {
         if (retired) {
             return null;
         }
@@ -42,7 +42,7 @@ final class QuotaBucket extends LockedBucket {
         // Written only when something changes, as the Redis script writes: a refusal leaves the time since
         // each bucket was full, which decides when it is forgotten, as it was.
         if (PolicyArithmetic.allFit(policy, before, cost, maxWaitMicros)) {
-            state = PolicyArithmetic.charged(policy, before, cost);
+            state = PolicyArithmetic.taken(policy, before, cost, maxWaitMicros, maxDebtMicros);
             writtenMicros = Math.max(writtenMicros, nowMicros);
         } else if (begins) {
             state = before.clone(); // a new bucket that does not start full begins now, refused or not

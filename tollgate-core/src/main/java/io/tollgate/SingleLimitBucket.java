@@ -38,15 +38,18 @@ final class SingleLimitBucket extends Bucket {
 
     @Override
     Decision tryAcquire(long nowMicros, long cost) {
-        long debt = take(nowMicros, cost, 0);
+        long debt = take(nowMicros, cost, 0, 0);
         return debt == RETRY ? null : TokenBucket.decide(limit, debt, cost);
     }
 
     @Override
-    long reserve(long nowMicros, long cost, long maxWaitMicros) {
-        long debt = take(nowMicros, cost, maxWaitMicros);
+    long reserve(long nowMicros, long cost, long maxWaitMicros, long maxDebtMicros) {
+        long debt = take(nowMicros, cost, maxWaitMicros, maxDebtMicros);
         if (debt == RETRY) {
             return RETRY;
+        }
+        if (TokenBucket.mustLand(cost, maxWaitMicros)) {
+            return TokenBucket.waitMicros(TokenBucket.chargedAfterTheFact(debt, cost, limit, maxDebtMicros), limit);
         }
         long charged = TokenBucket.charge(debt, cost, limit);
         return TokenBucket.fits(charged, limit, maxWaitMicros) ? TokenBucket.waitMicros(charged, limit) : DENIED;
@@ -56,7 +59,7 @@ final class SingleLimitBucket extends Bucket {
      * Charges {@code cost} if it fits within {@code maxWaitMicros} and returns the debt the bucket had just
      * before, or {@link #RETRY}.
      */
-    private long take(long nowMicros, long cost, long maxWaitMicros) {
+    private long take(long nowMicros, long cost, long maxWaitMicros, long maxDebtMicros) {
         if (needsRebase(nowMicros)) {
             return RETRY;
         }
@@ -73,8 +76,11 @@ final class SingleLimitBucket extends Bucket {
                 debt = limit.initialDebtTicks();
             }
             // A refund (a negative cost) fills the bucket and no further, so it never reads as long forgotten.
-            long charged = Math.max(0, TokenBucket.charge(debt, cost, limit));
-            boolean fits = TokenBucket.fits(charged, limit, maxWaitMicros);
+            boolean mustLand = TokenBucket.mustLand(cost, maxWaitMicros);
+            long charged = mustLand
+                    ? TokenBucket.chargedAfterTheFact(debt, cost, limit, maxDebtMicros)
+                    : Math.max(0, TokenBucket.charge(debt, cost, limit));
+            boolean fits = mustLand || TokenBucket.fits(charged, limit, maxWaitMicros);
             if (!fits && !fresh) {
                 return debt;
             }

@@ -167,7 +167,8 @@ class DocumentationExamplesTest {
         Completion completion = () -> 25_000;
 
         // --- concepts: charge
-        Policy llmTokens = Policy.of("llm-tokens", Limit.of(10_000, Rate.perMinute(10_000)));
+        Policy llmTokens = Policy.of("llm-tokens", Limit.of(10_000, Rate.perMinute(10_000)))
+                .withMaxDebt(Duration.ofMinutes(5)); // a team may owe up to 5 minutes of refill
         if (limiter.tryAcquire("team-7", llmTokens).allowed()) {
             long used = completion.tokensUsed(); // known once the model has answered
             BucketState after = limiter.charge("team-7", llmTokens, used - 1); // the 1 was taken by tryAcquire
@@ -182,6 +183,10 @@ class DocumentationExamplesTest {
         assertThat(limiter.tryAcquire("team-7", llmTokens).allowed()).isFalse();
         clock.advance(Duration.ofMillis(1));
         assertThat(limiter.tryAcquire("team-7", llmTokens).allowed()).isTrue();
+        // by default a team owes at most one bucket more: 10 000 tokens, a minute of refill
+        Policy byDefault = Policy.of("llm-tokens", Limit.of(10_000, Rate.perMinute(10_000)));
+        limiter.charge("team-8", byDefault, 25_000);
+        assertThat(limiter.tryAcquire("team-8", byDefault).retryAfter()).isEqualTo(Duration.ofMillis(60_006));
     }
 
     @Test

@@ -11,6 +11,7 @@ import io.tollgate.fixtures.SteppingTimeSource;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Random;
 import java.util.stream.LongStream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -95,9 +96,18 @@ class InMemoryRateLimiterPropertyTest {
     @MethodSource("threeHundredCases")
     void agreesWithTheReferenceModelWhenCostsAreChargedAfterTheFact(long seed) {
         BucketGenerators generate = new BucketGenerators(seed);
-        Policy policy = generate.policy("p");
+        Random random = new Random(seed);
+        Policy generated = generate.policy("p");
         // debts stay far below 2^53 ticks, the most a bucket counts, however many charges land
-        assumeTrue(policy.limits().stream().allMatch(limit -> limit.fillTicks() < 1L << 44));
+        assumeTrue(generated.limits().stream().allMatch(limit -> limit.fillTicks() < 1L << 44));
+        long longestFill = Policy.defaultMaxDebt(generated.limits()).toNanos() / 1_000;
+        // the maximum debt: the default (the longest fill), none, some, or more than any charge here reaches
+        Policy policy = switch (random.nextInt(4)) {
+            case 0 -> generated;
+            case 1 -> generated.withMaxDebt(Duration.ZERO);
+            case 2 -> generated.withMaxDebt(Duration.of(1 + random.nextLong(3 * longestFill), ChronoUnit.MICROS));
+            default -> generated.withMaxDebt(Duration.ofDays(365_000));
+        };
         List<Step> steps = generate.steps();
         ManualTimeSource time = new ManualTimeSource(START);
         InMemoryRateLimiter limiter =
@@ -111,7 +121,7 @@ class InMemoryRateLimiterPropertyTest {
 
                 assertThat(limiter.charge("client", policy, cost))
                         .as("charge of %d", cost)
-                        .isEqualTo(model.charge(time.nowMicros(), cost));
+                        .isEqualTo(model.charge(time.nowMicros(), cost, policy.maxDebtMicros()));
             } else {
                 long cost = step.cost(policy);
 

@@ -129,14 +129,15 @@ class InMemoryRateLimiterTest {
 
     @Test
     void aChargeBeyondWhatTheBucketHoldsLeavesItInDebtAndLaterRequestsWaitItOut() {
-        limiter.tryAcquire("bob", TEN_PER_SECOND, 4);
+        Policy owing = TEN_PER_SECOND.withMaxDebt(Duration.ofSeconds(5)); // up to 50 tokens of debt
+        limiter.tryAcquire("bob", owing, 4);
 
-        BucketState after = limiter.charge("bob", TEN_PER_SECOND, 25); // 6 left: 19 tokens of debt
-        Decision refused = limiter.tryAcquire("bob", TEN_PER_SECOND);
+        BucketState after = limiter.charge("bob", owing, 25); // 6 left: 19 tokens of debt
+        Decision refused = limiter.tryAcquire("bob", owing);
         time.advance(Duration.ofMillis(1_999));
-        Decision stillRefused = limiter.tryAcquire("bob", TEN_PER_SECOND);
+        Decision stillRefused = limiter.tryAcquire("bob", owing);
         time.advance(Duration.ofMillis(1));
-        Decision allowed = limiter.tryAcquire("bob", TEN_PER_SECOND);
+        Decision allowed = limiter.tryAcquire("bob", owing);
 
         assertThat(after.tokens()).isZero();
         assertThat(after.untilFull()).isEqualTo(Duration.ofMillis(2_900)); // 29 tokens short, 10 a second
@@ -144,6 +145,39 @@ class InMemoryRateLimiterTest {
         assertThat(refused.retryAfter()).isEqualTo(Duration.ofSeconds(2)); // the debt, then one token
         assertThat(stillRefused.allowed()).isFalse();
         assertThat(allowed.allowed()).isTrue();
+    }
+
+    @Test
+    void aChargeTakesABucketNoDeeperThanItsPolicysMaxDebt() {
+        // by default a bucket may owe one bucket more: here 10 tokens, a second of refill
+        BucketState after = limiter.charge("mallory", TEN_PER_SECOND, 100_000);
+        Decision refused = limiter.tryAcquire("mallory", TEN_PER_SECOND);
+        BucketState again = limiter.charge("mallory", TEN_PER_SECOND, 100_000);
+
+        assertThat(TEN_PER_SECOND.maxDebt()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(after.untilFull()).isEqualTo(Duration.ofSeconds(2)); // the fill, and the debt's second
+        assertThat(refused.retryAfter()).isEqualTo(Duration.ofMillis(1_100)); // the debt, then one token
+        assertThat(again).as("a bucket at its maximum debt takes no more").isEqualTo(after);
+    }
+
+    @Test
+    void aMaxDebtOfZeroEmptiesABucketButNeverTakesItBelow() {
+        Policy noDebt = TEN_PER_SECOND.withMaxDebt(Duration.ZERO);
+
+        BucketState after = limiter.charge("erin", noDebt, 25);
+
+        assertThat(after.tokens()).isZero();
+        assertThat(after.untilFull()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(limiter.tryAcquire("erin", noDebt).retryAfter()).isEqualTo(Duration.ofMillis(100));
+    }
+
+    @Test
+    void aBucketDeeperThanALaterMaxDebtKeepsItsDebtAndTakesNoMore() {
+        limiter.charge("frank", TEN_PER_SECOND.withMaxDebt(Duration.ofSeconds(10)), 60); // 5 s of debt
+
+        BucketState after = limiter.charge("frank", TEN_PER_SECOND, 10); // now 1 s at most
+
+        assertThat(after.untilFull()).isEqualTo(Duration.ofSeconds(6));
     }
 
     @Test

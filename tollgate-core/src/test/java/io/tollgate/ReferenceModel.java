@@ -80,10 +80,19 @@ final class ReferenceModel {
         return wait;
     }
 
-    /** Takes the tokens whatever the bucket holds, into debt if need be; returns what it holds after. */
-    BucketState charge(long nowMicros, long cost) {
+    /**
+     * Takes the tokens whatever the bucket holds, into debt if need be but no deeper than {@code maxDebtMicros} of
+     * refill below empty (a limit already deeper keeps what it has); returns what it holds after.
+     */
+    BucketState charge(long nowMicros, long cost, long maxDebtMicros) {
         refill(nowMicros);
-        take(cost);
+        for (int i = 0; i < units.length; i++) {
+            BigInteger floor = BigInteger.valueOf(maxDebtMicros)
+                    .multiply(BigInteger.valueOf(rate(i).tokens()))
+                    .negate();
+            BigInteger after = units[i].subtract(costUnits(i, cost));
+            units[i] = after.compareTo(floor) >= 0 ? after : units[i].min(floor);
+        }
         List<BucketState.LimitState> states = new ArrayList<>(units.length);
         for (int i = 0; i < units.length; i++) {
             states.add(new BucketState.LimitState(limits.get(i), remaining(i), resetMicros(i)));

@@ -85,15 +85,6 @@ public final class Arguments {
     }
 
     /**
-     * Returns the failure of a charge that the buckets, already deep in debt, cannot count exactly; nothing
-     * was charged.
-     */
-    public static IllegalStateException tooDeepInDebt(String key, Policy policy, long cost) {
-        return new IllegalStateException("the buckets of key '" + key + "' under policy '" + policy.name()
-                + "' are too deep in debt to count a charge of " + cost + " exactly; nothing was charged");
-    }
-
-    /**
      * Returns the key a limiter keeps a bucket under, the one key rule of every store and surface: {@code key}
      * itself if it has at most {@value #MAX_KEY_LENGTH} characters (UTF-16 code units, as {@link
      * String#length()} counts them), else {@code sha256:} and the URL-safe Base64 of the SHA-256 digest of its
@@ -134,6 +125,18 @@ public final class Arguments {
             }
         }
         return false;
+    }
+
+    /**
+     * Returns the maximum wait of a caller of {@code acquire} in whole microseconds, at most {@code 2^53 - 1}: no
+     * bucket's wait is longer (its debt stays within what exact arithmetic counts), and a wait of {@code 2^53}
+     * or more marks a charge that must land ({@link TokenBucket#mustLand}), which a reservation is not.
+     *
+     * @throws NullPointerException if maxWait is null
+     * @throws IllegalArgumentException if maxWait is negative
+     */
+    public static long acquireWaitMicros(Duration maxWait) {
+        return Math.min(maxWaitMicros(maxWait), TokenBucket.MAX_TICKS - 1);
     }
 
     /**

@@ -32,8 +32,15 @@ public final class PolicyArithmetic {
                 : debts;
     }
 
-    /** Returns whether a request of {@code cost} fits every limit within {@code maxWaitMicros} and every quota. */
+    /**
+     * Returns whether a request of {@code cost} fits every limit within {@code maxWaitMicros} and every quota. A
+     * charge that must land ({@link TokenBucket#mustLand}) always does, as far as the policy's maximum debt
+     * allows ({@link #chargedAfterTheFact}).
+     */
     public static boolean allFit(Policy policy, long[] state, long cost, long maxWaitMicros) {
+        if (TokenBucket.mustLand(cost, maxWaitMicros)) {
+            return true;
+        }
         return TokenBucket.allFit(policy.limits(), state, cost, maxWaitMicros)
                 && quotasFit(policy, state, cost, maxWaitMicros);
     }
@@ -67,6 +74,35 @@ public final class PolicyArithmetic {
             after[i] = Math.max(0, state[i] + cost);
         }
         return after;
+    }
+
+    /**
+     * Returns the state once a charge after the fact of {@code cost} is taken, as a new array: each limit as far
+     * as a maximum debt of {@code maxDebtMicros} allows ({@link TokenBucket#chargedAfterTheFact}), each quota's count up by
+     * the whole cost (a quota's debt ends with its period).
+     */
+    public static long[] chargedAfterTheFact(Policy policy, long[] state, long cost, long maxDebtMicros) {
+        int limits = policy.limits().size();
+        long[] after = TokenBucket.chargedAfterTheFact(policy.limits(), state, cost, maxDebtMicros);
+        if (!policy.hasQuotas()) {
+            return after;
+        }
+        after = Arrays.copyOf(after, state.length);
+        for (int i = limits; i < state.length; i++) {
+            after[i] = state[i] + cost;
+        }
+        return after;
+    }
+
+    /**
+     * Returns the state once {@code cost} is taken by a caller that waits up to {@code maxWaitMicros}, given that
+     * it fits ({@link #allFit}): a charge that must land as {@link #chargedAfterTheFact} says with a maximum debt
+     * of {@code maxDebtMicros} (the caller's policy's), any other as {@link #charged} does.
+     */
+    public static long[] taken(Policy policy, long[] state, long cost, long maxWaitMicros, long maxDebtMicros) {
+        return TokenBucket.mustLand(cost, maxWaitMicros)
+                ? chargedAfterTheFact(policy, state, cost, maxDebtMicros)
+                : charged(policy, state, cost);
     }
 
     /** Returns how long a caller that reserved tokens ahead waits: the limits' wait; quotas never wait. */

@@ -58,6 +58,49 @@ public final class TokenBucket {
     }
 
     /**
+     * Returns whether a call of {@code cost} that waits up to {@code maxWaitMicros} is a charge that must land
+     * whatever the bucket holds: a cost known after the fact, or what a failure policy admitted. It is taken in
+     * full, but no deeper than the policy's maximum debt ({@link #chargedAfterTheFact}).
+     */
+    public static boolean mustLand(long cost, long maxWaitMicros) {
+        return cost > 0 && maxWaitMicros >= MAX_TICKS;
+    }
+
+    /**
+     * Returns the deepest debt a charge after the fact may leave in a bucket of {@code limit}: a full bucket's
+     * fill and {@code maxDebtMicros} of refill beyond it, and never more than exact arithmetic counts ({@code
+     * 2^53 - fill}). The Redis scripts compute the same.
+     */
+    public static long debtBound(Limit limit, long maxDebtMicros) {
+        long fill = limit.fillTicks();
+        long ceiling = MAX_TICKS - fill;
+        long ticksPerMicro = limit.refill().ticksPerMicrosecond();
+        return maxDebtMicros > (ceiling - fill) / ticksPerMicro ? ceiling : fill + maxDebtMicros * ticksPerMicro;
+    }
+
+    /**
+     * Returns the debt once a charge after the fact of {@code cost} is taken from a bucket whose debt is
+     * {@code debt}: all of it, as far as {@link #debtBound} allows; a bucket already that deep keeps its debt.
+     */
+    public static long chargedAfterTheFact(long debt, long cost, Limit limit, long maxDebtMicros) {
+        long charged = charge(debt, cost, limit);
+        long bound = debtBound(limit, maxDebtMicros);
+        return charged <= bound ? charged : Math.max(debt, bound);
+    }
+
+    /**
+     * Returns the debts of every limit once a charge after the fact of {@code cost} is taken, as a new array:
+     * each as {@link #chargedAfterTheFact} says.
+     */
+    public static long[] chargedAfterTheFact(List<Limit> limits, long[] debts, long cost, long maxDebtMicros) {
+        long[] after = new long[limits.size()];
+        for (int i = 0; i < after.length; i++) {
+            after[i] = chargedAfterTheFact(debts[i], cost, limits.get(i), maxDebtMicros);
+        }
+        return after;
+    }
+
+    /**
      * Returns the microseconds until a bucket whose debt would become {@code chargedDebt} can accept the
      * charge: zero if it can now.
      */

@@ -163,7 +163,7 @@ class ResponseCostTest {
 
         @Test
         void aResponseThatCostMoreThanTheBucketHoldsLeavesItInDebtAndTheNextRequestWaitsItOut() {
-            RequestLimiter requests = requests(Rule.builder(tenPerTenSeconds)
+            RequestLimiter requests = requests(Rule.builder(tenPerTenSeconds.withMaxDebt(Duration.ofSeconds(30)))
                     .responseCost(ResponseCost.fromHeader("X-Tokens-Used"))
                     .build());
 
@@ -176,6 +176,22 @@ class ResponseCostTest {
             assertThat(first.headers()).containsEntry("RateLimit", "\"llm\";r=9;t=1");
             assertThat(next.allowed()).isFalse();
             assertThat(next.headers()).containsEntry("Retry-After", "16");
+            assertThat(afterTheDebt.allowed()).isTrue();
+        }
+
+        @Test
+        void aResponseClaimingAHugeCostKeepsItsClientOutForThePolicysMaxDebtAtMost() {
+            RequestLimiter requests = requests(Rule.builder(tenPerTenSeconds)
+                    .responseCost(ResponseCost.fromHeader("X-Tokens-Used"))
+                    .build());
+
+            settle(requests, decide(requests), 200, Map.of("X-Tokens-Used", "100000000"));
+            RequestDecision next = decide(requests);
+            time.advance(Duration.ofSeconds(11));
+            RequestDecision afterTheDebt = decide(requests);
+
+            // the default maximum debt: the 10 s the bucket takes to fill; then one token
+            assertThat(next.headers()).containsEntry("Retry-After", "11");
             assertThat(afterTheDebt.allowed()).isTrue();
         }
 

@@ -17,7 +17,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
 
 /**
  * One batch as {@code token_bucket_batch.lua} takes it and answers it: the requests grouped into runs (in a
@@ -63,14 +62,14 @@ final class BatchScriptCall {
      * returns the script's keys and arguments. With {@code acrossSlots}, keys of several slots go as arguments
      * after the runs, the first alone as the key.
      *
-     * @param limitsOf a policy's limits as the batch script takes them
+     * @param arguments a policy's limits as the batch script takes them
      * @param clientClock the caller's clock, or null for Redis's own time
      */
     static Arguments arguments(
             List<Pending> batch,
             List<Run> runs,
             boolean acrossSlots,
-            Function<Policy, byte[]> limitsOf,
+            ScriptArguments arguments,
             TimeSource clientClock) {
         Map<KeyBytes, List<Run>> runsOfKey = new LinkedHashMap<>();
         Map<Policy, Integer> policyIndex = new IdentityHashMap<>();
@@ -83,9 +82,13 @@ final class BatchScriptCall {
                 continue;
             }
             int policy = policyIndex.computeIfAbsent(pending.policy(), p -> {
-                policyLimits.add(limitsOf.apply(p));
+                policyLimits.add(arguments.limits(p));
                 return policyLimits.size();
             });
+            if (pending.charge()) {
+                // a charge takes no deeper than the policy's maximum debt, which only charges need
+                policyLimits.set(policy - 1, arguments.limitsWithMaxDebt(pending.policy()));
+            }
             ofKey.add(new Run(policy, pending));
             runs.add(null); // counted here, placed below
         }

@@ -11,6 +11,7 @@ import io.tollgate.internal.TokenBucket;
 import io.tollgate.internal.guard.StoreAnswer;
 import io.tollgate.internal.guard.StoreReply;
 import io.tollgate.redis.internal.NotABucketException;
+import io.tollgate.redis.internal.ScriptArguments;
 import io.tollgate.redis.internal.TokenBucketScript;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -20,7 +21,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -78,7 +78,7 @@ final class DecisionBatcher {
 
     private final TokenBucketScript script;
     private final Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands;
-    private final Function<Policy, byte[]> limitsOf;
+    private final ScriptArguments arguments;
     private final TimeSource clientClock;
     private final EventLoops eventLoops;
     private final Lane single = new Lane(false);
@@ -86,20 +86,19 @@ final class DecisionBatcher {
     private final Map<Integer, Lane> slots = new ConcurrentHashMap<>();
 
     /**
-     * @param limitsOf a policy's limits as the batch script takes them, {@code "C,P,N;..."} and, when new buckets
-     *     do not all start full, {@code "#I;..."}
+     * @param arguments a policy's limits as the batch script takes them
      * @param clientClock the caller's clock, or null for Redis's own time
      */
     DecisionBatcher(
             TokenBucketScript script,
             Supplier<RedisScriptingAsyncCommands<byte[], byte[]>> commands,
-            Function<Policy, byte[]> limitsOf,
+            ScriptArguments arguments,
             TimeSource clientClock,
             EventLoops eventLoops) {
         this.script = script;
         this.eventLoops = eventLoops;
         this.commands = commands;
-        this.limitsOf = limitsOf;
+        this.arguments = arguments;
         this.clientClock = clientClock;
     }
 
@@ -385,8 +384,7 @@ final class DecisionBatcher {
         if (redis == null) {
             throw new IllegalStateException("not connected to Redis");
         }
-        BatchScriptCall.Arguments arguments =
-                BatchScriptCall.arguments(batch, runs, acrossSlots, limitsOf, clientClock);
-        return script.run(redis, arguments.keys(), arguments.args());
+        BatchScriptCall.Arguments call = BatchScriptCall.arguments(batch, runs, acrossSlots, arguments, clientClock);
+        return script.run(redis, call.keys(), call.args());
     }
 }

@@ -57,7 +57,7 @@ final class RedisBucketStore implements BucketStore<byte[]> {
                 ? new DecisionBatcher(
                         new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE),
                         connector::commands,
-                        arguments::limits,
+                        arguments,
                         arguments.clientClock(),
                         new EventLoops(connector::connectionResources))
                 : null;

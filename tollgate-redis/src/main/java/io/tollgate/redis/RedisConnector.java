@@ -4,6 +4,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -20,6 +21,7 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.tollgate.TimeSource;
+import io.tollgate.redis.internal.RedisSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -152,15 +154,17 @@ final class RedisConnector implements AutoCloseable {
      *
      * @throws IllegalArgumentException if uri is not a Redis URI
      */
-    static RedisConnector toUri(String uri) {
-        RedisURI redisUri = redisUri(uri);
+    static RedisConnector toUri(RedisURI redisUri, SslOptions ssl) {
         ClientResources resources = resources();
         RedisClient created = RedisClient.create(resources, redisUri);
-        created.setOptions(ClientOptions.builder()
+        ClientOptions.Builder options = ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .socketOptions(socket())
-                .timeoutOptions(STALE_COMMANDS)
-                .build());
+                .timeoutOptions(STALE_COMMANDS);
+        if (ssl != null) {
+            options.sslOptions(ssl);
+        }
+        created.setOptions(options.build());
         RedisConnector connector = connecting(
                 hostAndPort(redisUri),
                 () -> created.connectAsync(ByteArrayCodec.INSTANCE, redisUri),
@@ -186,11 +190,14 @@ final class RedisConnector implements AutoCloseable {
      *
      * @throws IllegalArgumentException if a URI is not a Redis URI
      */
-    static RedisConnector toCluster(List<String> uris) {
-        List<RedisURI> seeds = uris.stream().map(RedisConnector::redisUri).toList();
+    static RedisConnector toCluster(List<RedisURI> seeds, SslOptions ssl) {
         ClientResources resources = resources();
         RedisClusterClient created = RedisClusterClient.create(resources, seeds);
-        created.setOptions(ClusterClientOptions.builder()
+        ClusterClientOptions.Builder options = ClusterClientOptions.builder();
+        if (ssl != null) {
+            options.sslOptions(ssl);
+        }
+        created.setOptions(options
                 // Not REJECT_COMMANDS: node connections open lazily, and would reject the first command.
                 .socketOptions(socket())
                 .timeoutOptions(STALE_COMMANDS)
@@ -232,12 +239,35 @@ final class RedisConnector implements AutoCloseable {
         return uri.getHost() + ":" + uri.getPort();
     }
 
-    private static RedisURI redisUri(String text) {
+    /** A user and password given apart from the URIs; the user null for the default. */
+    record Credentials(String username, char[] password) {}
+
+    /**
+     * Parses a Redis URI, with {@code credentials} (or null) in place of any it holds.
+     *
+     * @throws IllegalArgumentException if it is not a Redis URI, naming it with its password masked
+     */
+    static RedisURI redisUri(String text, Credentials credentials) {
+        RedisURI uri;
         try {
-            return RedisURI.create(text);
+            uri = RedisURI.create(text);
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("invalid Redis URI '" + text + "': " + e.getMessage(), e);
+            // named masked: the URI may hold a password, and so may Lettuce's message, which repeats it
+            throw new IllegalArgumentException("invalid Redis URI '" + RedisSettings.masked(text) + "'", e);
         }
+        return withCredentials(uri, credentials);
+    }
+
+    /** Returns {@code uri}, with {@code credentials} in place of any it holds; unchanged for null credentials. */
+    static RedisURI withCredentials(RedisURI uri, Credentials credentials) {
+        if (credentials != null) {
+            if (credentials.username() == null) {
+                uri.setAuthentication(credentials.password());
+            } else {
+                uri.setAuthentication(credentials.username(), credentials.password());
+            }
+        }
+        return uri;
     }
 
     /**

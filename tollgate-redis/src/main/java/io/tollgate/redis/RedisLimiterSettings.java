@@ -1,6 +1,8 @@
 package io.tollgate.redis;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -27,6 +29,9 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
 
     String uri;
     List<String> clusterUris;
+    RedisURI redisUri;
+    List<RedisURI> clusterRedisUris;
+    SslOptions sslOptions;
     RedisClient client;
     RedisClusterClient clusterClient;
     StatefulRedisConnection<byte[], byte[]> connection;
@@ -47,6 +52,8 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
     boolean batching = true;
     boolean requireRedisAtStart;
     String description;
+    String username;
+    char[] password;
 
     /**
      * Connects to the Redis at {@code uri}: {@code redis://[user:password@]host:port[/db]}, {@code
@@ -55,6 +62,50 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
      */
     public B uri(String uri) {
         this.uri = Objects.requireNonNull(uri, "uri");
+        return self();
+    }
+
+    /**
+     * Authenticates to the Redis of {@link #uri} or {@link #clusterUris} as {@code username} (null for the
+     * default user) with {@code password}, in place of a user and password in the URIs: so that the password
+     * need not be written into a URI. Never printed.
+     */
+    public B credentials(String username, String password) {
+        this.username = username;
+        this.password = Objects.requireNonNull(password, "password").toCharArray();
+        return self();
+    }
+
+    /**
+     * Connects to the Redis that {@code uri} names, with what it holds besides: a user and password, TLS, the
+     * Sentinels of a master and the database (as an application's own Redis settings describe it); the limiter
+     * owns the client and closes it.
+     */
+    public B uri(RedisURI uri) {
+        this.redisUri = Objects.requireNonNull(uri, "uri");
+        return self();
+    }
+
+    /**
+     * Connects to the Redis Cluster reachable through any of {@code seeds}, each with its credentials and TLS as
+     * it says; the limiter owns the client.
+     */
+    public B clusterRedisUris(List<RedisURI> seeds) {
+        Objects.requireNonNull(seeds, "seeds");
+        if (seeds.isEmpty()) {
+            throw new IllegalArgumentException("clusterRedisUris must name at least one node");
+        }
+        this.clusterRedisUris = List.copyOf(seeds);
+        return self();
+    }
+
+    /**
+     * Sets the TLS options of the client the limiter makes for a URI that asks for TLS ({@code rediss://}, or a
+     * {@link RedisURI} with SSL): the certificate authorities it trusts and the certificate it presents, such as
+     * an SSL bundle of the application gives them. Without it, the JVM's default trust store is used.
+     */
+    public B sslOptions(SslOptions options) {
+        this.sslOptions = Objects.requireNonNull(options, "options");
         return self();
     }
 
@@ -298,12 +349,20 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
      *     start and cannot be reached, saying why
      */
     RedisConnector connect() {
-        long given = Stream.of(uri, clusterUris, client, clusterClient, connection, clusterConnection)
+        long given = Stream.of(
+                        uri,
+                        clusterUris,
+                        redisUri,
+                        clusterRedisUris,
+                        client,
+                        clusterClient,
+                        connection,
+                        clusterConnection)
                 .filter(Objects::nonNull)
                 .count();
         if (given != 1) {
-            throw new IllegalStateException("give exactly one of uri, clusterUris, client, clusterClient, "
-                    + "connection or clusterConnection; " + given + " were given");
+            throw new IllegalStateException("give exactly one of uri, clusterUris, clusterRedisUris, client,"
+                    + " clusterClient, connection or clusterConnection; " + given + " were given");
         }
         RedisConnector connector = connector();
         if (description != null) {
@@ -331,6 +390,24 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
         if (clusterClient != null) {
             return RedisConnector.onClusterClient(clusterClient);
         }
-        return uri != null ? RedisConnector.toUri(uri) : RedisConnector.toCluster(clusterUris);
+        RedisConnector.Credentials credentials =
+                password == null ? null : new RedisConnector.Credentials(username, password);
+        if (redisUri != null) {
+            return RedisConnector.toUri(RedisConnector.withCredentials(redisUri, credentials), sslOptions);
+        }
+        if (clusterRedisUris != null) {
+            return RedisConnector.toCluster(
+                    clusterRedisUris.stream()
+                            .map(seed -> RedisConnector.withCredentials(seed, credentials))
+                            .toList(),
+                    sslOptions);
+        }
+        return uri != null
+                ? RedisConnector.toUri(RedisConnector.redisUri(uri, credentials), sslOptions)
+                : RedisConnector.toCluster(
+                        clusterUris.stream()
+                                .map(seed -> RedisConnector.redisUri(seed, credentials))
+                                .toList(),
+                        sslOptions);
     }
 }

@@ -14,8 +14,11 @@ ARGV[2]  cost, an integer: positive (no larger than the smallest capacity) takes
          them back (a refund, never beyond a full bucket, always allowed); 0 only reads the bucket and writes
          nothing (inspecting it)
 ARGV[3]  the longest the caller will wait, in microseconds; 0 never waits (tokens may be reserved ahead
-         only as far as this allows). A charge that must land whatever the bucket holds (a request that a
-         failure policy admitted) waits up to 2^53: it passes unless the debt would exceed 2^53.
+         only as far as this allows); a refund sends 2^53. Or "d" and a number B, for a charge that must land
+         whatever the bucket holds (a cost known after the fact, or a request that a failure policy
+         admitted): it is taken, but takes each limit no deeper than its fill and B microseconds of refill
+         beyond it (the policy's maximum debt), nor than 2^53 less its fill; a limit already deeper keeps its
+         debt. Calendar quotas count such a charge in full.
 ARGV[4]  the policy's limits as "C,P,N;C,P,N", and "#I;I" after them when any limit's new buckets do not
          start full (as ARGV[5..] give them): stored with each bucket, so that a later request knows how long
          the bucket is kept once full
@@ -53,6 +56,10 @@ converted, or the bucket is new and does not start full (the in-memory limiter k
 local key = KEYS[1]
 local cost = tonumber(ARGV[2])
 local max_wait = tonumber(ARGV[3])
+local max_debt -- for a charge that must land: the policy's maximum debt, in µs
+if not max_wait then
+  max_debt, max_wait = tonumber(sub(ARGV[3], 2)), MAX_TICKS
+end
 local limits = ARGV[4]
 local quota_count = 0
 if find(limits, '@', 1, true) then -- a plain find: most policies have no quota, and pay no pattern for it
@@ -100,13 +107,16 @@ if count == 1 and cost > 0 and quota_count == 0 then
         debt1, fresh = decayed(stored_debt, elapsed, n1), false
       end
     end
-    local charged1 = debt1 + cost * p1
-    local wait1 = wait_micros(charged1, fill1, n1)
-    local allowed1
-    if max_wait == 0 then
-      allowed1 = charged1 <= fill1
+    local charged1, allowed1
+    if max_debt then
+      charged1, allowed1 = charged_after_the_fact(debt1, cost * p1, fill1, n1, max_debt), true
     else
-      allowed1 = charged1 <= MAX_TICKS - fill1 and wait1 <= max_wait
+      charged1 = debt1 + cost * p1
+      if max_wait == 0 then
+        allowed1 = charged1 <= fill1
+      else
+        allowed1 = charged1 <= MAX_TICKS - fill1 and wait_micros(charged1, fill1, n1) <= max_wait
+      end
     end
     if allowed1 then
       redis.call('SET', key, format('%d|%s|%d', now, limits, charged1), 'PX',
@@ -187,7 +197,9 @@ for i = 1, count do
   if charged[i] < 0 then
     charged[i] = 0 -- a refund fills the bucket at most
   end
-  if max_wait == 0 then
+  if max_debt then
+    charged[i] = charged_after_the_fact(debt[i], cost * p[i], fill[i], n[i], max_debt)
+  elseif max_wait == 0 then
     allowed = allowed and charged[i] <= fill[i]
   else
     allowed = allowed and charged[i] <= MAX_TICKS - fill[i] and wait_micros(charged[i], fill[i], n[i]) <= max_wait

@@ -23,13 +23,14 @@ ARGV[2]  the number of policies, Q
 ARGV[3 .. 2+Q]  each policy's limits as "C,P,N;C,P,N": capacity, ticks per token, ticks per microsecond;
          followed by "#I;I" with each limit's debt of a new bucket when any limit's new buckets do not start
          full. Such a bucket is kept for R µs once full, R the longest time any limit takes to fill, and then
-         forgotten, as token_bucket.lua says.
+         forgotten, as token_bucket.lua says. When the batch charges under the policy, "!B" follows: its
+         maximum debt B in microseconds (not stored with the buckets).
 ARGV[3+Q]       the runs, packed big-endian, 16 bytes each: the policy's position as a 4-byte integer
          (1-based; negated when the run is for the same key as the run before, else the run is for the next
          key of KEYS), the cost as an 8-byte integer (positive, no larger than the policy's smallest
-         capacity) and M as a 4-byte integer. M = 0 is a charge: the cost (any size) is taken once whatever
-         the bucket holds, into debt, as token_bucket.lua takes a charge with any wait, unless a limit's debt
-         would pass what exact arithmetic counts (2^53 ticks less its fill), when nothing is taken. One argument rather than three per run: Redis spends about
+         capacity) and M as a 4-byte integer. M = 0 is a charge that must land: the cost (any size) is taken once whatever
+         the bucket holds, into debt no deeper than the policy's maximum debt B allows, as token_bucket.lua
+         takes such a charge. One argument rather than three per run: Redis spends about
          0.2 µs on each argument it hands a script (measured: 0.6 µs per key for three).
 ARGV[4+Q ..]    on Redis Cluster, the buckets of several slots of the node that serves KEYS[1], in place of
          KEYS (Redis refuses declared keys of several slots). The script reads each with GET, as MGET too
@@ -88,6 +89,11 @@ local policy_count = tonumber(ARGV[2])
 local policies = {}
 for q = 1, policy_count do
   local text = ARGV[2 + q]
+  local max_debt -- for the policy's charges: its maximum debt, in µs
+  local bang = find(text, '!', 1, true)
+  if bang then
+    max_debt, text = tonumber(sub(text, bang + 1)), sub(text, 1, bang - 1)
+  end
   local initial_text = match(text, '#(.*)$') or ''
   local cap, p, n, fill, initial = {}, {}, {}, {}, {}
   for c, pp, nn in gmatch(text, '(%d+),(%d+),(%d+)') do
@@ -108,7 +114,7 @@ for q = 1, policy_count do
   local middle = '|' .. text .. '|'
   policies[q] = {
     text = text, count = #cap, cap = cap, p = p, n = n, fill = fill, initial = initial, retention = retention,
-    middle = middle, prefix = now_text .. middle
+    middle = middle, prefix = now_text .. middle, max_debt = max_debt
   }
 end
 
@@ -283,31 +289,31 @@ local function decide_run(r, policy)
     limits, time = policy.text, now
     at = at + 1
     reply[at] = debt
-    local allowed
     if charging then
-      allowed = (debt + cost * p1 <= MAX_TICKS - policy.fill[1]) and 1 or 0
-    else
-      allowed = fitting(policy.fill[1] - debt, cost * p1, most)
+      debt = charged_after_the_fact(debt, cost * p1, policy.fill[1], policy.n[1], policy.max_debt)
+      written = policy
+      return
     end
+    local allowed = fitting(policy.fill[1] - debt, cost * p1, most)
     if allowed > 0 then
       debt = debt + allowed * cost * p1
       written = policy
     end
   else
     bring_to(policy)
-    local allowed = charging and 1 or most
+    local allowed = most
     for i = 1, policy.count do
       reply[at + i] = debts[i]
       if charging then
-        if debts[i] + cost * policy.p[i] > MAX_TICKS - policy.fill[i] then
-          allowed = 0
-        end
+        debts[i] = charged_after_the_fact(debts[i], cost * policy.p[i], policy.fill[i], policy.n[i], policy.max_debt)
       else
         allowed = fitting(policy.fill[i] - debts[i], cost * policy.p[i], allowed)
       end
     end
     at = at + policy.count
-    if allowed > 0 then
+    if charging then
+      written = policy
+    elseif allowed > 0 then
       for i = 1, policy.count do
         debts[i] = debts[i] + allowed * cost * policy.p[i]
       end

@@ -49,6 +49,24 @@ local function decayed(debt, elapsed, n)
   return debt - elapsed * n
 end
 
+-- The debt once a charge that must land takes `cost` ticks from a limit whose debt is `debt`: all of it, but no
+-- deeper than the limit's fill and `max_debt` µs of refill beyond it (nor than 2^53 less its fill); a limit
+-- already deeper keeps its debt (TokenBucket.chargedAfterTheFact).
+local function charged_after_the_fact(debt, cost, fill, n, max_debt)
+  local bound = fill + max_debt * n
+  if bound > MAX_TICKS - fill then
+    bound = MAX_TICKS - fill
+  end
+  local charged = debt + cost
+  if charged <= bound then
+    return charged
+  end
+  if debt > bound then
+    return debt
+  end
+  return bound
+end
+
 -- How long a request that brings a limit's debt to `charged` waits for its tokens, in µs: 0 if they are there.
 local function wait_micros(charged, fill, n)
   if charged <= fill then

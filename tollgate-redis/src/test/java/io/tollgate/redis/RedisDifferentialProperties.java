@@ -116,16 +116,30 @@ abstract class RedisDifferentialProperties {
     @MethodSource("oneHundredCases")
     void theyAgreeWhenCostsAreChargedAfterTheFactAndRefunded(long seed) {
         BucketGenerators generate = new BucketGenerators(seed);
-        Policy policy = generate.policy("p");
+        Random random = new Random(seed);
+        Policy generated = generate.policy("p");
         // debts stay far below 2^53 ticks, the most a bucket counts, however many charges land
-        assumeTrue(policy.limits().stream().allMatch(limit -> limit.fillTicks() < 1L << 44));
+        assumeTrue(generated.limits().stream().allMatch(limit -> limit.fillTicks() < 1L << 44));
+        long longestFill = Policy.defaultMaxDebt(generated.limits()).toNanos() / 1_000;
+        // the maximum debt: the default (the longest fill), none, some, or more than exact arithmetic counts
+        Policy policy = switch (random.nextInt(4)) {
+            case 0 -> generated;
+            case 1 -> generated.withMaxDebt(Duration.ZERO);
+            case 2 -> generated.withMaxDebt(Duration.of(1 + random.nextLong(3 * longestFill), ChronoUnit.MICROS));
+            default -> generated.withMaxDebt(Duration.ofDays(365_000));
+        };
         List<Step> steps = generate.steps();
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
         InMemoryRateLimiter memory =
                 InMemoryRateLimiter.builder().timeSource(time).build();
         String key = "client-" + KEYS.incrementAndGet();
 
-        try (RedisRateLimiter redis = redisLimiter(time)) {
+        // charges go through the batch script when batching is on, the one-decision script when it is off
+        try (RedisRateLimiter redis = connect(RedisRateLimiter.builder())
+                .timeout(PATIENT)
+                .clientClock(time)
+                .batching(random.nextBoolean())
+                .build()) {
             for (Step step : steps) {
                 time.advanceMicros(step.advanceMicros());
                 long cost = step.cost(policy);

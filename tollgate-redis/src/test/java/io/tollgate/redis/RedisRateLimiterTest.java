@@ -341,24 +341,32 @@ class RedisRateLimiterTest {
         }
 
         @Test
+        void aChargeTakesTheBucketNoDeeperThanItsPolicysMaxDebtWhateverItAsks() {
+            BucketState after = limiter.charge("mallory", TEN_PER_SECOND, 100_000);
+            BucketState again = limiter.charge("mallory", TEN_PER_SECOND, 100_000);
+            Decision refused = limiter.tryAcquire("mallory", TEN_PER_SECOND);
+
+            assertThat(after.untilFull()).as("the fill, and a second of debt").isEqualTo(Duration.ofSeconds(2));
+            assertThat(again).as("no deeper").isEqualTo(after);
+            assertThat(refused.retryAfter()).isEqualTo(Duration.ofMillis(1_100));
+        }
+
+        @Test
         void aChargeAfterTheFactLeavesTheBucketInDebtForEveryInstanceUntilRefunded() {
-            limiter.tryAcquire("frank", TEN_PER_SECOND, 4);
+            Policy owing = TEN_PER_SECOND.withMaxDebt(Duration.ofSeconds(5)); // up to 50 tokens of debt
+            limiter.tryAcquire("frank", owing, 4);
             try (RedisRateLimiter other = RedisRateLimiter.builder()
                     .timeout(PATIENT)
                     .uri(redis.server().uri())
                     .clientClock(time)
                     .build()) {
-                BucketState charged = other.charge("frank", TEN_PER_SECOND, 25); // 19 tokens of debt
+                BucketState charged = other.charge("frank", owing, 25); // 19 tokens of debt
 
-                Decision refused = limiter.tryAcquire("frank", TEN_PER_SECOND);
+                Decision refused = limiter.tryAcquire("frank", owing);
                 // on the instance that remembers the refusal: a refund ends it there
-                limiter.refundAsync("frank", TEN_PER_SECOND, 10)
-                        .toCompletableFuture()
-                        .join();
-                limiter.refundAsync("frank", TEN_PER_SECOND, 10)
-                        .toCompletableFuture()
-                        .join();
-                Decision afterRefunds = limiter.tryAcquire("frank", TEN_PER_SECOND);
+                limiter.refundAsync("frank", owing, 10).toCompletableFuture().join();
+                limiter.refundAsync("frank", owing, 10).toCompletableFuture().join();
+                Decision afterRefunds = limiter.tryAcquire("frank", owing);
 
                 assertThat(charged.tokens()).isZero();
                 assertThat(charged.untilFull()).isEqualTo(Duration.ofMillis(2_900));

@@ -7,13 +7,16 @@ import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
+import io.tollgate.internal.TokenBucket;
 import io.tollgate.server.CheckRequest.BadRequest;
 import io.tollgate.server.CheckRequest.Check;
+import io.tollgate.server.internal.access.Callers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -53,7 +56,15 @@ final class CheckApi {
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
+    /**
+     * What the decision API puts before a caller's key unless its policy shares the proxy rules' keys: no rule's
+     * key starts so (theirs start with the kind of key: {@code ip:}, {@code header:} and so on), so that no caller
+     * of the decision API can check or charge a proxied client's bucket.
+     */
+    static final String KEY_PREFIX = "api:";
+
     private final Map<String, Policy> policies;
+    private final Set<String> sharedRuleKeys;
     private final RateLimiter limiter;
     private final RequestLimiter answers;
     private final ServerMetrics metrics;
@@ -90,11 +101,19 @@ final class CheckApi {
     }
 
     /**
+     * @param sharedRuleKeys the policies whose keys are the proxy rules' keys, as sent; every other policy's keys
+     *     are kept under {@value #KEY_PREFIX}
      * @param answers renders the status and header fields of every decision, as for proxied requests (its
      *     rules are not used)
      */
-    CheckApi(Map<String, Policy> policies, RateLimiter limiter, RequestLimiter answers, ServerMetrics metrics) {
+    CheckApi(
+            Map<String, Policy> policies,
+            Set<String> sharedRuleKeys,
+            RateLimiter limiter,
+            RequestLimiter answers,
+            ServerMetrics metrics) {
         this.policies = Map.copyOf(policies);
+        this.sharedRuleKeys = Set.copyOf(sharedRuleKeys);
         this.limiter = limiter;
         this.answers = answers;
         this.metrics = metrics;
@@ -105,24 +124,28 @@ final class CheckApi {
      * bug), which is answered with a 500.
      */
     CompletableFuture<Answer> answer(byte[] body) {
-        return answer(body, Runnable::run);
+        return answer(body, Runnable::run, null);
     }
 
     /**
      * Answers a whole request body, rendering the answer on {@code renderer} once a decision that was not
      * made at once arrives (so that it is not rendered on the thread that reads the store's replies).
+     *
+     * @param caller the caller the request named where the file names callers, else null: every check must be
+     *     one it may ask for, or the answer is 403 and nothing is decided
      */
-    CompletableFuture<Answer> answer(byte[] body, Executor renderer) {
+    CompletableFuture<Answer> answer(byte[] body, Executor renderer, Callers.Caller caller) {
         try {
-            return decide(body, renderer);
+            return decide(body, renderer, caller);
         } catch (BadRequest bad) {
             return CompletableFuture.completedFuture(
                     Answer.of(RequestDecision.problem(bad.status(), bad.getMessage())));
         }
     }
 
-    private CompletableFuture<Answer> decide(byte[] body, Executor renderer) throws BadRequest {
+    private CompletableFuture<Answer> decide(byte[] body, Executor renderer, Callers.Caller caller) throws BadRequest {
         CheckRequest request = CheckRequest.parse(body, policies);
+        permit(caller, "check", request.checks());
         if (!request.batch()) {
             Check check = request.checks().get(0);
             CompletableFuture<Decision> decision = decide(check);
@@ -168,23 +191,26 @@ final class CheckApi {
 
     /**
      * Answers {@code POST /v1/charge}'s body: takes a cost known after the fact, {@code {"policy": "llm-tokens",
-     * "key": "team-7", "cost": 2400}}, whatever the bucket holds (into debt beyond its capacity if need be, so
-     * that the key's next checks are refused until it has refilled past the debt), and answers 200 with what the
-     * bucket holds after it: {@code {"policy", "key", "charged", "remaining", "reset_after_ms"}}. Client errors as
-     * for checks. The answer is rendered on {@code renderer} once a charge that was not made at once is; the
-     * stage never fails: a store that could not be asked is a 503 problem, and nothing is charged.
+     * "key": "team-7", "cost": 2400}}, whatever the bucket holds (into debt if need be, no deeper than the policy's
+     * maximum debt, so that the key's next checks are refused until it has refilled past the debt), and answers
+     * 200 with what the bucket holds after it: {@code {"policy", "key", "charged", "remaining", "reset_after_ms",
+     * "max_debt_reached"}}, the last true when the bucket is as deep in debt as the policy allows. Client errors as
+     * for checks, and 403 for a key or policy {@code caller} may not charge. The answer is rendered on {@code
+     * renderer} once a charge that was not made at once is; the stage never fails: a store that could not be
+     * asked is a 503 problem, and nothing is charged.
      */
-    CompletableFuture<Answer> charge(byte[] body, Executor renderer) {
+    CompletableFuture<Answer> charge(byte[] body, Executor renderer, Callers.Caller caller) {
         Check charge;
         try {
             charge = CheckRequest.parseCharge(body, policies);
+            permit(caller, "charge", List.of(charge));
         } catch (BadRequest bad) {
             return CompletableFuture.completedFuture(
                     Answer.of(RequestDecision.problem(bad.status(), bad.getMessage())));
         }
         CompletableFuture<BucketState> charged;
         try {
-            charged = limiter.chargeAsync(charge.key(), charge.policy(), charge.cost())
+            charged = limiter.chargeAsync(bucketKey(charge), charge.policy(), charge.cost())
                     .toCompletableFuture();
         } catch (RuntimeException e) {
             charged = CompletableFuture.failedFuture(e);
@@ -207,6 +233,7 @@ final class CheckApi {
                         generator.writeNumberField("charged", charge.cost());
                         generator.writeNumberField("remaining", state.tokens());
                         generator.writeNumberField("reset_after_ms", JsonText.ceilMillis(resetAfter));
+                        generator.writeBooleanField("max_debt_reached", atMaxDebt(charge.policy(), state));
                         generator.writeEndObject();
                     }));
                 },
@@ -216,7 +243,7 @@ final class CheckApi {
     private CompletableFuture<Decision> decide(Check check) {
         CompletableFuture<Decision> decision;
         try {
-            decision = limiter.tryAcquireAsync(check.key(), check.policy(), check.cost())
+            decision = limiter.tryAcquireAsync(bucketKey(check), check.policy(), check.cost())
                     .toCompletableFuture();
         } catch (RuntimeException e) {
             decision = CompletableFuture.failedFuture(e);
@@ -225,6 +252,45 @@ final class CheckApi {
             metrics.checked(check.policy(), decided);
             return decided;
         });
+    }
+
+    /**
+     * Whether a limit's bucket is as deep in debt as the policy lets a charge take it: what a charge asked beyond
+     * that was not taken.
+     */
+    static boolean atMaxDebt(Policy policy, BucketState state) {
+        for (BucketState.LimitState limit : state.limits()) {
+            long bound = TokenBucket.debtBound(limit.limit(), policy.maxDebtMicros());
+            if (limit.untilFullMicros() >= TokenBucket.untilFullMicros(bound, limit.limit())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Checks that {@code caller} (null where the file names no callers) may ask for every one of {@code checks},
+     * and counts the call as served or forbidden.
+     *
+     * @throws BadRequest 403, saying what the caller may not ask, for the first check it may not
+     */
+    private void permit(Callers.Caller caller, String api, List<Check> checks) throws BadRequest {
+        if (caller == null) {
+            return;
+        }
+        for (Check check : checks) {
+            String forbidden = caller.forbids(check.policy(), check.key());
+            if (forbidden != null) {
+                metrics.callers().forbidden(caller, api, forbidden);
+                throw new BadRequest(403, forbidden);
+            }
+        }
+        metrics.callers().served(caller, api);
+    }
+
+    /** The key the bucket of {@code check} is kept under: apart from the rules' keys unless its policy shares them. */
+    private String bucketKey(Check check) {
+        return sharedRuleKeys.contains(check.policy().name()) ? check.key() : KEY_PREFIX + check.key();
     }
 
     private static void result(JsonGenerator generator, Check check, Decision decision) throws IOException {

@@ -13,25 +13,32 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.tollgate.server.internal.tls.TlsContexts;
+import io.tollgate.server.internal.tls.TlsFiles;
+import io.tollgate.server.internal.tls.TlsSettings;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLException;
 
 /**
  * The server's ports on Netty's event loops: one loop per core, each
  * connection on one of them for its whole life, and every exchange of a connection read, decided, rendered and
  * written there, without handing it to another thread (a decision the store completes on its own I/O thread is
- * rendered back on the connection's loop). The public port serves the decision API or, with an upstream, the
- * proxy, and without a management port {@code /healthz}, {@code /readyz} and {@code /metrics}; the management
- * port, when set, serves those and the admin API behind its token, with the work that may block (a scrape, an
+ * rendered back on the connection's loop). Each port serves its role ({@link Routes}): the public port the
+ * proxy or, without an upstream, the decision API; the decision port, beside a proxy, the decision API; the
+ * management port health, metrics and the admin API behind its token, with the work that may block (a scrape, an
  * admin call waiting for the store) on two threads of its own. Each exchange is handled by an {@link
  * Exchanges}.
  *
@@ -63,32 +70,34 @@ final class DataPlane implements AutoCloseable {
     private final Channel listener;
     /** The management port's listener, or null without one. */
     private final Channel managementListener;
+    /** The decision port's listener, or null without one. */
+    private final Channel decisionListener;
+    /** The TLS files of the ports that serve TLS, read again when they change. */
+    private final List<TlsFiles> tlsFiles = new ArrayList<>(3);
 
     private final Duration shutdownTimeout;
     private volatile boolean stopping;
 
     /**
-     * Starts listening on {@code host} and {@code port} (0 for a free one), and on the management port when
-     * {@code management} sets one, and returns once both accept connections.
+     * Starts listening on the public port, and on the decision port and the management port where {@code
+     * listeners} set them (each 0 for a free one), and returns once all accept connections.
      *
-     * @param management the management port, or null to serve health and metrics on the public port
      * @param admin the admin API the management port serves; ignored without one
-     * @param upstreams the proxy's upstream connections, or null to serve the decision API
+     * @param upstreams the proxy's upstream connections, or null to serve the decision API on the public port
      * @throws java.net.BindException if a port is taken
      * @throws InterruptedException if interrupted while binding
+     * @throws SSLException if a port's TLS context cannot be made
      */
     DataPlane(
-            String host,
-            int port,
+            ServerConfig.Listeners listeners,
             Supplier<Limits> limits,
             Readiness readiness,
             ServerMetrics metrics,
-            ServerConfig.Management management,
             AdminApi admin,
             UpstreamConnections upstreams,
             Duration idleTimeout,
             Duration shutdownTimeout)
-            throws InterruptedException {
+            throws InterruptedException, SSLException {
         this.shutdownTimeout = shutdownTimeout;
         this.loops = new MultiThreadIoEventLoopGroup(
                 Runtime.getRuntime().availableProcessors(),
@@ -103,31 +112,62 @@ final class DataPlane implements AutoCloseable {
                 new DefaultThreadFactory("tollgate-blocking", true));
         pool.allowCoreThreadTimeOut(true);
         this.blocking = pool;
-        Channel publicListener = null;
+        ServerConfig.Management management = listeners.management();
+        ServerConfig.DecisionPort decision = listeners.decision();
+        List<Channel> bound = new ArrayList<>(3);
         try {
-            publicListener = listen(
-                    host,
-                    port,
-                    Endpoints.publicPort(limits, readiness, metrics, management != null, blocking, upstreams),
-                    idleTimeout);
+            bound.add(listen(
+                    listeners.host(),
+                    listeners.port(),
+                    Endpoints.publicPort(limits, readiness, metrics, listeners.exposure(), blocking, upstreams),
+                    idleTimeout,
+                    tls(listeners.tls(), "server.tls")));
+            this.decisionListener = decision == null
+                    ? null
+                    : add(
+                            bound,
+                            listen(
+                                    decision.host(),
+                                    decision.port(),
+                                    Endpoints.decisionPort(limits, readiness, metrics, blocking),
+                                    idleTimeout,
+                                    tls(decision.tls(), "server.decision-tls")));
             this.managementListener = management == null
                     ? null
-                    : listen(
-                            management.host(),
-                            management.port(),
-                            Endpoints.managementPort(readiness, metrics, blocking, admin, management.token()),
-                            idleTimeout);
+                    : add(
+                            bound,
+                            listen(
+                                    management.host(),
+                                    management.port(),
+                                    Endpoints.managementPort(readiness, metrics, blocking, admin, management.token()),
+                                    idleTimeout,
+                                    tls(management.tls(), "server.management-tls")));
         } catch (Throwable e) { // a taken port comes as a BindException, which Netty throws unchecked
-            if (publicListener != null) {
-                publicListener.close().awaitUninterruptibly();
+            for (Channel channel : bound) {
+                channel.close().awaitUninterruptibly();
             }
             shutDownThreads();
             throw e;
         }
-        this.listener = publicListener;
+        this.listener = bound.get(0);
     }
 
-    private Channel listen(String host, int port, Endpoints endpoints, Duration idleTimeout)
+    private static Channel add(List<Channel> bound, Channel channel) {
+        bound.add(channel);
+        return channel;
+    }
+
+    /** Reads a port's TLS files and makes its context; null for a port of plain HTTP. */
+    private SslContext tls(TlsSettings settings, String name) throws SSLException {
+        if (settings == null) {
+            return null;
+        }
+        TlsFiles files = new TlsFiles(settings, name);
+        tlsFiles.add(files);
+        return TlsContexts.http(files);
+    }
+
+    private Channel listen(String host, int port, Endpoints endpoints, Duration idleTimeout, SslContext tls)
             throws InterruptedException {
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(loops)
@@ -137,6 +177,9 @@ final class DataPlane implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel channel) {
                         connections.add(channel);
+                        if (tls != null) {
+                            channel.pipeline().addLast(tls.newHandler(channel.alloc()));
+                        }
                         channel.pipeline()
                                 .addLast(new IdleStateHandler(0, 0, idleTimeout.toMillis(), TimeUnit.MILLISECONDS))
                                 .addLast(new HttpServerCodec(new HttpDecoderConfig()
@@ -158,6 +201,16 @@ final class DataPlane implements AutoCloseable {
         return managementListener == null ? -1 : ((InetSocketAddress) managementListener.localAddress()).getPort();
     }
 
+    /** Returns the TLS files of its ports that serve TLS, to be read again when they change. */
+    List<TlsFiles> tlsFiles() {
+        return List.copyOf(tlsFiles);
+    }
+
+    /** Returns the decision port it listens on, or -1 without one. */
+    int decisionPort() {
+        return decisionListener == null ? -1 : ((InetSocketAddress) decisionListener.localAddress()).getPort();
+    }
+
     /**
      * Stops accepting connections, lets the exchanges in flight finish for up to the shutdown timeout (answered
      * with {@code Connection: close}), then closes every connection and stops the event loops. Safe to call more
@@ -170,6 +223,9 @@ final class DataPlane implements AutoCloseable {
         }
         stopping = true;
         listener.close().awaitUninterruptibly();
+        if (decisionListener != null) {
+            decisionListener.close().awaitUninterruptibly();
+        }
         if (managementListener != null) {
             managementListener.close().awaitUninterruptibly();
         }

@@ -2,6 +2,7 @@ package io.tollgate.server;
 
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
+import io.tollgate.server.internal.access.CallerEvents;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Objects;
@@ -11,18 +12,19 @@ import java.util.function.Supplier;
 /**
  * What the exchanges of every connection of one port answer with, and count on.
  *
- * @param managementPort whether the server has a management port (the public port then serves the decision
- *     API or the proxy alone)
+ * @param port the port's role, which decides what it serves ({@link Routes})
+ * @param exposure what the file exposes on the public port besides its role
  * @param blocking where work that may block runs (a metrics scrape, the admin API), never on a loop
- * @param upstreams the proxy's upstream connections, or null without an upstream
- * @param admin on the management port, its admin API; null on the public port
+ * @param upstreams the proxy's upstream connections on the public port of a proxy, else null
+ * @param admin on the management port, its admin API; null on the others
  * @param token on the management port, the bearer token it requires, or null
  */
 record Endpoints(
+        Routes.Port port,
         Supplier<Limits> limits,
         Readiness readiness,
         ServerMetrics metrics,
-        boolean managementPort,
+        ServerConfig.PublicExposure exposure,
         Executor blocking,
         UpstreamConnections upstreams,
         AdminApi admin,
@@ -33,20 +35,36 @@ record Endpoints(
             Supplier<Limits> limits,
             Readiness readiness,
             ServerMetrics metrics,
-            boolean managementPort,
+            ServerConfig.PublicExposure exposure,
             Executor blocking,
             UpstreamConnections upstreams) {
-        return new Endpoints(limits, readiness, metrics, managementPort, blocking, upstreams, null, null);
+        return new Endpoints(Routes.Port.PUBLIC, limits, readiness, metrics, exposure, blocking, upstreams, null, null);
+    }
+
+    /** The decision port's endpoints: the decision API alone. */
+    static Endpoints decisionPort(
+            Supplier<Limits> limits, Readiness readiness, ServerMetrics metrics, Executor blocking) {
+        return new Endpoints(
+                Routes.Port.DECISION,
+                limits,
+                readiness,
+                metrics,
+                ServerConfig.PublicExposure.NONE,
+                blocking,
+                null,
+                null,
+                null);
     }
 
     /** The management port's endpoints: health, metrics and the admin API, behind {@code token} if set. */
     static Endpoints managementPort(
             Readiness readiness, ServerMetrics metrics, Executor blocking, AdminApi admin, String token) {
         return new Endpoints(
+                Routes.Port.MANAGEMENT,
                 null,
                 readiness,
                 metrics,
-                true,
+                ServerConfig.PublicExposure.NONE,
                 blocking,
                 null,
                 Objects.requireNonNull(admin, "admin"),
@@ -54,7 +72,23 @@ record Endpoints(
     }
 
     boolean isManagementPort() {
-        return admin != null;
+        return port == Routes.Port.MANAGEMENT;
+    }
+
+    /** Returns where what callers of the decision API did is counted and logged. */
+    CallerEvents callerEvents() {
+        return metrics.callers();
+    }
+
+    /** Returns the handler of {@code path} on this port ({@link Routes}). */
+    String route(String path) {
+        return switch (port) {
+            case MANAGEMENT -> Routes.managementRoute(path);
+            case DECISION -> Routes.decisionRoute(path);
+            case PUBLIC ->
+                Routes.publicRoute(
+                        path, exposure, upstreams != null, limits.get().config().forwardAuth());
+        };
     }
 
     /**

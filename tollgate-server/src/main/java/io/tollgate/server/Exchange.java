@@ -2,6 +2,7 @@ package io.tollgate.server;
 
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpRequest;
+import io.tollgate.server.internal.access.Callers;
 import java.io.ByteArrayOutputStream;
 import java.util.List;
 
@@ -32,6 +33,8 @@ final class Exchange {
     List<HttpContent> early;
     /** The proxied request on its way once allowed, until the upstream's answer is done; else null. */
     ProxiedExchange proxy;
+    /** For the decision API where the file names callers: the caller its token or certificate names; else null. */
+    Callers.Caller caller;
 
     Exchange(HttpRequest request, String route, String path, boolean keepAlive) {
         this.request = request;

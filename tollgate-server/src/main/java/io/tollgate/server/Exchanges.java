@@ -22,10 +22,12 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.server.CheckApi.Answer;
+import io.tollgate.server.internal.access.Callers;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -159,13 +161,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             answer(ctx, current, ExchangeAnswers.problem(400, "Bad Request: " + malformed.getMessage()));
             return;
         }
-        String route = endpoints.isManagementPort()
-                ? Routes.managementRoute(path)
-                : Routes.publicRoute(
-                        path,
-                        endpoints.managementPort(),
-                        endpoints.upstreams() != null,
-                        endpoints.limits().get().config().forwardAuth());
+        String route = endpoints.route(path);
         Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
         current = exchange;
         if (!route.equals("page") && !endpoints.authorizes(request)) {
@@ -179,6 +175,9 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             Map<String, String> headers = new LinkedHashMap<>(problem.headers());
             headers.put("WWW-Authenticate", "Bearer realm=\"tollgate management\"");
             answer(ctx, exchange, CompletableFuture.completedFuture(new Answer(401, headers, problem.body())));
+            return;
+        }
+        if ((route.equals("check") || route.equals("charge")) && !identifyCaller(ctx, exchange)) {
             return;
         }
         String expectation = request.headers().get(HttpHeaderNames.EXPECT);
@@ -208,6 +207,34 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             exchange.keepAlive = false; // the client waits to send its body, which is not wanted
         }
         answer(ctx, exchange, answerWithoutBody(ctx, exchange));
+    }
+
+    /**
+     * Names the caller of a decision API request where the file names callers, by its bearer token or its client
+     * certificate; answers 401 and returns false for a request that names none, before its body is read.
+     */
+    private boolean identifyCaller(ChannelHandlerContext ctx, Exchange exchange) {
+        Callers callers = endpoints.limits().get().config().callers();
+        if (!callers.required()) {
+            return true;
+        }
+        String authorization = exchange.request.headers().get(HttpHeaderNames.AUTHORIZATION);
+        exchange.caller = callers.identify(authorization, PeerCertificates.subject(ctx.channel()));
+        if (exchange.caller != null) {
+            return true;
+        }
+        String detail = authorization == null
+                ? "The decision API needs a caller's bearer token: send Authorization: Bearer TOKEN."
+                : "The bearer token is not one of the callers' tokens.";
+        endpoints.callerEvents().unauthenticated(exchange.route, detail);
+        if (HttpUtil.is100ContinueExpected(exchange.request)) {
+            exchange.keepAlive = false; // the client waits to send its body, which is not wanted
+        }
+        Answer problem = Answer.problem(401, detail);
+        Map<String, String> headers = new LinkedHashMap<>(problem.headers());
+        headers.put("WWW-Authenticate", "Bearer realm=\"tollgate decision api\"");
+        answer(ctx, exchange, CompletableFuture.completedFuture(new Answer(401, headers, problem.body())));
+        return false;
     }
 
     private Exchange started(Exchange exchange) {
@@ -243,19 +270,19 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                 get
                         ? CompletableFuture.completedFuture(ManagementPage.answer(exchange.path))
                         : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
-            case "admin" ->
-                CompletableFuture.supplyAsync(
-                        () -> endpoints
-                                .admin()
-                                .answer(
-                                        method.name(),
-                                        exchange.path,
-                                        new QueryStringDecoder(exchange.request.uri()).parameters()),
-                        endpoints.blocking());
+            case "admin" -> {
+                Map<String, List<String>> parameters;
+                try {
+                    parameters = new QueryStringDecoder(exchange.request.uri()).parameters();
+                } catch (IllegalArgumentException malformed) { // such as a % that starts no escape
+                    yield ExchangeAnswers.problem(400, "Bad Request: " + malformed.getMessage());
+                }
+                yield CompletableFuture.supplyAsync(
+                        () -> endpoints.admin().answer(method.name(), exchange.path, parameters), endpoints.blocking());
+            }
             default ->
                 ExchangeAnswers.problem(
-                        404,
-                        Routes.noSuchEndpoint(exchange.path, endpoints.isManagementPort(), endpoints.managementPort()));
+                        404, Routes.noSuchEndpoint(exchange.path, endpoints.port(), endpoints.exposure()));
         };
     }
 
@@ -322,8 +349,8 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                     ctx,
                     exchange,
                     exchange.route.equals("check")
-                            ? limits.checks().answer(body, ctx.executor())
-                            : limits.checks().charge(body, ctx.executor()));
+                            ? limits.checks().answer(body, ctx.executor(), exchange.caller)
+                            : limits.checks().charge(body, ctx.executor(), exchange.caller));
         } else if (exchange.lingering && exchange.answered) {
             ctx.close();
         }

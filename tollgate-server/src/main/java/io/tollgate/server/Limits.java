@@ -43,7 +43,11 @@ record Limits(
                 ? config.requestLimiter(limiter).metrics(metrics.requests()).build()
                 : null;
         return new Limits(
-                config, requests, answers, new CheckApi(config.policies(), limiter, answers, metrics), forwardAuth);
+                config,
+                requests,
+                answers,
+                new CheckApi(config.policies(), config.sharedRuleKeys(), limiter, answers, metrics),
+                forwardAuth);
     }
 
     private static OverloadProtection protection(OverloadProtection.Settings settings, Limits previous) {

@@ -22,10 +22,11 @@ public final class Main {
     static final String USAGE = """
             Usage: java -jar tollgate-server.jar --config FILE [--port N]
 
-            Runs the Tollgate rate-limiting server: the decision API (POST /v1/check), /healthz, /readyz,
-            /metrics and, when the configuration names an upstream, a rate-limiting reverse proxy to it.
-            With server.management-port, health, metrics and the admin API are served there instead.
-            With an envoy section, Envoy's rate limit service (gRPC) on a port of its own (see docs/envoy.md).
+            Runs the Tollgate rate-limiting server. With an upstream, a rate-limiting reverse proxy on its
+            port, and the decision API (POST /v1/check) on server.decision-port; without one, the decision
+            API, /healthz and /readyz on its port. Health, metrics and the admin API are served on
+            server.management-port. With an envoy section, Envoy's rate limit service (gRPC) on a port of
+            its own (see docs/envoy.md).
 
               --config FILE   the YAML configuration (see docs/server.md)
               --port N        listen on port N instead of the configuration's server.port; 0 picks a free one
@@ -79,7 +80,9 @@ public final class Main {
             server = TollgateServer.start(config);
         } catch (Exception e) {
             ServerConfig.Management management = config.management();
+            ServerConfig.DecisionPort decision = config.listeners().decision();
             String where = config.host() + ":" + config.port()
+                    + (decision == null ? "" : " (decision API " + decision.host() + ":" + decision.port() + ")")
                     + (management == null ? "" : " (management " + management.host() + ":" + management.port() + ")");
             err.println("tollgate: cannot start on " + where + ": " + describe(e));
             return 1;
@@ -95,6 +98,9 @@ public final class Main {
                         "tollgate-shutdown"));
         if (server.managementUri() != null) {
             out.println("tollgate management on " + server.managementUri());
+        }
+        if (server.decisionUri() != null) {
+            out.println("tollgate decision api on " + server.decisionUri());
         }
         if (server.envoyAddress() != null) {
             out.println("tollgate envoy rls listening on " + server.envoyAddress());

@@ -9,7 +9,9 @@ import io.tollgate.http.internal.YamlConfig;
 import io.tollgate.internal.config.ConfigException;
 import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.internal.RedisSettings;
+import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.envoy.EnvoyService;
+import io.tollgate.server.internal.tls.TlsSettings;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
@@ -39,8 +42,10 @@ public final class ServerConfig {
     /** The address the management port binds when the file does not say: this host only. */
     public static final String DEFAULT_MANAGEMENT_HOST = "127.0.0.1";
 
-    private final String host;
-    private final int port;
+    /** The address the decision API's own port binds when the file does not say: this host only. */
+    public static final String DEFAULT_DECISION_HOST = "127.0.0.1";
+
+    private final Listeners listeners;
     private final Duration shutdownTimeout;
     private final Duration idleTimeout;
     private final Store store;
@@ -50,11 +55,14 @@ public final class ServerConfig {
     private final URI upstream;
     private final Duration upstreamTimeout;
     private final UnaryOperator<RequestLimiter.Builder> responses;
-    private final Management management;
     private final Envoy envoy;
     private final TopKeysSettings topKeys;
     private final OverloadProtection.Settings overload;
     private final boolean forwardAuth;
+    /** The policies whose decision API keys are the proxy rules' keys ({@code server.decision-api-shares-rule-keys}). */
+    private final Set<String> sharedRuleKeys;
+    /** Who may ask the decision API and Envoy's service ({@code callers}). */
+    private final Callers callers;
     /** The file this was read from, or null. */
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
@@ -70,17 +78,84 @@ public final class ServerConfig {
     record RedisStore(RedisSettings settings) implements Store {}
 
     /**
+     * Where the server listens, and what its public port serves besides its role (proxying, or the decision API
+     * without an upstream). Taken at a start only: a reload keeps them.
+     *
+     * @param host the address the public port binds
+     * @param port the public port, 0 for a free one
+     * @param tls the public port's TLS, or null for plain HTTP
+     * @param management the management port, or null without one
+     * @param decision the decision API's own port beside a proxy, or null without one
+     * @param exposure what the public port serves that is not its role, as the file says
+     */
+    record Listeners(
+            String host,
+            int port,
+            TlsSettings tls,
+            Management management,
+            DecisionPort decision,
+            PublicExposure exposure) {
+
+        Listeners withPort(int otherPort) {
+            return new Listeners(host, otherPort, tls, management, decision, exposure);
+        }
+    }
+
+    /**
+     * The decision API's own listener beside a proxy ({@code server.decision-port}): the services that ask for
+     * decisions reach it; the proxy's clients do not.
+     *
+     * @param port the port, 0 for a free one
+     * @param host the address it binds
+     * @param tls its TLS, or null for plain HTTP
+     */
+    record DecisionPort(int port, String host, TlsSettings tls) {}
+
+    /**
+     * What a proxy's public port serves besides proxying, each only where the file says so in a setting named
+     * for it ({@code server.expose-decision-api-publicly}, {@code server.expose-health-publicly}, {@code
+     * server.expose-metrics-publicly}); the server warns at its start for each. A decision server's public port
+     * serves the decision API and health as its role, and metrics only where the file says so.
+     *
+     * @param decisionApi {@code /v1/check} and {@code /v1/charge} on a proxy's public port
+     * @param health {@code /healthz} and {@code /readyz} on a proxy's public port
+     * @param metrics {@code /metrics} on the public port
+     */
+    record PublicExposure(boolean decisionApi, boolean health, boolean metrics) {
+
+        /** The public port serves its role alone. */
+        static final PublicExposure NONE = new PublicExposure(false, false, false);
+
+        /** Returns the settings that expose something, named as the file names them. */
+        List<String> settings() {
+            List<String> named = new ArrayList<>();
+            if (decisionApi) {
+                named.add("server.expose-decision-api-publicly");
+            }
+            if (health) {
+                named.add("server.expose-health-publicly");
+            }
+            if (metrics) {
+                named.add("server.expose-metrics-publicly");
+            }
+            return named;
+        }
+    }
+
+    /**
      * The management port's listener.
      *
      * @param port the port, 0 for a free one
      * @param host the address it binds
      * @param token the bearer token every request must carry, or null for none
+     * @param tls its TLS, or null for plain HTTP
      */
-    record Management(int port, String host, String token) {
+    record Management(int port, String host, String token, TlsSettings tls) {
 
         @Override
         public String toString() {
-            return "Management[" + host + ":" + port + (token == null ? "" : ", token") + "]"; // never the token
+            return "Management[" + host + ":" + port + (token == null ? "" : ", token") + (tls == null ? "" : ", tls")
+                    + "]"; // never the token
         }
     }
 
@@ -91,19 +166,19 @@ public final class ServerConfig {
      * @param host the address it binds
      * @param config the file or directory of rate limits, in envoyproxy/ratelimit's format
      * @param setup the rate limits read from it, and how answers are written
+     * @param tls its TLS, or null for plain gRPC
      */
-    record Envoy(int port, String host, Path config, EnvoyService.Setup setup) {
+    record Envoy(int port, String host, Path config, EnvoyService.Setup setup, TlsSettings tls) {
 
         /** Returns whether {@code other} listens where this does: the settings that take effect at a start. */
         boolean listensAs(Envoy other) {
-            return other != null && port == other.port && host.equals(other.host);
+            return other != null && port == other.port && host.equals(other.host) && Objects.equals(tls, other.tls);
         }
     }
 
     /** For {@link ServerSections}, which reads a file into one. */
     ServerConfig(
-            String host,
-            int port,
+            Listeners listeners,
             Duration shutdownTimeout,
             Duration idleTimeout,
             Store store,
@@ -113,15 +188,15 @@ public final class ServerConfig {
             URI upstream,
             Duration upstreamTimeout,
             UnaryOperator<RequestLimiter.Builder> responses,
-            Management management,
             Envoy envoy,
             TopKeysSettings topKeys,
             OverloadProtection.Settings overload,
             boolean forwardAuth,
+            Set<String> sharedRuleKeys,
+            Callers callers,
             Path source,
             Integer portOverride) {
-        this.host = host;
-        this.port = port;
+        this.listeners = listeners;
         this.shutdownTimeout = shutdownTimeout;
         this.idleTimeout = idleTimeout;
         this.store = store;
@@ -131,11 +206,12 @@ public final class ServerConfig {
         this.upstream = upstream;
         this.upstreamTimeout = upstreamTimeout;
         this.responses = responses;
-        this.management = management;
         this.envoy = envoy;
         this.topKeys = topKeys;
         this.overload = overload;
         this.forwardAuth = forwardAuth;
+        this.sharedRuleKeys = Set.copyOf(sharedRuleKeys);
+        this.callers = callers;
         this.source = source;
         this.portOverride = portOverride;
     }
@@ -159,8 +235,7 @@ public final class ServerConfig {
         }
         ServerConfig read = parse(text, file.toString());
         return new ServerConfig(
-                read.host,
-                read.port,
+                read.listeners,
                 read.shutdownTimeout,
                 read.idleTimeout,
                 read.store,
@@ -170,11 +245,12 @@ public final class ServerConfig {
                 read.upstream,
                 read.upstreamTimeout,
                 read.responses,
-                read.management,
                 read.envoy,
                 read.topKeys,
                 read.overload,
                 read.forwardAuth,
+                read.sharedRuleKeys,
+                read.callers,
                 file,
                 null);
     }
@@ -204,8 +280,7 @@ public final class ServerConfig {
      */
     public ServerConfig withPort(int port) {
         return new ServerConfig(
-                host,
-                ServerSections.checkPort(port),
+                listeners.withPort(ServerSections.checkPort(port)),
                 shutdownTimeout,
                 idleTimeout,
                 store,
@@ -215,11 +290,12 @@ public final class ServerConfig {
                 upstream,
                 upstreamTimeout,
                 responses,
-                management,
                 envoy,
                 topKeys,
                 overload,
                 forwardAuth,
+                sharedRuleKeys,
+                callers,
                 source,
                 port);
     }
@@ -249,8 +325,7 @@ public final class ServerConfig {
      */
     ServerConfig reloadedAs(ServerConfig next) {
         return new ServerConfig(
-                host,
-                port,
+                listeners,
                 shutdownTimeout,
                 idleTimeout,
                 store,
@@ -260,13 +335,14 @@ public final class ServerConfig {
                 upstream,
                 upstreamTimeout,
                 next.responses,
-                management,
                 envoy == null || next.envoy == null
                         ? envoy
-                        : new Envoy(envoy.port, envoy.host, next.envoy.config, next.envoy.setup),
+                        : new Envoy(envoy.port, envoy.host, next.envoy.config, next.envoy.setup, envoy.tls),
                 topKeys,
                 next.overload,
                 forwardAuth,
+                next.sharedRuleKeys,
+                next.callers,
                 source,
                 portOverride);
     }
@@ -274,8 +350,17 @@ public final class ServerConfig {
     /** Returns the settings of {@code next} that differ from this one's and take effect only at a start. */
     List<String> restartOnlyChanges(ServerConfig next) {
         List<String> changed = new ArrayList<>();
-        if (!host.equals(next.host) || port != next.port) {
+        if (!host().equals(next.host()) || port() != next.port()) {
             changed.add("server.host and server.port");
+        }
+        if (!Objects.equals(listeners.tls(), next.listeners.tls())) {
+            changed.add("server.tls");
+        }
+        if (!Objects.equals(listeners.decision(), next.listeners.decision())) {
+            changed.add("server.decision-port and server.decision-host");
+        }
+        if (!listeners.exposure().equals(next.listeners.exposure())) {
+            changed.add("server.expose-*-publicly");
         }
         if (!shutdownTimeout.equals(next.shutdownTimeout)) {
             changed.add("server.shutdown-timeout");
@@ -286,11 +371,11 @@ public final class ServerConfig {
         if (!Objects.equals(upstream, next.upstream) || !upstreamTimeout.equals(next.upstreamTimeout)) {
             changed.add("server.upstream and server.upstream-timeout");
         }
-        if (!Objects.equals(management, next.management)) {
+        if (!Objects.equals(management(), next.management())) {
             changed.add("server.management-*");
         }
         if ((envoy == null) != (next.envoy == null) || (envoy != null && !envoy.listensAs(next.envoy))) {
-            changed.add("envoy.port and envoy.host");
+            changed.add("envoy.port, envoy.host and envoy.tls");
         }
         if (!topKeys.equals(next.topKeys)) {
             changed.add("top-keys");
@@ -303,12 +388,17 @@ public final class ServerConfig {
 
     /** Returns the address the server binds, {@code 0.0.0.0} (every interface) unless the file says. */
     public String host() {
-        return host;
+        return listeners.host();
     }
 
     /** Returns the port, 0 for a free one. */
     public int port() {
-        return port;
+        return listeners.port();
+    }
+
+    /** Returns where the server listens and what its public port serves besides its role. */
+    Listeners listeners() {
+        return listeners;
     }
 
     /** Returns how long a stopping server lets requests in flight finish. */
@@ -358,6 +448,20 @@ public final class ServerConfig {
         return forwardAuth;
     }
 
+    /**
+     * Returns the names of the policies whose decision API keys are the proxy rules' keys ({@code
+     * server.decision-api-shares-rule-keys}): a service checks the bucket its proxy charges. Every other policy's
+     * decision API keys live apart, so that no caller of the decision API can spend a proxied client's tokens.
+     */
+    Set<String> sharedRuleKeys() {
+        return sharedRuleKeys;
+    }
+
+    /** Returns who may ask the decision API and Envoy's service: {@link Callers#NONE} unless the file names them. */
+    Callers callers() {
+        return callers;
+    }
+
     /** Returns the settings of overload protection in front of the upstream, or null where it is not enabled. */
     OverloadProtection.Settings overload() {
         return overload;
@@ -365,7 +469,7 @@ public final class ServerConfig {
 
     /** Returns the management port's settings, or null when the file sets no management port. */
     Management management() {
-        return management;
+        return listeners.management();
     }
 
     ClientIpResolver clientIps() {

@@ -13,6 +13,7 @@ import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.redis.MicrometerMetrics;
+import io.tollgate.server.internal.access.CallerEvents;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +39,8 @@ import java.util.stream.DoubleStream;
  *       reloaded} or {@code failed}, both from zero at the start; and {@code
  *       tollgate.config.last_reload_successful} (gauge): 1, or 0 while the last reload failed;
  *   <li>{@code tollgate.proxy.upstream} (counter): answers of the upstream, tag {@code status} = its status
- *       code, or {@code unreachable} or {@code timeout} when there was none.
+ *       code, or {@code unreachable} or {@code timeout} when there was none;
+ *   <li>{@code tollgate.callers.requests} (counter): calls by caller ({@link CallerEvents}).
  * </ul>
  *
  * <p>Thread-safe.
@@ -66,6 +68,9 @@ final class ServerMetrics {
     private final Map<String, Counter> upstreams = new ConcurrentHashMap<>();
     /** The limiter's meters ({@code tollgate.decisions}, {@code tollgate.redis.*}), on this registry. */
     private final MicrometerMetrics limiter = MicrometerMetrics.of(registry);
+
+    /** What callers of the decision API and Envoy's service did ({@code tollgate.callers.requests}). */
+    private final CallerEvents callers = new CallerEvents(registry);
 
     /** 1 while the configuration in force is the file's last, 0 after a reload of it failed. */
     private final AtomicInteger lastReloadSuccessful = new AtomicInteger(1);
@@ -120,6 +125,11 @@ final class ServerMetrics {
      */
     MicrometerRequestMetrics requests() {
         return requests;
+    }
+
+    /** Returns where what callers did is counted and logged. */
+    CallerEvents callers() {
+        return callers;
     }
 
     MeterRegistry registry() {

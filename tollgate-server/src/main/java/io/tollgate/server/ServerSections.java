@@ -9,15 +9,24 @@ import io.tollgate.internal.config.ConfigException;
 import io.tollgate.internal.config.ConfigNode;
 import io.tollgate.internal.config.ConfigSection;
 import io.tollgate.redis.internal.RedisSettings;
+import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits;
 import io.tollgate.server.internal.envoy.EnvoyService;
+import io.tollgate.server.internal.tls.TlsFiles;
+import io.tollgate.server.internal.tls.TlsSettings;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import javax.security.auth.x500.X500Principal;
 
 /**
  * Reads the server's file into a {@link ServerConfig}: the sections it shares with a rules file (by {@link
@@ -26,26 +35,45 @@ import java.util.Map;
  */
 final class ServerSections {
 
-    private static final ConfigSection ENVOY =
-            ConfigSection.of("envoy", "port", "host", "config", "x-ratelimit-headers", "shadow-mode", "merge-domains");
+    /** A port's TLS. */
+    private static final ConfigSection TLS =
+            ConfigSection.of("tls", "certificate", "private-key", "client-ca", "client-auth");
+
+    private static final ConfigSection ENVOY = ConfigSection.of(
+                    "envoy", "port", "host", "config", "x-ratelimit-headers", "shadow-mode", "merge-domains")
+            .with("tls", TLS);
 
     private static final ConfigSection SERVER = ConfigSection.of(
-            "server",
-            "host",
-            "port",
-            "shutdown-timeout",
-            "idle-timeout",
-            "data-plane",
-            "upstream",
-            "upstream-timeout",
-            "management-port",
-            "management-host",
-            "management-token",
-            "forward-auth");
+                    "server",
+                    "host",
+                    "port",
+                    "shutdown-timeout",
+                    "idle-timeout",
+                    "data-plane",
+                    "upstream",
+                    "upstream-timeout",
+                    "management-port",
+                    "management-host",
+                    "management-token",
+                    "decision-port",
+                    "decision-host",
+                    "expose-decision-api-publicly",
+                    "expose-health-publicly",
+                    "expose-metrics-publicly",
+                    "decision-api-shares-rule-keys",
+                    "forward-auth")
+            .with("tls", TLS)
+            .with("decision-tls", TLS)
+            .with("management-tls", TLS);
+
+    /** One caller of the decision API and Envoy's service. */
+    private static final ConfigSection CALLER =
+            ConfigSection.of("caller", "name", "token", "certificate-subject", "policies", "key-prefix");
 
     /** The server's file: what a rules file holds, the stores, and the server's own sections. */
     private static final ConfigSection TOP = ConfigSchema.RULES
             .with("server", SERVER)
+            .with("callers", CALLER)
             .with("redis", RedisSettings.SECTION)
             .with("memory", ConfigSchema.MEMORY)
             .with("envoy", ENVOY)
@@ -96,9 +124,15 @@ final class ServerSections {
             throw root.child("overload").error("protects the upstream from overload, so it needs server.upstream");
         }
         dataPlane(server.child("data-plane"));
-        return new ServerConfig(
+        ServerConfig.Listeners listeners = new ServerConfig.Listeners(
                 host,
                 port,
+                tls(server.child("tls")),
+                management(server),
+                decisionPort(server, upstream != null),
+                exposure(server, upstream != null));
+        return new ServerConfig(
+                listeners,
                 shutdownTimeout,
                 idleTimeout,
                 store,
@@ -108,13 +142,98 @@ final class ServerSections {
                 upstream,
                 timeoutNode.duration(Duration.ofSeconds(30)),
                 sections.responses(),
-                management(server),
                 envoy(root.child("envoy"), policies),
                 ConfigSections.topKeys(root.child("top-keys")),
                 sections.overload(),
                 forwardAuth,
+                sharedRuleKeys(server.child("decision-api-shares-rule-keys"), policies),
+                callers(root.child("callers"), policies),
                 null,
                 null);
+    }
+
+    /**
+     * Reads the callers: each a unique name, a token (a {@linkplain ConfigNode#secret secret}) or a certificate
+     * subject or both, and optionally the policies it may ask of and the prefix of its keys.
+     */
+    private static Callers callers(ConfigNode node, Map<String, Policy> policies) {
+        if (node.isPresent() && node.elements().isEmpty()) {
+            throw node.error("must list at least one caller, each with a name and a token or a certificate-subject");
+        }
+        List<Callers.Caller> callers = new ArrayList<>();
+        Map<String, String> names = new HashMap<>();
+        List<byte[]> tokens = new ArrayList<>();
+        for (ConfigNode caller : node.elements()) {
+            caller.checkKeys(CALLER);
+            ConfigNode nameNode = caller.child("name");
+            String name = nameNode.requiredString();
+            if (!Callers.NAME.matcher(name).matches()) {
+                throw nameNode.error("must be 1 to 64 letters, digits, '_', '-' or '.', was '" + name + "'");
+            }
+            if (names.putIfAbsent(name, nameNode.path()) != null) {
+                throw nameNode.error("'" + name + "' is also the name of " + names.get(name));
+            }
+            ConfigNode tokenNode = caller.child("token");
+            String token = tokenNode.secret(null);
+            byte[] digest = null;
+            if (token != null) {
+                if (!token.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+                    throw tokenNode.error("must be printable ASCII without spaces, as a bearer token is sent");
+                }
+                digest = Callers.digest(token);
+                for (int i = 0; i < tokens.size(); i++) {
+                    if (tokens.get(i) != null && java.util.Arrays.equals(tokens.get(i), digest)) {
+                        throw tokenNode.error(
+                                "is the token of " + callers.get(i).name() + " too; give each caller" + " its own");
+                    }
+                }
+            }
+            ConfigNode subjectNode = caller.child("certificate-subject");
+            String subject = subjectNode.isPresent() ? certificateSubject(subjectNode) : null;
+            if (token == null && subject == null) {
+                throw caller.error("needs a token, a certificate-subject (with a TLS port that asks for client"
+                        + " certificates), or both");
+            }
+            Set<String> allowed = new LinkedHashSet<>();
+            for (ConfigNode policy : caller.child("policies").elements()) {
+                String policyName = policy.requiredString();
+                if (!policies.containsKey(policyName)) {
+                    throw policy.error("unknown policy '" + policyName + "'; defined: "
+                            + (policies.isEmpty() ? "none" : String.join(", ", new TreeSet<>(policies.keySet()))));
+                }
+                allowed.add(policyName);
+            }
+            tokens.add(digest);
+            callers.add(new Callers.Caller(
+                    name, digest, subject, allowed, caller.child("key-prefix").string("")));
+        }
+        return new Callers(callers);
+    }
+
+    /** Reads a certificate's subject as an X.500 name, kept in its canonical form for comparison. */
+    private static String certificateSubject(ConfigNode node) {
+        String text = node.requiredString();
+        try {
+            return new X500Principal(text).getName(X500Principal.CANONICAL);
+        } catch (IllegalArgumentException e) {
+            throw node.error("must be an X.500 name such as CN=checkout,O=Example, was '" + text + "'");
+        }
+    }
+
+    /** Reads the policies whose decision API keys are the proxy rules' keys: each one defined, none twice. */
+    private static Set<String> sharedRuleKeys(ConfigNode node, Map<String, Policy> policies) {
+        Set<String> names = new LinkedHashSet<>();
+        for (ConfigNode element : node.elements()) {
+            String name = element.requiredString();
+            if (!policies.containsKey(name)) {
+                throw element.error("unknown policy '" + name + "'; defined: "
+                        + (policies.isEmpty() ? "none" : String.join(", ", new TreeSet<>(policies.keySet()))));
+            }
+            if (!names.add(name)) {
+                throw element.error("names policy '" + name + "' twice");
+            }
+        }
+        return names;
     }
 
     /**
@@ -137,7 +256,7 @@ final class ServerSections {
         ConfigNode hostNode = server.child("management-host");
         ConfigNode tokenNode = server.child("management-token");
         if (!portNode.isPresent()) {
-            for (ConfigNode node : List.of(hostNode, tokenNode)) {
+            for (ConfigNode node : List.of(hostNode, tokenNode, server.child("management-tls"))) {
                 if (node.isPresent()) {
                     throw node.error("applies only with server.management-port");
                 }
@@ -145,11 +264,98 @@ final class ServerSections {
             return null;
         }
         int port = port(portNode, 0);
-        String token = tokenNode.isPresent() ? tokenNode.requiredString() : null;
+        String token = tokenNode.secret(null);
         if (token != null && (token.isBlank() || !token.chars().allMatch(c -> c > 0x20 && c < 0x7f))) {
             throw tokenNode.error("must be printable ASCII without spaces, as a bearer token is sent");
         }
-        return new ServerConfig.Management(port, hostNode.string(ServerConfig.DEFAULT_MANAGEMENT_HOST), token);
+        return new ServerConfig.Management(
+                port,
+                hostNode.string(ServerConfig.DEFAULT_MANAGEMENT_HOST),
+                token,
+                tls(server.child("management-tls")));
+    }
+
+    /**
+     * Reads a port's TLS: the certificate chain and private key (PEM files, read now, so that a file the server could
+     * not use stops the start), and the certificate authorities of client certificates, which are then required
+     * unless {@code client-auth} says {@code optional}; null where the section is absent.
+     */
+    private static TlsSettings tls(ConfigNode node) {
+        if (!node.isPresent()) {
+            return null;
+        }
+        node.checkKeys(TLS);
+        ConfigNode clientCa = node.child("client-ca");
+        ConfigNode clientAuthNode = node.child("client-auth");
+        String auth = clientAuthNode.string(clientCa.isPresent() ? "required" : "none");
+        TlsSettings.ClientAuth clientAuth = switch (auth) {
+            case "required" -> TlsSettings.ClientAuth.REQUIRED;
+            case "optional" -> TlsSettings.ClientAuth.OPTIONAL;
+            case "none" -> TlsSettings.ClientAuth.NONE;
+            default -> throw clientAuthNode.error("must be required, optional or none, was '" + auth + "'");
+        };
+        if (clientAuth != TlsSettings.ClientAuth.NONE && !clientCa.isPresent()) {
+            throw clientAuthNode.error("asks for client certificates, so it needs client-ca: the certificate"
+                    + " authorities that sign them");
+        }
+        TlsSettings settings = new TlsSettings(
+                Path.of(node.child("certificate").requiredString()),
+                Path.of(node.child("private-key").requiredString()),
+                clientCa.isPresent() ? Path.of(clientCa.requiredString()) : null,
+                clientAuth);
+        try {
+            new TlsFiles(settings, node.path());
+        } catch (IllegalArgumentException e) {
+            throw node.error(e.getMessage().substring(node.path().length() + 2)); // it named the path itself
+        }
+        return settings;
+    }
+
+    /**
+     * Reads the decision API's own port: only beside a proxy, whose public port does not serve it; without an
+     * upstream the public port serves the decision API.
+     */
+    private static ServerConfig.DecisionPort decisionPort(ConfigNode server, boolean proxy) {
+        ConfigNode portNode = server.child("decision-port");
+        ConfigNode hostNode = server.child("decision-host");
+        if (!portNode.isPresent()) {
+            for (ConfigNode node : List.of(hostNode, server.child("decision-tls"))) {
+                if (node.isPresent()) {
+                    throw node.error("applies only with server.decision-port");
+                }
+            }
+            return null;
+        }
+        if (!proxy) {
+            throw portNode.error("applies only beside a proxy (server.upstream): without an upstream the public port"
+                    + " serves the decision API; remove it, or set server.port");
+        }
+        return new ServerConfig.DecisionPort(
+                port(portNode, 0),
+                hostNode.string(ServerConfig.DEFAULT_DECISION_HOST),
+                tls(server.child("decision-tls")));
+    }
+
+    /**
+     * Reads what the public port serves besides its role. The decision API and health on a proxy's public port
+     * share the upstream's paths and its clients, so each takes a setting of its own; a decision server's public
+     * port serves both as its role, so there the settings are refused as saying nothing.
+     */
+    private static ServerConfig.PublicExposure exposure(ConfigNode server, boolean proxy) {
+        ConfigNode decisionApi = server.child("expose-decision-api-publicly");
+        ConfigNode health = server.child("expose-health-publicly");
+        if (!proxy) {
+            for (ConfigNode node : List.of(decisionApi, health)) {
+                if (node.isPresent()) {
+                    throw node.error("applies only beside a proxy (server.upstream): without an upstream the public"
+                            + " port serves the decision API and health already");
+                }
+            }
+        }
+        return new ServerConfig.PublicExposure(
+                decisionApi.bool(false),
+                health.bool(false),
+                server.child("expose-metrics-publicly").bool(false));
     }
 
     private static ServerConfig.Envoy envoy(ConfigNode envoy, Map<String, Policy> policies) {
@@ -172,7 +378,11 @@ final class ServerSections {
             throw configNode.error(e.getMessage());
         }
         return new ServerConfig.Envoy(
-                port, host, config, new EnvoyService.Setup(limits, xRateLimitHeaders, shadowMode));
+                port,
+                host,
+                config,
+                new EnvoyService.Setup(limits, xRateLimitHeaders, shadowMode),
+                tls(envoy.child("tls")));
     }
 
     private static ServerConfig.Store store(ConfigNode redis, ConfigNode memory) {

@@ -10,9 +10,12 @@ import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisInternals;
 import io.tollgate.redis.internal.RedisSettingsMapping;
 import io.tollgate.server.internal.envoy.EnvoyService;
+import io.tollgate.server.internal.tls.TlsFiles;
 import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -38,6 +41,8 @@ public final class TollgateServer implements AutoCloseable {
     private final String host;
     /** The management port's host, or null without one. */
     private final String managementHost;
+    /** The decision port's host, or null without one. */
+    private final String decisionHost;
 
     private final AtomicBoolean closed = new AtomicBoolean();
     private final RateLimiter limiter;
@@ -59,6 +64,13 @@ public final class TollgateServer implements AutoCloseable {
 
     private final ServerConfig.Envoy envoyConfig;
     private final Duration shutdownTimeout;
+    /** Reads the TLS files of the ports that serve TLS again when they change; null without any. */
+    private final TlsWatch tlsWatch;
+    /** The schemes of the public, decision and management ports: https where they serve TLS. */
+    private final String scheme;
+
+    private final String decisionScheme;
+    private final String managementScheme;
 
     private TollgateServer(ServerConfig config, TimeSource clock) throws Exception {
         ServerMetrics metrics = new ServerMetrics();
@@ -92,7 +104,16 @@ public final class TollgateServer implements AutoCloseable {
         Readiness readiness = new Readiness(store);
         ServerConfig.Management management = config.management();
         host = config.host();
+        scheme = config.listeners().tls() == null ? "http" : "https";
+        decisionScheme = config.listeners().decision() == null
+                        || config.listeners().decision().tls() == null
+                ? "http"
+                : "https";
+        managementScheme = management == null || management.tls() == null ? "http" : "https";
         managementHost = management == null ? null : management.host();
+        decisionHost = config.listeners().decision() == null
+                ? null
+                : config.listeners().decision().host();
         history = management == null ? null : MeterHistory.sampling(metrics.registry());
         AdminApi admin = management == null
                 ? null
@@ -108,22 +129,25 @@ public final class TollgateServer implements AutoCloseable {
         shutdownTimeout = config.shutdownTimeout();
         EnvoyService rls = null;
         DataPlane plane = null;
+        TlsFiles envoyTls = null;
         try {
             if (envoyConfig != null) {
+                envoyTls = envoyConfig.tls() == null ? null : new TlsFiles(envoyConfig.tls(), "envoy.tls");
                 rls = EnvoyService.start(
                         envoyConfig.host(),
                         envoyConfig.port(),
                         limiter,
                         metrics.registry(),
-                        () -> limits.get().config().envoy().setup());
+                        () -> limits.get().config().envoy().setup(),
+                        () -> limits.get().config().callers(),
+                        metrics.callers(),
+                        envoyTls);
             }
             plane = new DataPlane(
-                    config.host(),
-                    config.port(),
+                    config.listeners(),
                     limits::get,
                     readiness,
                     metrics,
-                    management,
                     admin,
                     config.upstream() == null
                             ? null
@@ -139,12 +163,17 @@ public final class TollgateServer implements AutoCloseable {
         }
         dataPlane = plane;
         envoy = rls;
+        List<TlsFiles> tls = new ArrayList<>(plane.tlsFiles());
+        if (envoyTls != null) {
+            tls.add(envoyTls);
+        }
+        tlsWatch = TlsWatch.start(tls);
         Limits started = limits.get();
         WarmUp.run(
                 limiter,
                 started.requests() != null ? started.requests() : started.answers(),
                 metrics,
-                management == null ? port() : managementUri().getPort(),
+                loopbackPort(config),
                 management == null ? null : management.token(),
                 envoy,
                 envoy == null ? null : started.config().envoy().setup(),
@@ -155,7 +184,56 @@ public final class TollgateServer implements AutoCloseable {
             envoy.serving(true);
             store.onChange(answers -> envoy.serving(answers));
         }
-        LOG.log(Level.INFO, "tollgate started on {0}, store {1}{2}", uri(), storeDescription, serving(config));
+        for (String setting : config.listeners().exposure().settings()) {
+            LOG.log(Level.WARNING, "tollgate: {0} is on: {1}", setting, exposureWarning(setting));
+        }
+        LOG.log(
+                Level.INFO,
+                "tollgate started on {0}, store {1}{2}{3}",
+                uri(),
+                storeDescription,
+                serving(config),
+                exposed(config.listeners().exposure()));
+    }
+
+    /**
+     * The port whose {@code /healthz} the warm-up asks over the loopback: the management port, else a public port
+     * that serves health; 0 for none, or for one of TLS, whose loopback in plain text it cannot send.
+     */
+    private int loopbackPort(ServerConfig config) {
+        ServerConfig.Management management = config.management();
+        if (management != null) {
+            return management.tls() == null ? managementUri().getPort() : 0;
+        }
+        return servesHealthPublicly(config) && config.listeners().tls() == null ? port() : 0;
+    }
+
+    /** Whether the public port answers {@code /healthz}: a decision server's does, a proxy's only where exposed. */
+    private static boolean servesHealthPublicly(ServerConfig config) {
+        return config.upstream() == null || config.listeners().exposure().health();
+    }
+
+    /** What the started line adds for the public port's exposures: a warning, or nothing. */
+    static String exposed(ServerConfig.PublicExposure exposure) {
+        List<String> settings = exposure.settings();
+        return settings.isEmpty()
+                ? ""
+                : "; WARNING: the public port also serves what " + String.join(", ", settings)
+                        + " expose, to every client that reaches it";
+    }
+
+    private static String exposureWarning(String setting) {
+        return switch (setting) {
+            case "server.expose-decision-api-publicly" ->
+                "every client of the proxy may check and charge any key of any policy, other clients' included;"
+                        + " serve the decision API on server.decision-port instead, or give it callers' tokens";
+            case "server.expose-health-publicly" ->
+                "/healthz and /readyz on the public port answer for Tollgate, not for the upstream's own paths of"
+                        + " those names; the management port serves them to your probes";
+            default ->
+                "every client that reaches the public port may read the meters (policies, rates, the keys counted"
+                        + " most); serve them on server.management-port instead";
+        };
     }
 
     /** What the public port does, for the started line: proxying, answering forward-auth, or decisions only. */
@@ -163,7 +241,8 @@ public final class TollgateServer implements AutoCloseable {
         String forwardAuth = config.forwardAuth() ? ", forward-auth on " + ForwardAuth.PATH : "";
         return config.upstream() == null
                 ? (forwardAuth.isEmpty() ? ", decision API only" : ", decision API" + forwardAuth)
-                : ", proxying to " + config.upstream() + forwardAuth;
+                : ", proxying to " + config.upstream() + forwardAuth
+                        + (config.listeners().decision() == null ? "" : ", decision API on its own port");
     }
 
     /**
@@ -185,20 +264,29 @@ public final class TollgateServer implements AutoCloseable {
         return dataPlane.port();
     }
 
-    /** Returns {@code http://HOST:PORT} with the configured host and the real port. */
+    /** Returns {@code http://HOST:PORT} (or {@code https://} with TLS) with the configured host and the real port. */
     public URI uri() {
-        return uri(host, port());
+        return uri(scheme, host, port());
     }
 
     /**
-     * Returns the management port's {@code http://HOST:PORT}, with the real port, or null when the
+     * Returns the management port's {@code http://HOST:PORT} (or {@code https://}), with the real port, or null when the
      * configuration sets no management port.
      */
     public URI managementUri() {
         if (managementHost == null) {
             return null;
         }
-        return uri(managementHost, dataPlane.managementPort());
+        return uri(managementScheme, managementHost, dataPlane.managementPort());
+    }
+
+    /**
+     * Returns the decision port's {@code http://HOST:PORT} (or {@code https://}), with the real port, or null when the configuration
+     * sets no decision port ({@code server.decision-port}).
+     */
+    public URI decisionUri() {
+        int decisionPort = dataPlane.decisionPort();
+        return decisionPort < 0 ? null : uri(decisionScheme, decisionHost, decisionPort);
     }
 
     /**
@@ -218,9 +306,9 @@ public final class TollgateServer implements AutoCloseable {
         return envoy == null ? -1 : envoy.port();
     }
 
-    private static URI uri(String configuredHost, int port) {
+    private static URI uri(String scheme, String configuredHost, int port) {
         String host = configuredHost == null ? "0.0.0.0" : configuredHost;
-        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port);
+        return URI.create(scheme + "://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port);
     }
 
     /**
@@ -251,6 +339,9 @@ public final class TollgateServer implements AutoCloseable {
     }
 
     private void closeQuietly() {
+        if (tlsWatch != null) {
+            tlsWatch.close();
+        }
         if (reloader != null) {
             reloader.close();
         }

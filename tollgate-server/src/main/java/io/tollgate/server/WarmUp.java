@@ -76,7 +76,8 @@ final class WarmUp {
 
     /**
      * Warms up the paths of a server whose {@code /healthz} answers on {@code port} (the management port when
-     * there is one, with {@code token} if it needs one, else null); never throws, logs what it did.
+     * there is one, with {@code token} if it needs one, else null; 0 where no port serves it, and the loopback is
+     * skipped); never throws, logs what it did.
      */
     static void run(
             RateLimiter limiter,
@@ -91,7 +92,8 @@ final class WarmUp {
         long deadline = start + LIMIT.toNanos();
         boolean store = requests.warmUp(LIMIT);
         boolean warmChecks = !WARMED.contains("checks/" + storeKind);
-        boolean warmHttp = !WARMED.contains("http/" + storeKind);
+        // A proxy whose public port serves nothing of its own, without a management port, has no path to ask
+        boolean warmHttp = port > 0 && !WARMED.contains("http/" + storeKind);
         boolean warmEnvoy = envoy != null && !WARMED.contains("envoy/" + storeKind);
         // Each path gets an equal share of the time left, so that a slow one cannot starve the next: two cold
         // servers on two busy cores spent all 20 s on the checks and the loopback, and then ran no Envoy call
@@ -101,6 +103,7 @@ final class WarmUp {
                 : checks(
                         new CheckApi(
                                 Map.of(POLICY_NAME, POLICY, REFUSING_POLICY_NAME, REFUSING),
+                                Set.of(),
                                 limiter,
                                 requests,
                                 metrics),
@@ -116,7 +119,9 @@ final class WarmUp {
         }
         if (compiled && store) {
             WARMED.add("checks/" + storeKind);
-            WARMED.add("http/" + storeKind);
+            if (warmHttp) {
+                WARMED.add("http/" + storeKind);
+            }
             if (envoy != null) {
                 WARMED.add("envoy/" + storeKind);
             }

@@ -23,8 +23,15 @@ class ChargeApiTest {
     static final RedisExtension redis = new RedisExtension();
 
     private static final String POLICIES = """
+            server:
+              management-port: 0
             policies:
               per-client:
+                limits:
+                  - capacity: 10
+                    refill: 5/s
+              owing:
+                max-debt: 5s        # 25 tokens below empty at most
                 limits:
                   - capacity: 10
                     refill: 5/s
@@ -46,25 +53,46 @@ class ChargeApiTest {
     @Test
     void aChargeBeyondTheBucketAnswersItsStateAndTheNextChecksWaitOutTheDebt() {
         HttpResponse<String> charged =
-                server.post("/v1/charge", "{\"policy\": \"per-client\", \"key\": \"dora\", \"cost\": 25}");
-        HttpResponse<String> refused = server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dora\"}");
+                server.post("/v1/charge", "{\"policy\": \"owing\", \"key\": \"dora\", \"cost\": 25}");
+        HttpResponse<String> refused = server.post("/v1/check", "{\"policy\": \"owing\", \"key\": \"dora\"}");
         time.advance(Duration.ofMillis(3_199));
-        HttpResponse<String> stillRefused = server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dora\"}");
+        HttpResponse<String> stillRefused = server.post("/v1/check", "{\"policy\": \"owing\", \"key\": \"dora\"}");
         time.advance(Duration.ofMillis(1));
-        HttpResponse<String> allowed = server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dora\"}");
+        HttpResponse<String> allowed = server.post("/v1/check", "{\"policy\": \"owing\", \"key\": \"dora\"}");
 
         assertThat(charged.statusCode()).isEqualTo(200);
         assertThat(charged.headers().firstValue("Content-Type")).hasValue("application/json");
         assertThat(charged.body())
-                .isEqualTo("{\"policy\":\"per-client\",\"key\":\"dora\",\"charged\":25,\"remaining\":0,"
-                        + "\"reset_after_ms\":5000}");
+                .isEqualTo("{\"policy\":\"owing\",\"key\":\"dora\",\"charged\":25,\"remaining\":0,"
+                        + "\"reset_after_ms\":5000,\"max_debt_reached\":false}");
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.body()).contains("\"retry_after_ms\":3200");
         assertThat(stillRefused.statusCode()).isEqualTo(429);
         assertThat(allowed.statusCode()).isEqualTo(200);
-        assertThat(server.get("/metrics").body())
-                .contains("tollgate_api_charges_total{policy=\"per-client\",result=\"charged\"}")
-                .containsPattern("tollgate_api_charged_tokens_total\\{policy=\"per-client\"} [0-9.]+");
+        assertThat(server.management("GET", "/metrics").body())
+                .contains("tollgate_api_charges_total{policy=\"owing\",result=\"charged\"}")
+                .containsPattern("tollgate_api_charged_tokens_total\\{policy=\"owing\"} [0-9.]+");
+    }
+
+    @Test
+    void noChargeTakesABucketDeeperThanItsPolicysMaxDebtHoweverLargeOrOften() {
+        String huge = "{\"policy\": \"per-client\", \"key\": \"mallory\", \"cost\": 100000}";
+        HttpResponse<String> charged = server.post("/v1/charge", huge);
+        for (int i = 0; i < 50; i++) {
+            server.post("/v1/charge", huge);
+        }
+        HttpResponse<String> refused = server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"mallory\"}");
+        time.advance(Duration.ofMillis(2_200));
+        HttpResponse<String> allowed = server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"mallory\"}");
+
+        // per-client's default maximum debt: the time it takes to fill, 2 s, 10 tokens below empty
+        assertThat(charged.body())
+                .isEqualTo("{\"policy\":\"per-client\",\"key\":\"mallory\",\"charged\":100000,\"remaining\":0,"
+                        + "\"reset_after_ms\":4000,\"max_debt_reached\":true}");
+        assertThat(refused.body()).contains("\"retry_after_ms\":2200");
+        assertThat(allowed.statusCode())
+                .as("out for the maximum debt and one token, not a day")
+                .isEqualTo(200);
     }
 
     @Test
@@ -89,7 +117,7 @@ class ChargeApiTest {
         assertProblem(
                 server.post("/v1/charge", "{\"policy\": \"per-user\", \"key\": \"erin\", \"cost\": 1}"),
                 404,
-                "unknown policy 'per-user'; defined: per-client");
+                "unknown policy 'per-user'; defined: owing, per-client");
         assertThat(server.get("/v1/charge").statusCode()).isEqualTo(405);
         assertThat(server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"erin\", \"cost\": 10}")
                         .statusCode())
@@ -99,11 +127,11 @@ class ChargeApiTest {
 
     @Test
     void onRedisAChargeIsSeenByEveryServerAndADownRedisAnswers503() throws Exception {
-        String config = """
+        String config = POLICIES + """
                 redis:
                   uri: %s
                   timeout: 200ms
-                """.formatted(redis.server().uri()) + POLICIES;
+                """.formatted(redis.server().uri());
         try (RunningServer first = RunningServer.start(config);
                 RunningServer second = RunningServer.start(config)) {
             HttpResponse<String> charged =
@@ -121,7 +149,7 @@ class ChargeApiTest {
             assertThat(charged.body()).contains("\"charged\":30", "\"remaining\":0");
             assertThat(refused.statusCode()).isEqualTo(429);
             assertThat(refused.body()).contains("\"degraded\":false");
-            assertThat(first.get("/metrics").body())
+            assertThat(first.management("GET", "/metrics").body())
                     .contains("tollgate_api_charges_total{policy=\"per-client\",result=\"failed\"} 1.0");
             assertThat(down.statusCode()).isEqualTo(503);
             assertThat(down.headers().firstValue("Content-Type")).hasValue("application/problem+json");

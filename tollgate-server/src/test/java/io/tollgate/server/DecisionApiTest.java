@@ -18,6 +18,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class DecisionApiTest {
 
     private static final String CONFIG = """
+            server:
+              management-port: 0
             policies:
               per-client:
                 limits:
@@ -143,15 +145,21 @@ class DecisionApiTest {
     @Test
     void aKeyPastTheKeyRuleIsDecidedUnderItsDigestAsEverywhere() {
         String longKey = "carol-".repeat(60); // 360 characters: accepted, and bounded by the one key rule
-        String digest = Arguments.boundedKey(longKey);
+        String sibling = longKey + "x"; // the same first 256 characters, and more
 
         HttpResponse<String> drained =
                 check("{\"policy\": \"per-client\", \"key\": \"" + longKey + "\", \"cost\": 10}");
-        HttpResponse<String> byDigest = check("{\"policy\": \"per-client\", \"key\": \"" + digest + "\"}");
+        HttpResponse<String> again = check("{\"policy\": \"per-client\", \"key\": \"" + longKey + "\"}");
+        HttpResponse<String> other = check("{\"policy\": \"per-client\", \"key\": \"" + sibling + "\"}");
+        HttpResponse<String> inspected = server.management(
+                "GET", "/admin/buckets/per-client/" + Arguments.boundedKey(CheckApi.KEY_PREFIX + longKey));
 
-        assertThat(digest).startsWith("sha256:");
         assertThat(drained.statusCode()).isEqualTo(200);
-        assertThat(byDigest.statusCode()).as("the same bucket").isEqualTo(429);
+        assertThat(again.statusCode()).as("the same bucket").isEqualTo(429);
+        assertThat(other.statusCode())
+                .as("a bucket of its own: the digest is of the whole key")
+                .isEqualTo(200);
+        assertThat(inspected.body()).as("kept under the digest").contains("\"stored\":true", "\"remaining\":0");
     }
 
     @Test
@@ -234,7 +242,7 @@ class DecisionApiTest {
         check("{\"policy\": \"layered\", \"key\": \"dave\", \"cost\": 3}");
         check("{\"policy\": \"layered\", \"key\": \"dave\"}");
 
-        HttpResponse<String> metrics = server.get("/metrics");
+        HttpResponse<String> metrics = server.management("GET", "/metrics");
 
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.headers().firstValue("Content-Type"))
@@ -250,7 +258,7 @@ class DecisionApiTest {
         check("{\"policy\": \"layered\", \"key\": \"erin\", \"cost\": 3}");
         check("{\"policy\": \"layered\", \"key\": \"erin\"}");
 
-        String metrics = server.get("/metrics").body();
+        String metrics = server.management("GET", "/metrics").body();
 
         assertThat(metrics)
                 .containsPattern(

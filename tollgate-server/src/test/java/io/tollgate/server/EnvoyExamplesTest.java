@@ -53,6 +53,7 @@ class EnvoyExamplesTest {
         String file = Files.readString(EXAMPLES.resolve("tollgate.yaml"))
                 .replace("redis://127.0.0.1:6379", redis.server().uri())
                 .replace("port: 8081", "port: 0")
+                .replace("management-port: 9090", "management-port: 0")
                 .replace("config: examples/envoy/ratelimit/", "config: " + EXAMPLES.resolve("ratelimit"));
         server = RunningServer.start(file);
         channel = NettyChannelBuilder.forAddress("127.0.0.1", server.server().envoyPort())
@@ -156,7 +157,7 @@ class EnvoyExamplesTest {
                 .isEqualTo(99);
         assertThat(headers(key).get("RateLimit-Policy")).endsWith(";q=100;w=360");
         assertThat(search).as("shadow mode").containsOnly(Code.OK);
-        assertThat(server.get("/metrics").body())
+        assertThat(server.management("GET", "/metrics").body())
                 .contains("domain=\"edge\",key=\"generic_key\",result=\"shadow_over_limit\"} 1.0");
     }
 

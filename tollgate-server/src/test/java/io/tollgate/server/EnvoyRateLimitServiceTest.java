@@ -130,6 +130,8 @@ class EnvoyRateLimitServiceTest {
             Path file = dir.resolve(fileName);
             Files.writeString(file, """
                     %s
+                    server:
+                      management-port: 0
                     policies:
                       per-client:
                         limits:
@@ -292,7 +294,7 @@ class EnvoyRateLimitServiceTest {
             assertThat(second.getOverallCode()).isEqualTo(Code.OK);
             assertThat(second.getStatuses(0).getCode()).isEqualTo(Code.OK);
             assertThat(second.getStatuses(0).getLimitRemaining()).isZero();
-            assertThat(server.get("/metrics").body())
+            assertThat(server.management("GET", "/metrics").body())
                     .contains("tollgate_envoy_decisions_total{degraded=\"false\",domain=\"edge_proxy_per_ip\","
                             + "key=\"generic_key\",result=\"shadow_over_limit\"} 1.0")
                     .contains("tollgate_envoy_decisions_total{degraded=\"false\",domain=\"edge_proxy_per_ip\","
@@ -319,7 +321,7 @@ class EnvoyRateLimitServiceTest {
             assertThat(alone.getStatuses(0).getLimitRemaining())
                     .as("nor charged: its 5 a second, less this request")
                     .isEqualTo(4);
-            assertThat(server.get("/metrics").body())
+            assertThat(server.management("GET", "/metrics").body())
                     .as("counted once, by the limit that replaced it")
                     .contains("domain=\"example7\",key=\"key_1.user\",result=\"ok\"} 1.0")
                     .contains("domain=\"example7\",key=\"key_2.user\",result=\"ok\"} 1.0");
@@ -350,7 +352,7 @@ class EnvoyRateLimitServiceTest {
                 ask(request("example8", descriptor("key1", "client-" + i)));
             }
 
-            String metrics = server.get("/metrics").body();
+            String metrics = server.management("GET", "/metrics").body();
             List<String> keys = metrics.lines()
                     .filter(line ->
                             line.startsWith("tollgate_envoy_decisions_total{") && line.contains("domain=\"example8\""))
@@ -402,7 +404,7 @@ class EnvoyRateLimitServiceTest {
             assertThat(headers(second))
                     .containsKeys("RateLimit-Policy", "RateLimit")
                     .doesNotContainKey("Retry-After");
-            assertThat(shadowed.get("/metrics").body())
+            assertThat(shadowed.management("GET", "/metrics").body())
                     .contains("tollgate_envoy_global_shadow_mode_total{domain=\"edge_proxy_per_ip\"} 1.0")
                     .contains("domain=\"edge_proxy_per_ip\",key=\"generic_key\",result=\"over_limit\"} 1.0");
         }
@@ -447,7 +449,7 @@ class EnvoyRateLimitServiceTest {
 
             assertThat(codes).containsExactly(Code.OK, Code.OK, Code.OVER_LIMIT);
             assertThat(configured.getStatuses(0).getLimitRemaining()).isEqualTo(4);
-            assertThat(server.get("/metrics").body())
+            assertThat(server.management("GET", "/metrics").body())
                     .as("an override's keys are the request's: counted under one name")
                     .contains("domain=\"edge_proxy_per_ip\",key=\"override\",result=\"over_limit\"} 1.0");
         }
@@ -712,7 +714,7 @@ class EnvoyRateLimitServiceTest {
                             .endsWith(Code.OVER_LIMIT);
             }
             assertThat(headers(answers.get(0))).containsKey("Tollgate-Degraded");
-            assertThat(failing.get("/metrics").body())
+            assertThat(failing.management("GET", "/metrics").body())
                     .contains("tollgate_envoy_decisions_total{degraded=\"true\",domain=\"edge_proxy_per_ip\","
                             + "key=\"remote_address\"");
         }

@@ -231,10 +231,10 @@ abstract class ForwardAuthExampleContract {
         assertThat(reached).containsExactly("/orders");
     }
 
-    /** How many requests server {@code index} decided, read from its meters (on its public port here). */
+    /** How many requests server {@code index} decided, read from its meters on its management port. */
     private long decisions(int index) throws IOException, InterruptedException {
         String scrape = client.send(
-                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + tollgates[index].port() + "/metrics"))
+                        HttpRequest.newBuilder(tollgates[index].managementUri().resolve("/metrics"))
                                 .build(),
                         HttpResponse.BodyHandlers.ofString())
                 .body();

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The management port: health, metrics and the admin API on a listener of their own, behind an optional
- * bearer token, and a public port that then serves only the proxy or the decision API.
+ * bearer token; the public port serves the proxy, or the decision API and health, and no admin API.
  */
 class ManagementPortTest {
 
@@ -75,18 +75,21 @@ class ManagementPortTest {
     }
 
     @Test
-    void withAManagementPortThePublicPortServesOnlyTheDecisionApi() throws Exception {
+    void aDecisionServersPublicPortServesTheDecisionApiAndHealthAlone() throws Exception {
         RunningServer server = decisionApi("  management-port: 0\n");
 
         HttpResponse<String> check = server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"alice\"}");
 
         assertThat(check.statusCode()).isEqualTo(200);
-        for (String path : List.of("/healthz", "/readyz", "/metrics", "/admin/policies")) {
+        assertThat(server.get("/healthz").statusCode()).isEqualTo(200);
+        assertThat(server.get("/readyz").statusCode()).isEqualTo(200);
+        for (String path : List.of("/metrics", "/admin/policies")) {
             assertProblem(
                     server.get(path),
                     404,
-                    "No such endpoint: " + path + ". This server has no upstream; its public endpoints are /v1/check"
-                            + " and /v1/charge (health, metrics and the admin API are on the management port).");
+                    "No such endpoint: " + path + ". This server has no upstream; its endpoints are /v1/check,"
+                            + " /v1/charge, /healthz, /readyz; metrics and the admin API are on the management port"
+                            + " (server.management-port).");
         }
     }
 
@@ -109,12 +112,12 @@ class ManagementPortTest {
     }
 
     @Test
-    void withoutAManagementPortTheAdminApiIsOffAndHealthStaysPublic() throws Exception {
+    void withoutAManagementPortTheAdminApiAndMetricsAreOffAndHealthStaysPublic() throws Exception {
         RunningServer server = decisionApi("  port: 0\n");
 
         assertThat(server.server().managementUri()).isNull();
         assertThat(server.get("/healthz").statusCode()).isEqualTo(200);
-        assertThat(server.get("/metrics").statusCode()).isEqualTo(200);
+        assertThat(server.get("/metrics").statusCode()).isEqualTo(404);
         assertThat(server.get("/admin/policies").statusCode()).isEqualTo(404);
         assertThat(server.get("/admin/buckets/per-client/alice").statusCode()).isEqualTo(404);
     }
@@ -172,13 +175,14 @@ class ManagementPortTest {
             server.post("/v1/check", "{\"policy\": \"layered\", \"key\": \"alice\"}");
         }
 
-        HttpResponse<String> emptied = server.management("GET", "/admin/buckets/layered/alice");
-        HttpResponse<String> again = server.management("GET", "/admin/buckets/layered/alice");
-        HttpResponse<String> reset = server.management("DELETE", "/admin/buckets/layered/alice");
-        HttpResponse<String> full = server.management("GET", "/admin/buckets/layered/alice");
+        // the decision API keeps its keys apart from the proxy rules': under api:
+        HttpResponse<String> emptied = server.management("GET", "/admin/buckets/layered/api:alice");
+        HttpResponse<String> again = server.management("GET", "/admin/buckets/layered/api:alice");
+        HttpResponse<String> reset = server.management("DELETE", "/admin/buckets/layered/api:alice");
+        HttpResponse<String> full = server.management("GET", "/admin/buckets/layered/api:alice");
 
         assertThat(emptied.body())
-                .isEqualTo("{\"policy\":\"layered\",\"key\":\"alice\",\"stored\":true,\"remaining\":0,"
+                .isEqualTo("{\"policy\":\"layered\",\"key\":\"api:alice\",\"stored\":true,\"remaining\":0,"
                         + "\"retry_after_ms\":3600000,"
                         + "\"reset_after_ms\":10800000,\"limits\":["
                         + "{\"limit\":10,\"refill\":\"1/h\",\"remaining\":7,\"retry_after_ms\":0,"
@@ -200,10 +204,11 @@ class ManagementPortTest {
         RunningServer server = decisionApi("  management-port: 0\n");
         server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"2001:db8::1/a b+c\"}");
 
-        HttpResponse<String> state = server.management("GET", "/admin/buckets/per-client/2001%3Adb8%3A%3A1%2Fa%20b+c");
+        HttpResponse<String> state =
+                server.management("GET", "/admin/buckets/per-client/api%3A2001%3Adb8%3A%3A1%2Fa%20b+c");
 
         assertThat(state.body())
-                .startsWith("{\"policy\":\"per-client\",\"key\":\"2001:db8::1/a b+c\",\"stored\":true,"
+                .startsWith("{\"policy\":\"per-client\",\"key\":\"api:2001:db8::1/a b+c\",\"stored\":true,"
                         + "\"remaining\":4,");
     }
 
@@ -212,13 +217,13 @@ class ManagementPortTest {
         RunningServer server = decisionApi("  management-port: 0\n");
         server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"50%2Foff\"}");
 
-        HttpResponse<String> state = server.management("GET", "/admin/buckets/per-client/50%252Foff");
-        HttpResponse<String> reset = server.management("DELETE", "/admin/buckets/per-client/50%252Foff");
-        HttpResponse<String> after = server.management("GET", "/admin/buckets/per-client/50%252Foff");
+        HttpResponse<String> state = server.management("GET", "/admin/buckets/per-client/api:50%252Foff");
+        HttpResponse<String> reset = server.management("DELETE", "/admin/buckets/per-client/api:50%252Foff");
+        HttpResponse<String> after = server.management("GET", "/admin/buckets/per-client/api:50%252Foff");
 
-        assertThat(state.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"50%2Foff\",\"stored\":true,");
+        assertThat(state.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"api:50%2Foff\",\"stored\":true,");
         assertThat(reset.statusCode()).isEqualTo(204);
-        assertThat(after.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"50%2Foff\",\"stored\":false,");
+        assertThat(after.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"api:50%2Foff\",\"stored\":false,");
     }
 
     @Test
@@ -226,12 +231,12 @@ class ManagementPortTest {
         RunningServer server = decisionApi("  management-port: 0\n");
         server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"alice\"}");
 
-        HttpResponse<String> mistyped = server.management("GET", "/admin/buckets/per-client/alcie");
-        HttpResponse<String> used = server.management("GET", "/admin/buckets/per-client/alice");
+        HttpResponse<String> mistyped = server.management("GET", "/admin/buckets/per-client/api:alcie");
+        HttpResponse<String> used = server.management("GET", "/admin/buckets/per-client/api:alice");
 
         assertThat(mistyped.statusCode()).isEqualTo(200);
-        assertThat(mistyped.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"alcie\",\"stored\":false,");
-        assertThat(used.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"alice\",\"stored\":true,");
+        assertThat(mistyped.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"api:alcie\",\"stored\":false,");
+        assertThat(used.body()).startsWith("{\"policy\":\"per-client\",\"key\":\"api:alice\",\"stored\":true,");
     }
 
     @Test

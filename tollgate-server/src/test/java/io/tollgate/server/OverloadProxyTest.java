@@ -165,7 +165,8 @@ class OverloadProxyTest {
                 .get(0)
                 .replace(
                         "http://127.0.0.1:9000",
-                        "http://127.0.0.1:" + upstream.getAddress().getPort());
+                        "http://127.0.0.1:" + upstream.getAddress().getPort())
+                .replace("management-port: 9090", "management-port: 0");
         String shown = DocumentationExamples.blocks(page, "text").get(0);
         ServerConfig config = ServerConfig.parse(yaml, page);
         server = RunningServer.start(yaml);
@@ -178,7 +179,7 @@ class OverloadProxyTest {
                         4, 20, 1000, 0.1, 0.2, java.time.Duration.ofMillis(50), java.time.Duration.ofSeconds(1)));
         assertThat(config.rules().get(1).priority()).isEqualTo(Priority.SHEDDABLE);
         assertThat(gold.statusCode()).isEqualTo(200);
-        assertThat(server.get("/metrics").body())
+        assertThat(server.management("GET", "/metrics").body())
                 .contains("tollgate_http_overload_requests_total{outcome=\"admitted\",priority=\"critical\"} 1.0")
                 .contains("tollgate_http_overload_requests_total{outcome=\"admitted\",priority=\"sheddable\"} 1.0");
         String body = shown.substring(shown.indexOf('{')).strip();

@@ -253,12 +253,14 @@ class ProxyTest {
     @Test
     void anUpstreamThatIsDownIs502() throws Exception {
         int closedPort = FreePorts.nobodyListens();
-        server = RunningServer.start("server: {upstream: http://127.0.0.1:" + closedPort + "}\n", time);
+        server = RunningServer.start(
+                "server: {upstream: http://127.0.0.1:" + closedPort + ", management-port: 0}\n", time);
 
         HttpResponse<String> response = server.get("/anything");
 
         assertProblem(response, 502, "The upstream could not be reached: ConnectException");
-        assertThat(server.get("/metrics").body()).contains("tollgate_proxy_upstream_total{status=\"unreachable\"} 1.0");
+        assertThat(server.management("GET", "/metrics").body())
+                .contains("tollgate_proxy_upstream_total{status=\"unreachable\"} 1.0");
     }
 
     @Test
@@ -289,6 +291,7 @@ class ProxyTest {
         server = RunningServer.start("""
                 policies:
                   llm:
+                    max-debt: 30s     # 15 tokens of debt fit
                     limits:
                       - capacity: 10
                         refill: 1/s
@@ -366,11 +369,11 @@ class ProxyTest {
 
     @Test
     void theUpstreamsAnswersAreCountedByStatus() throws Exception {
-        start("");
+        start("", "management-port: 0");
 
         server.get("/status/503");
         server.get("/status/404");
-        String metrics = server.get("/metrics").body();
+        String metrics = server.management("GET", "/metrics").body();
 
         assertThat(metrics)
                 .contains("tollgate_proxy_upstream_total{status=\"503\"} 1.0")

@@ -62,6 +62,21 @@ final class RunningServer implements AutoCloseable {
         return send(request.build());
     }
 
+    /**
+     * Posts {@code body} to {@code path} of the decision API: on the decision port ({@code server.decision-port})
+     * beside a proxy, else on the public port.
+     */
+    HttpResponse<String> decision(String path, String body, String... headers) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(
+                        server.decisionUri() != null ? server.decisionUri().resolve(path) : uri(path))
+                .timeout(Duration.ofSeconds(20))
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (headers.length > 0) {
+            request.headers(headers);
+        }
+        return send(request.build());
+    }
+
     HttpResponse<String> get(String path, String... headers) {
         return send(request(path, headers).GET().build());
     }

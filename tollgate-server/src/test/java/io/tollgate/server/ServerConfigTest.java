@@ -72,7 +72,9 @@ class ServerConfigTest {
                         3,
                         true,
                         false,
-                        Duration.ofSeconds(5))));
+                        Duration.ofSeconds(5),
+                        null,
+                        null)));
         assertThat(config.policies()).containsOnlyKeys("per-client", "daily").containsEntry("per-client", perClient);
         assertThat(config.rules())
                 .containsExactly(Rule.builder(perClient)
@@ -136,7 +138,9 @@ class ServerConfigTest {
                         0,
                         true,
                         false,
-                        Duration.ofSeconds(5))));
+                        Duration.ofSeconds(5),
+                        null,
+                        null)));
     }
 
     @Test
@@ -156,8 +160,8 @@ class ServerConfigTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: client-ip, concurrency-limits, envoy, memory, overload, policies, redis, responses, rules, server",
-                "routes: [] | t.yaml:1: configuration: unknown setting 'routes' (it is rules now); known: client-ip,",
+                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: callers, client-ip, concurrency-limits, envoy, memory, overload, policies, redis, responses, rules, server",
+                "routes: [] | t.yaml:1: configuration: unknown setting 'routes' (it is rules now); known: callers, client-ip,",
                 "store: {} | t.yaml:1: configuration: unknown setting 'store' (it is redis (with failure-policy, expected-instances) or memory now)",
                 "upstream: http://h:1 | t.yaml:1: configuration: unknown setting 'upstream' (it is server.upstream now)",
                 "server: {port: 70000} | t.yaml:1: server.port: port must be 0 to 65535, was 70000",

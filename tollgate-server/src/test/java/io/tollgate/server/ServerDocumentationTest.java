@@ -84,10 +84,13 @@ class ServerDocumentationTest {
                         3,
                         true,
                         false,
-                        Duration.ofSeconds(5))));
+                        Duration.ofSeconds(5),
+                        null,
+                        null)));
         for (String each : keys) {
             String last = each.substring(each.lastIndexOf('.') + 1);
-            // the starter's own keys, and the alternatives to redis.uri and to redis, read below
+            // the starter's own keys, the alternatives to redis.uri and to redis, read below, and the settings
+            // that name files and secrets, which the page shows in examples of their own
             boolean elsewhere = Set.of(
                             "enabled",
                             "order",
@@ -95,8 +98,16 @@ class ServerDocumentationTest {
                             "warm-up",
                             "gateway-headers",
                             "use-application-redis",
+                            "store",
                             "cluster-uris",
-                            "maximum-keys")
+                            "maximum-keys",
+                            "username",
+                            "password",
+                            "tls",
+                            "certificate",
+                            "private-key",
+                            "client-ca",
+                            "client-auth")
                     .contains(last);
             assertThat(elsewhere || file.contains(last + ":"))
                     .as("%s of the tables is in the whole file", each)
@@ -108,6 +119,8 @@ class ServerDocumentationTest {
     void everyTollgateMeterOnMetricsSaysWhatItCountsAndIsInTheMetersTable() throws Exception {
         String table = Files.readString(DocumentationExamples.PROJECT.resolve(PAGE));
         try (RunningServer server = RunningServer.start("""
+                server:
+                  management-port: 0
                 policies:
                   per-client:
                     limits:
@@ -118,7 +131,7 @@ class ServerDocumentationTest {
             server.post("/v1/check", "{\"policy\":\"per-client\",\"key\":\"alice\"}");
             server.post("/v1/charge", "{\"policy\":\"per-client\",\"key\":\"bob\",\"cost\":1}");
 
-            String scraped = server.get("/metrics").body();
+            String scraped = server.management("GET", "/metrics").body();
 
             Matcher help = Pattern.compile("(?m)^# HELP (tollgate_\\w+) ?(.*)$").matcher(scraped);
             List<String> families = new ArrayList<>();
@@ -148,7 +161,8 @@ class ServerDocumentationTest {
     void theExampleExchangesAreWhatTheServerAnswers() throws Exception {
         String config = DocumentationExamples.blocks(PAGE, "yaml")
                 .get(0)
-                .replace("redis://127.0.0.1:6379", redis.server().uri());
+                .replace("redis://127.0.0.1:6379", redis.server().uri())
+                .replace("decision-port: 8082", "decision-port: 0");
         List<String> exchanges = DocumentationExamples.blocks(PAGE, "http");
         assertThat(exchanges).hasSize(8);
         try (Upstream upstream = Upstream.start();
@@ -162,12 +176,13 @@ class ServerDocumentationTest {
             }
             assertAnswers(last, exchanges.get(2));
             assertAnswers(server.send(request(server, exchanges.get(3))), exchanges.get(4));
-            assertAnswers(server.post("/v1/check", "{\"policy\": \"per-user\", \"key\": \"alice\"}"), exchanges.get(5));
+            assertAnswers(
+                    server.decision("/v1/check", "{\"policy\": \"per-user\", \"key\": \"alice\"}"), exchanges.get(5));
             assertAnswers(server.send(request(server, exchanges.get(6))), exchanges.get(7));
-            assertThat(server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"carol\"}")
+            assertThat(server.decision("/v1/check", "{\"policy\": \"per-client\", \"key\": \"carol\"}")
                             .body())
                     .as("the check after the charge, as the page says")
-                    .contains("\"allowed\":false", "\"retry_after_ms\":3200");
+                    .contains("\"allowed\":false", "\"retry_after_ms\":2200");
         }
     }
 
@@ -196,9 +211,10 @@ class ServerDocumentationTest {
             assertThat(commands.get(1)).contains("-X DELETE");
             assertThat(state.body()).isEqualTo(shownState.strip());
             assertThat(reset.statusCode()).isEqualTo(204);
-            assertThat(server.management("GET", "/admin/buckets/per-client/alice", "Authorization", "Bearer change-me")
+            assertThat(server.management(
+                                    "GET", "/admin/buckets/per-client/api:alice", "Authorization", "Bearer change-me")
                             .body())
-                    .startsWith("{\"policy\":\"per-client\",\"key\":\"alice\",\"stored\":false,\"remaining\":10,");
+                    .startsWith("{\"policy\":\"per-client\",\"key\":\"api:alice\",\"stored\":false,\"remaining\":10,");
         }
     }
 
@@ -239,15 +255,13 @@ class ServerDocumentationTest {
 
     @Test
     void theReadmeQuickStartReachesA429() throws Exception {
-        String quickstart = Files.readString(DocumentationExamples.PROJECT.resolve("examples/quickstart.yaml"));
         try (Upstream upstream = Upstream.start();
-                RunningServer server = RunningServer.start(quickstart.replace(
-                        "http://127.0.0.1:9000", upstream.uri().toString()))) {
+                RunningServer server = RunningServer.start(PortRolesTest.quickstart(upstream))) {
             StringBuilder checks = new StringBuilder();
             StringBuilder proxied = new StringBuilder();
             for (int i = 0; i < 6; i++) {
                 // curl -s -o /dev/null -w '%{http_code} ' -d '{"policy":"per-client","key":"alice"}' .../v1/check
-                checks.append(server.post("/v1/check", "{\"policy\":\"per-client\",\"key\":\"alice\"}")
+                checks.append(server.decision("/v1/check", "{\"policy\":\"per-client\",\"key\":\"alice\"}")
                                 .statusCode())
                         .append(' ');
                 // curl -s -o /dev/null -w '%{http_code} ' -H 'X-API-Key: k1' .../api/hello
@@ -259,9 +273,12 @@ class ServerDocumentationTest {
             assertThat(checks.toString()).isEqualTo("200 200 200 200 200 429 ");
             assertThat(proxied.toString()).isEqualTo("200 200 200 200 200 429 ");
             assertThat(readme)
-                    .contains("-d '{\"policy\":\"per-client\",\"key\":\"alice\"}' http://localhost:8080/v1/check")
+                    .contains("-d '{\"policy\":\"per-client\",\"key\":\"alice\"}' http://localhost:8082/v1/check")
                     .contains("-H 'X-API-Key: k1' http://localhost:8080/api/hello")
-                    .contains("200 200 200 200 200 429");
+                    .contains("200 200 200 200 200 429")
+                    .contains("tollgate management on http://127.0.0.1:9090\n"
+                            + "tollgate decision api on http://127.0.0.1:8082\n"
+                            + "tollgate listening on http://0.0.0.0:8080");
         }
     }
 
@@ -270,7 +287,10 @@ class ServerDocumentationTest {
         String[] parts = exchange.split("\n\n", 2);
         String[] lines = parts[0].split("\n");
         String[] requestLine = lines[0].split(" ");
-        HttpRequest.Builder request = server.request(requestLine[1]);
+        // the decision API answers on its own port beside the proxy, as the page's file says
+        HttpRequest.Builder request = requestLine[1].startsWith("/v1/")
+                ? HttpRequest.newBuilder(server.server().decisionUri().resolve(requestLine[1]))
+                : server.request(requestLine[1]);
         for (int i = 1; i < lines.length; i++) {
             int colon = lines[i].indexOf(':');
             request.header(

@@ -74,37 +74,70 @@ class ServerJarIT {
                     policy: per-client
                 server:
                   upstream: %s
+                  decision-port: 0
+                  management-port: 0
                 """.formatted(store, upstream.uri()));
     }
 
     @Test
-    void theJarServesTheDecisionApiAndTheProxyOnTheInMemoryStore() throws Exception {
-        try (ServerProcess server = ServerProcess.start(config(""))) {
+    void theJarServesTheProxyTheDecisionPortAndTheManagementPortEachApart() throws Exception {
+        Path config = Files.writeString(dir.resolve("ports.yaml"), """
+                server:
+                  upstream: %s
+                  decision-port: 0
+                  management-port: 0
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 3
+                        refill: 1/h
+                rules:
+                  - path: /api/**
+                    key: header:X-API-Key
+                    policy: per-client
+                """.formatted(upstream.uri()));
+        try (ServerProcess server = ServerProcess.start(config)) {
             int port = server.awaitPort();
 
+            assertThat(server.out()).hasSize(3);
+            Matcher management = Pattern.compile("tollgate management on http://127\\.0\\.0\\.1:(\\d+)")
+                    .matcher(server.out().get(0));
+            Matcher decision = Pattern.compile("tollgate decision api on http://127\\.0\\.0\\.1:(\\d+)")
+                    .matcher(server.out().get(1));
+            assertThat(management.matches()).as(server.out().get(0)).isTrue();
+            assertThat(decision.matches()).as(server.out().get(1)).isTrue();
+            assertThat(server.out().get(2)).isEqualTo("tollgate listening on http://0.0.0.0:" + port);
+            int managementPort = Integer.parseInt(management.group(1));
+            int decisionPort = Integer.parseInt(decision.group(1));
             List<Integer> checks = new ArrayList<>();
             List<Integer> proxied = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                checks.add(post(port, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"alice\"}")
+                checks.add(post(decisionPort, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"alice\"}")
                         .statusCode());
                 proxied.add(get(port, "/api/x", "X-API-Key", "alice").statusCode());
             }
-
             assertThat(checks).containsExactly(200, 200, 200, 429);
             assertThat(proxied).containsExactly(200, 200, 200, 429);
-            assertThat(get(port, "/healthz").statusCode()).isEqualTo(200);
-            assertThat(get(port, "/readyz").statusCode()).isEqualTo(200);
-            assertThat(get(port, "/metrics").body()).contains("tollgate_api_decisions_total");
-            assertThat(server.out()).containsExactly("tollgate listening on http://0.0.0.0:" + port);
+            assertThat(get(managementPort, "/readyz").statusCode()).isEqualTo(200);
+            assertThat(get(managementPort, "/metrics").body()).contains("tollgate_api_decisions_total");
+            for (String path : List.of("/metrics", "/healthz")) {
+                assertThat(get(port, path).headers().firstValue("X-Upstream-Path"))
+                        .as("the public port proxies %s", path)
+                        .hasValue(path);
+            }
+            assertThat(post(port, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"bob\"}")
+                            .headers()
+                            .firstValue("X-Upstream-Path"))
+                    .hasValue("/v1/check");
         }
     }
 
     @Test
-    void theManagementPortIsPrintedBeforeTheListeningLineAndServesWhatThePublicPortNowProxies() throws Exception {
-        Path config = Files.writeString(dir.resolve("managed.yaml"), """
+    void whatTheFileExposesOnThePublicPortAnswersThereAndTheStartWarnsOfIt() throws Exception {
+        Path config = Files.writeString(dir.resolve("exposed.yaml"), """
                 server:
                   upstream: %s
-                  management-port: 0
+                  expose-metrics-publicly: true
                 policies:
                   per-client:
                     limits:
@@ -114,16 +147,14 @@ class ServerJarIT {
         try (ServerProcess server = ServerProcess.start(config)) {
             int port = server.awaitPort();
 
-            assertThat(server.out()).hasSize(2);
-            Matcher management = Pattern.compile("tollgate management on http://127\\.0\\.0\\.1:(\\d+)")
-                    .matcher(server.out().get(0));
-            assertThat(management.matches()).as(server.out().get(0)).isTrue();
-            assertThat(server.out().get(1)).isEqualTo("tollgate listening on http://0.0.0.0:" + port);
-            int managementPort = Integer.parseInt(management.group(1));
-            assertThat(get(managementPort, "/readyz").statusCode()).isEqualTo(200);
-            assertThat(get(managementPort, "/metrics").body()).contains("tollgate_server_requests_seconds");
-            assertThat(get(port, "/metrics").headers().firstValue("X-Upstream-Path"))
-                    .hasValue("/metrics");
+            assertThat(server.out()).containsExactly("tollgate listening on http://0.0.0.0:" + port);
+            assertThat(get(port, "/metrics").body()).contains("# HELP tollgate_");
+            assertThat(get(port, "/healthz").headers().firstValue("X-Upstream-Path"))
+                    .hasValue("/healthz");
+            assertThat(server.err())
+                    .contains("server.expose-metrics-publicly is on: every client that reaches the public port may"
+                            + " read the meters")
+                    .contains("WARNING: the public port also serves what server.expose-metrics-publicly expose");
         }
     }
 
@@ -255,24 +286,25 @@ class ServerJarIT {
     void theLogSaysWhenRedisAnswersAgainAndHowManyDecisionsTheFailurePolicyMadeMeanwhile() throws Exception {
         Path config = config("redis: {uri: " + redis.server().uri() + ", failure-policy: allow}");
         try (ServerProcess server = ServerProcess.start(config)) {
-            int port = server.awaitPort();
+            int decisions = server.decisionPort();
+            int management = server.managementPort();
             redis.server().kill();
             // The outage's count starts at Redis's last answer: wait until the server has seen it gone, so that
             // no ping still on its way when Redis was killed comes back as an answer after the checks below
             long noticed = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (get(port, "/readyz").statusCode() != 503 && System.nanoTime() < noticed) {
+            while (get(management, "/readyz").statusCode() != 503 && System.nanoTime() < noticed) {
                 TimeUnit.MILLISECONDS.sleep(50);
             }
             List<Integer> statuses = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
-                statuses.add(post(port, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"k" + i + "\"}")
+                statuses.add(post(decisions, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"k" + i + "\"}")
                         .statusCode());
             }
-            int readyDuring = get(port, "/readyz").statusCode();
+            int readyDuring = get(management, "/readyz").statusCode();
             redis.server().restart();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (!server.err().contains("answers again") && System.nanoTime() < deadline) {
-                get(port, "/readyz");
+                get(management, "/readyz");
                 TimeUnit.MILLISECONDS.sleep(100);
             }
 
@@ -290,7 +322,7 @@ class ServerJarIT {
     void aStallOfTheServerItselfIsNotRedisBeingLate() throws Exception {
         Path config = config("redis: {uri: " + redis.server().uri() + ", timeout: 500ms}");
         try (ServerProcess server = ServerProcess.start(config)) {
-            int port = server.awaitPort();
+            int port = server.decisionPort();
             post(port, "/v1/check", "{\"policy\": \"per-client\", \"key\": \"first\"}");
 
             // Redis holds the decision until the server has stopped running; its answer then waits in the
@@ -328,9 +360,9 @@ class ServerJarIT {
                 int port = (i % 2 == 0 ? one : two).awaitPort();
                 statuses.add(get(port, "/api/shared", "X-API-Key", "carol").statusCode());
             }
-            HttpResponse<String> readyBefore = get(one.awaitPort(), "/readyz");
+            HttpResponse<String> readyBefore = get(one.managementPort(), "/readyz");
             redis.server().kill();
-            HttpResponse<String> readyDuring = get(one.awaitPort(), "/readyz");
+            HttpResponse<String> readyDuring = get(one.managementPort(), "/readyz");
             int refusedWhileDown =
                     get(two.awaitPort(), "/api/other", "X-API-Key", "dave").statusCode();
             redis.server().restart();
@@ -355,7 +387,7 @@ class ServerJarIT {
         Path config = config("redis: {uri: " + redis.server().uri() + "}\nenvoy: {port: 0, host: 127.0.0.1, config: "
                 + dir.resolve("ratelimit.yaml") + "}");
         try (ServerProcess server = ServerProcess.start(config)) {
-            int port = server.awaitPort();
+            int port = server.managementPort();
 
             String metricsAtOnce = get(port, "/metrics").body();
             HttpResponse<String> readyAtOnce = get(port, "/readyz");
@@ -409,7 +441,8 @@ class ServerJarIT {
 
         assertThat(server.awaitExit()).isEqualTo(1);
         assertThat(server.err())
-                .contains("tollgate: cannot start on 0.0.0.0:0: Redis is required at start (requireRedisAtStart), but"
+                .contains("tollgate: cannot start on 0.0.0.0:0 (decision API 127.0.0.1:0) (management 127.0.0.1:0):"
+                        + " Redis is required at start (requireRedisAtStart), but"
                         + " it could not be reached: not connected to Redis at 127.0.0.1:" + closed
                         + ": Connection refused");
         assertThat(server.out()).isEmpty();

@@ -98,6 +98,8 @@ class ServerOnRedisTest {
                     policy: per-client
                 server:
                   upstream: %s
+                  decision-port: 0
+                  management-port: 0
                 """.formatted(redis.server().uri(), batching, onFailure, upstream.uri()));
         servers.add(server);
         return server;
@@ -122,24 +124,24 @@ class ServerOnRedisTest {
         RunningServer other = RunningServer.start(config);
         servers.add(other);
         for (int i = 0; i < 5; i++) {
-            other.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dave\"}");
+            other.decision("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dave\"}");
         }
 
-        HttpResponse<String> empty = one.management("GET", "/admin/buckets/per-client/dave");
-        HttpResponse<String> reset = one.management("DELETE", "/admin/buckets/per-client/dave");
+        HttpResponse<String> empty = one.management("GET", "/admin/buckets/per-client/api:dave");
+        HttpResponse<String> reset = one.management("DELETE", "/admin/buckets/per-client/api:dave");
         // The other server learnt from its fifth admission that dave is empty, and refuses him from its deny
         // cache until the reset's announcement reaches it on its own connection: within the 200 ms that
         // docs/resilience.md and ChangesAcrossInstancesIT allow (a refusal takes no token)
         long start = System.nanoTime();
-        HttpResponse<String> elsewhere = other.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dave\"}");
+        HttpResponse<String> elsewhere = other.decision("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dave\"}");
         while (elsewhere.statusCode() == 429 && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(200)) {
-            elsewhere = other.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dave\"}");
+            elsewhere = other.decision("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dave\"}");
         }
         redis.server().kill();
-        HttpResponse<String> down = one.management("GET", "/admin/buckets/per-client/dave");
+        HttpResponse<String> down = one.management("GET", "/admin/buckets/per-client/api:dave");
 
         assertThat(empty.body())
-                .startsWith("{\"policy\":\"per-client\",\"key\":\"dave\",\"stored\":true,\"remaining\":0,");
+                .startsWith("{\"policy\":\"per-client\",\"key\":\"api:dave\",\"stored\":true,\"remaining\":0,");
         assertThat(reset.statusCode()).isEqualTo(204);
         assertThat(elsewhere.statusCode()).isEqualTo(200);
         assertThat(elsewhere.body()).contains("\"remaining\":4");
@@ -184,22 +186,22 @@ class ServerOnRedisTest {
         }
         String check = "{\"policy\": \"per-client\", \"key\": \"erin\"}";
         for (int i = 0; i < 5; i++) {
-            assertThat(three.get(0).post("/v1/check", check).statusCode()).isEqualTo(200);
+            assertThat(three.get(0).decision("/v1/check", check).statusCode()).isEqualTo(200);
         }
         for (RunningServer server : three) {
-            assertThat(server.post("/v1/check", check).statusCode()).isEqualTo(429);
-            assertThat(server.post("/v1/check", check).body())
+            assertThat(server.decision("/v1/check", check).statusCode()).isEqualTo(429);
+            assertThat(server.decision("/v1/check", check).body())
                     .as("refused again, from the deny cache")
                     .contains("\"remaining\":0");
         }
 
-        HttpResponse<String> reset = three.get(1).management("DELETE", "/admin/buckets/per-client/erin");
+        HttpResponse<String> reset = three.get(1).management("DELETE", "/admin/buckets/per-client/api:erin");
 
         assertThat(reset.statusCode()).isEqualTo(204);
         for (RunningServer other : List.of(three.get(0), three.get(2))) {
             long start = System.nanoTime();
             HttpResponse<String> answer;
-            while ((answer = other.post("/v1/check", check)).statusCode() == 429
+            while ((answer = other.decision("/v1/check", check)).statusCode() == 429
                     && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
                 Thread.sleep(5);
             }
@@ -290,7 +292,7 @@ class ServerOnRedisTest {
         for (int i = 0; i < 12; i++) {
             RunningServer server = pair.get(i % 2);
             proxied.add(server.get("/api/orders", "X-API-Key", "alice").statusCode());
-            checked.add(server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"bob\"}")
+            checked.add(server.decision("/v1/check", "{\"policy\": \"per-client\", \"key\": \"bob\"}")
                     .statusCode());
         }
 
@@ -353,7 +355,7 @@ class ServerOnRedisTest {
             for (int i = 0; i < 400; i++) {
                 RunningServer server = pair.get(i % 2);
                 statuses.add(clients.submit(
-                        () -> server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"carol\"}")
+                        () -> server.decision("/v1/check", "{\"policy\": \"per-client\", \"key\": \"carol\"}")
                                 .statusCode()));
             }
             List<Integer> answered = new ArrayList<>();
@@ -371,13 +373,13 @@ class ServerOnRedisTest {
     @Test
     void theMetricsOfTheStoreStillReadAfterGarbageCollection() throws Exception {
         RunningServer server = start("local");
-        server.post("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dora\"}");
+        server.decision("/v1/check", "{\"policy\": \"per-client\", \"key\": \"dora\"}");
 
         for (int i = 0; i < 3; i++) {
             System.gc();
             TimeUnit.MILLISECONDS.sleep(50);
         }
-        String metrics = server.get("/metrics").body();
+        String metrics = server.management("GET", "/metrics").body();
 
         String node = "node=\"127.0.0.1:" + redis.server().port() + "\"";
         assertThat(metrics)
@@ -400,7 +402,7 @@ class ServerOnRedisTest {
         assertThat(outage.readyDuring.statusCode()).isEqualTo(503);
         assertThat(outage.readyDuring.body()).contains("The store is unavailable: Redis");
         assertThat(outage.readyAfter.statusCode()).isEqualTo(200);
-        assertThat(server.get("/metrics").body())
+        assertThat(server.management("GET", "/metrics").body())
                 .containsPattern("tollgate_redis_failures_total\\{cause=\"(unreachable|circuit_open)\"} [1-9]")
                 .containsPattern(
                         "tollgate_api_decisions_total\\{degraded=\"true\",outcome=\"allowed\",policy=\"per-client\"} [1-9]");
@@ -458,7 +460,7 @@ class ServerOnRedisTest {
             List<Throwable> failures) {}
 
     private Outage outage(RunningServer server) throws Exception {
-        HttpResponse<String> readyBefore = server.get("/readyz");
+        HttpResponse<String> readyBefore = server.management("GET", "/readyz");
         ConcurrentLinkedQueue<ContentResponse> during = new ConcurrentLinkedQueue<>();
         ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
         AtomicBoolean down = new AtomicBoolean();
@@ -473,7 +475,8 @@ class ServerOnRedisTest {
                         // a key of its own for the outage: one that Redis refused before would be refused
                         // from the deny cache, rightly, without a degraded decision
                         String key = wasDown ? "during" : "before";
-                        ContentResponse response = checks.POST(server.uri("/v1/check"))
+                        ContentResponse response = checks.POST(
+                                        server.server().decisionUri().resolve("/v1/check"))
                                 .body(new StringRequestContent(
                                         "application/json", "{\"policy\": \"per-client\", \"key\": \"" + key + "\"}"))
                                 .timeout(20, TimeUnit.SECONDS)
@@ -491,7 +494,7 @@ class ServerOnRedisTest {
         redis.server().kill();
         down.set(true);
         TimeUnit.MILLISECONDS.sleep(1_000);
-        HttpResponse<String> readyDuring = server.get("/readyz");
+        HttpResponse<String> readyDuring = server.management("GET", "/readyz");
         down.set(false);
         redis.server().restart();
         HttpResponse<String> readyAfter = awaitReady(server);
@@ -506,7 +509,7 @@ class ServerOnRedisTest {
     private static HttpResponse<String> awaitReady(RunningServer server) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (true) {
-            HttpResponse<String> ready = server.get("/readyz");
+            HttpResponse<String> ready = server.management("GET", "/readyz");
             if (ready.statusCode() == 200 || System.nanoTime() > deadline) {
                 return ready;
             }

@@ -75,6 +75,26 @@ final class ServerProcess implements AutoCloseable {
         }
     }
 
+    /** Returns the decision port from its printed line, once the server listens. */
+    int decisionPort() throws Exception {
+        return printedPort("tollgate decision api on ");
+    }
+
+    /** Returns the management port from its printed line, once the server listens. */
+    int managementPort() throws Exception {
+        return printedPort("tollgate management on ");
+    }
+
+    private int printedPort(String prefix) throws Exception {
+        awaitPort(); // every port's line comes before the listening one
+        for (String line : out) {
+            if (line.startsWith(prefix)) {
+                return Integer.parseInt(line.substring(line.lastIndexOf(':') + 1));
+            }
+        }
+        throw new IllegalStateException("no '" + prefix + "' line; out " + out);
+    }
+
     /** Waits for the process to end and returns its exit status. */
     int awaitExit() throws InterruptedException {
         if (!process.waitFor(30, TimeUnit.SECONDS)) {

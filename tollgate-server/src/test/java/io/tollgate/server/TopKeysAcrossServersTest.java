@@ -66,16 +66,17 @@ class TopKeysAcrossServersTest {
         check(other, "spread", 4); // 4 more refused there
         check(other, "only-there", 8); // 3 refused there
 
-        String top = awaitTop(one, "\"key\":\"only-there\"");
+        String top = awaitTop(one, "\"key\":\"api:only-there\""); // the decision API's keys, under api:
 
         assertThat(top)
                 .contains("\"total\":14,\"error_bound\":0,")
                 .contains("\"instances\":2,")
-                .contains("{\"key\":\"spread\",\"digest\":\"" + KeyDisplay.digest("spread") + "\",\"count\":11,")
                 .contains(
-                        "{\"key\":\"only-there\",\"digest\":\"" + KeyDisplay.digest("only-there") + "\",\"count\":3,");
+                        "{\"key\":\"api:spread\",\"digest\":\"" + KeyDisplay.digest("api:spread") + "\",\"count\":11,")
+                .contains("{\"key\":\"api:only-there\",\"digest\":\"" + KeyDisplay.digest("api:only-there")
+                        + "\",\"count\":3,");
         HttpResponse<String> reset =
-                one.management("DELETE", "/admin/buckets/per-client?digest=" + KeyDisplay.digest("only-there"));
+                one.management("DELETE", "/admin/buckets/per-client?digest=" + KeyDisplay.digest("api:only-there"));
         assertThat(reset.statusCode())
                 .as("a key only the other server refused, reset here")
                 .isEqualTo(204);
@@ -93,7 +94,7 @@ class TopKeysAcrossServersTest {
         RunningServer one = start();
         RunningServer other = start();
         check(other, "gone", 7);
-        awaitTop(one, "\"key\":\"gone\"");
+        awaitTop(one, "\"key\":\"api:gone\"");
 
         other.close();
         servers.remove(other);
@@ -110,7 +111,7 @@ class TopKeysAcrossServersTest {
         assertThat(withoutRedis)
                 .contains("\"instances\":1,")
                 .contains("\"detail\":\"This server's counts only: the other servers' could not be read: ")
-                .contains("\"key\":\"mine\"");
+                .contains("\"key\":\"api:mine\"");
     }
 
     /** Waits until {@code server}'s top lists {@code expected}: the others publish every few seconds. */

@@ -53,9 +53,9 @@ class TopKeysApiTest {
         assertThat(top.body())
                 .isEqualTo("{\"policy\":\"per-client\",\"by\":\"refused\",\"window\":\"1m\",\"total\":16,"
                         + "\"error_bound\":0,\"capacity\":64,\"keys_shown\":\"whole\",\"instances\":1,\"keys\":["
-                        + "{\"key\":\"flooder\",\"digest\":\"" + KeyDisplay.digest("flooder")
+                        + "{\"key\":\"api:flooder\",\"digest\":\"" + KeyDisplay.digest("api:flooder")
                         + "\",\"count\":15,\"error\":0},"
-                        + "{\"key\":\"alice\",\"digest\":\"" + KeyDisplay.digest("alice")
+                        + "{\"key\":\"api:alice\",\"digest\":\"" + KeyDisplay.digest("api:alice")
                         + "\",\"count\":1,\"error\":0}]}");
     }
 
@@ -71,7 +71,7 @@ class TopKeysApiTest {
 
         assertThat(top.body())
                 .contains("\"by\":\"charged\",\"window\":\"15m\",\"total\":7,")
-                .contains("{\"key\":\"flooder\",")
+                .contains("{\"key\":\"api:flooder\",")
                 .doesNotContain("alice");
     }
 
@@ -84,7 +84,7 @@ class TopKeysApiTest {
 
         assertThat(top.body())
                 .contains("\"keys_shown\":\"masked\"")
-                .contains("\"key\":\"sk_l…" + KeyDisplay.digest("sk_live_0123456789") + "\"")
+                .contains("\"key\":\"api:sk_l…" + KeyDisplay.digest("api:sk_live_0123456789") + "\"")
                 .doesNotContain("0123456789\"");
     }
 
@@ -148,15 +148,15 @@ class TopKeysApiTest {
     void inspectsAndResetsAListedKeyByItsDigestWithoutShowingItWhole() throws Exception {
         server = RunningServer.start(CONFIG, new ManualTimeSource());
         check("k-secret-123", 8);
-        String digest = KeyDisplay.digest("k-secret-123");
+        String digest = KeyDisplay.digest("api:k-secret-123"); // the decision API keeps its keys under api:
 
         HttpResponse<String> bucket = server.management("GET", "/admin/buckets/per-client?digest=" + digest);
         HttpResponse<String> reset = server.management("DELETE", "/admin/buckets/per-client?digest=" + digest);
-        HttpResponse<String> after = server.management("GET", "/admin/buckets/per-client/k-secret-123");
+        HttpResponse<String> after = server.management("GET", "/admin/buckets/per-client/api:k-secret-123");
 
         assertThat(bucket.statusCode()).isEqualTo(200);
         assertThat(bucket.body())
-                .startsWith("{\"policy\":\"per-client\",\"key\":\"" + KeyDisplay.MASKED.show("k-secret-123")
+                .startsWith("{\"policy\":\"per-client\",\"key\":\"" + KeyDisplay.MASKED.show("api:k-secret-123")
                         + "\",\"stored\":true,\"remaining\":0,")
                 .contains("\"digest\":\"" + digest + "\"")
                 .doesNotContain("k-secret-123");
@@ -175,7 +175,7 @@ class TopKeysApiTest {
                 "No key of policy per-client that /admin/top lists has the digest '0123456789abcdef' (the summaries"
                         + " keep the heaviest keys of the last 15 minutes).");
         assertProblem(
-                server.management("GET", "/admin/buckets/per-client/alice?digest=" + KeyDisplay.digest("alice")),
+                server.management("GET", "/admin/buckets/per-client/alice?digest=" + KeyDisplay.digest("api:alice")),
                 400,
                 "Name the key by its path, /admin/buckets/{policy}/{key}, or by the digest /admin/top lists,"
                         + " /admin/buckets/{policy}?digest=D, not both.");

@@ -35,7 +35,9 @@ class ResponseCostFilterTest {
     private static final String CLIENT = "ip:127.0.0.1";
 
     /** Ten tokens, one a second: the seconds until full count the tokens spent. */
-    private final Policy tokens = Policy.of("llm", Limit.of(10, Rate.perSecond(1)));
+    // owing up to 30 s of refill: the tests run a bucket 15 tokens into debt
+    private final Policy tokens =
+            Policy.of("llm", Limit.of(10, Rate.perSecond(1))).withMaxDebt(Duration.ofSeconds(30));
 
     private final ManualTimeSource time = new ManualTimeSource(1_000_000_000_000L);
     private final List<AutoCloseable> resources = new ArrayList<>();

@@ -1,25 +1,18 @@
 package io.tollgate.spring;
 
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.internal.guard.ForwardingRateLimiter;
-import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisInternals;
-import io.tollgate.redis.internal.RedisSettings;
-import io.tollgate.redis.internal.RedisSettingsMapping;
 import io.tollgate.servlet.TollgateFilter;
 import jakarta.servlet.DispatcherType;
 import java.lang.System.Logger.Level;
@@ -263,10 +256,10 @@ public final class TollgateAutoConfiguration {
     }
 
     /**
-     * The limiter, bean {@code tollgateLimiter}: on Redis of Tollgate's own ({@code tollgate.redis.uri} or
-     * {@code cluster-uris}), else on the application's Redis, else in memory. One method, so that the choice
-     * does not hang on the order in which configuration classes are read. ({@code tollgateRateLimiter} is the
-     * name Spring Cloud Gateway's routes refer to, in tollgate-spring-cloud-gateway.)
+     * The limiter, bean {@code tollgateLimiter}, on the store {@link StarterLimiter} chooses: Redis of Tollgate's
+     * own, else the application's Redis, else memory, unless {@code tollgate.store} states one. One method, so that
+     * the choice does not hang on the order in which configuration classes are read. ({@code tollgateRateLimiter}
+     * is the name Spring Cloud Gateway's routes refer to, in tollgate-spring-cloud-gateway.)
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -274,36 +267,16 @@ public final class TollgateAutoConfiguration {
     RateLimiter tollgateLimiter(
             TollgateProperties properties,
             ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisClient> applicationRedis,
+            ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisSettings> applicationRedisSettings,
             ObjectProvider<TollgateRedisCustomizer> customizers,
             ObjectProvider<LimiterMetrics> limiterMetrics) {
-        RedisSettings redis = PropertiesReader.redis(properties);
-        if (redis.hasTarget()) {
-            return build(redis, customizers, builder -> {}); // the settings say where
-        }
-        ApplicationRedisConfiguration.ApplicationRedisClient shared =
-                properties.redis().useApplicationRedis() ? applicationRedis.getIfAvailable() : null;
-        if (shared != null) {
-            AbstractRedisClient client = shared.client().get();
-            return build(redis, customizers, builder -> {
-                builder.describedAs(shared.description().get());
-                if (client instanceof RedisClusterClient cluster) {
-                    builder.clusterClient(cluster);
-                } else if (client instanceof RedisClient standalone) {
-                    builder.client(standalone);
-                } else {
-                    throw new InvalidTollgatePropertiesException(
-                            "the application's Redis connection factory has no Lettuce client Tollgate can share ("
-                                    + client + "); set tollgate.redis.uri",
-                            null);
-                }
-            });
-        }
-        long maximumKeys = PropertiesReader.maximumKeys(properties);
-        RateLimiter inMemory =
-                InMemoryRateLimiter.builder().maximumKeys(maximumKeys).build();
         LimiterMetrics metrics = limiterMetrics.getIfAvailable();
-        MetricsRecorder recorder = metrics == null ? null : metrics.recorder().get();
-        return recorder == null ? inMemory : new MeteredRateLimiter(inMemory, recorder, "memory");
+        return StarterLimiter.build(
+                properties,
+                applicationRedis,
+                applicationRedisSettings,
+                customizers,
+                metrics == null ? null : metrics.recorder().get());
     }
 
     /**
@@ -375,29 +348,6 @@ public final class TollgateAutoConfiguration {
         @ConditionalOnMissingBean
         RateLimitExceptionResolver tollgateRateLimitExceptionResolver(LiveRules rules) {
             return new RateLimitExceptionResolver(() -> rules.current().requests());
-        }
-    }
-
-    private static RedisRateLimiter build(
-            RedisSettings redis,
-            ObjectProvider<TollgateRedisCustomizer> customizers,
-            java.util.function.Consumer<RedisRateLimiter.Builder> connection) {
-        RedisRateLimiter.Builder builder = RedisRateLimiter.builder();
-        try {
-            connection.accept(builder);
-            RedisSettingsMapping.configure(builder, redis);
-        } catch (IllegalArgumentException e) {
-            throw new InvalidTollgatePropertiesException("tollgate.redis: " + e.getMessage(), e);
-        }
-        customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
-        try {
-            return builder.build();
-        } catch (IllegalStateException e) {
-            if (!redis.requireRedisAtStart()) {
-                throw e;
-            }
-            throw new InvalidTollgatePropertiesException(
-                    "tollgate.redis.require-redis-at-start is true: " + e.getMessage(), e);
         }
     }
 }

@@ -43,6 +43,9 @@ import org.springframework.boot.context.properties.bind.Name;
  *     many keys each summary holds.
  * @param overload Protecting the application from overload: a limit on requests in flight learnt from its latency
  *     and failures, the lowest priority refused first with a 503.
+ * @param store Where the buckets live, stated: redis (shared by every instance; the start fails if no Redis can be
+ *     used) or memory (this instance alone). Unset: Redis where tollgate.redis or the application's
+ *     spring.data.redis.* gives one, else memory.
  */
 @ConfigurationProperties(prefix = "tollgate", ignoreUnknownFields = false)
 public record TollgateProperties(
@@ -58,7 +61,16 @@ public record TollgateProperties(
         @DefaultValue Gateway gateway,
         @DefaultValue("true") boolean warmUp,
         @DefaultValue TopKeys topKeys,
-        @DefaultValue Overload overload) {
+        @DefaultValue Overload overload,
+        Store store) {
+
+    /** Where the buckets live, as {@code tollgate.store} states it. */
+    public enum Store {
+        /** In Redis, shared by every instance: the start fails if no Redis can be used. */
+        REDIS,
+        /** In this instance's memory: each instance limits alone. */
+        MEMORY
+    }
 
     /** Keeps the maps in the order given, and makes absent collections empty. */
     public TollgateProperties {
@@ -74,8 +86,11 @@ public record TollgateProperties(
      * @param quotas Calendar quotas, 0 to 4, checked with the limits: at most count per hour, day, week or month.
      * @param priority The priority under overload of the requests charged this policy (a client's plan): critical,
      *     default or sheddable, unless their rule gives its own.
+     * @param maxDebt How far below empty a charge after the response may take each limit's bucket, as the time
+     *     that debt takes to refill: the longest one charge can keep a client out, past one token (default: the
+     *     longest time any limit takes to fill from empty).
      */
-    public record Policy(List<Limit> limits, List<Quota> quotas, String priority) {
+    public record Policy(List<Limit> limits, List<Quota> quotas, String priority, Duration maxDebt) {
 
         /** Makes absent lists empty. */
         public Policy {
@@ -254,6 +269,9 @@ public record TollgateProperties(
      *     fails the application's start, rather than being decided around by the failure policy until it answers.
      * @param denyCacheMaxAge How long the deny cache relies on a refusal at most: a reset or refund on another
      *     instance is announced through Redis at once; this bounds what an announcement lost on its way costs.
+     * @param username The user Tollgate's own Redis authenticates (ACL), in place of one in the URI.
+     * @param password The password of Tollgate's own Redis, in place of one in the URI: from the environment or a
+     *     file as Spring gives any property (${REDIS_PASSWORD}, or a configtree import).
      */
     public record Redis(
             String uri,
@@ -270,7 +288,10 @@ public record TollgateProperties(
             boolean requireRedisAtStart,
 
             @DefaultValue(RedisSettings.DEFAULT_DENY_CACHE_MAX_AGE_MILLIS + "ms")
-            Duration denyCacheMaxAge) {
+            Duration denyCacheMaxAge,
+
+            String username,
+            String password) {
 
         /** Makes an absent list empty. */
         public Redis {

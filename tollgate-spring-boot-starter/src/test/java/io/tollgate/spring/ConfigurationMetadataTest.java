@@ -91,6 +91,7 @@ class ConfigurationMetadataTest {
                 .as("the starter's own settings, which no file has")
                 .containsExactlyInAnyOrder(
                         "tollgate.enabled",
+                        "tollgate.store",
                         "tollgate.warm-up",
                         "tollgate.redis.use-application-redis",
                         "tollgate.filter.order",

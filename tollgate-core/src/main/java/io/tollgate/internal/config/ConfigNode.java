@@ -1,5 +1,11 @@
 package io.tollgate.internal.config;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -192,6 +198,61 @@ public final class ConfigNode {
     }
 
     /**
+     * Returns a secret, such as a password or a token, or {@code defaultValue} if absent: the value's text, or,
+     * where the value is {@code {env: NAME}} or {@code {file: PATH}}, the environment variable {@code NAME} or the
+     * contents of the file at {@code PATH} (as Kubernetes mounts a secret), read now, surrounding whitespace
+     * trimmed (a file written by {@code echo} ends with a line break). No error, and no message of this node's,
+     * holds the secret: each names the setting, the variable or the file.
+     *
+     * @throws ConfigException if the value is a list, a map of anything else, an unset or empty variable, or a
+     *     file that cannot be read or is empty
+     */
+    public String secret(String defaultValue) {
+        if (value == null) {
+            return defaultValue;
+        }
+        if (value instanceof List) {
+            throw error("must be the secret, {env: NAME} or {file: PATH}, was a list");
+        }
+        if (!(value instanceof Map<?, ?> source)) {
+            String text = String.valueOf(value).strip();
+            if (text.isEmpty()) {
+                throw error("is required");
+            }
+            return text;
+        }
+        if (source.size() != 1 || !(source.containsKey("env") || source.containsKey("file"))) {
+            throw error("must be the secret, {env: NAME} or {file: PATH}, was a map of "
+                    + new TreeSet<>(
+                            source.keySet().stream().map(String::valueOf).toList()));
+        }
+        ConfigNode env = child("env");
+        if (env.isPresent()) {
+            String name = env.requiredString();
+            String read = System.getenv(name);
+            if (read == null || read.isBlank()) {
+                throw env.error("the environment variable " + name + " is not set");
+            }
+            return read.strip();
+        }
+        ConfigNode file = child("file");
+        String path = file.requiredString();
+        String read;
+        try {
+            read = Files.readString(Path.of(path), StandardCharsets.UTF_8).strip();
+        } catch (IOException | InvalidPathException e) {
+            throw file.error("cannot read the file '" + path + "': "
+                    + (e instanceof NoSuchFileException
+                            ? "no such file"
+                            : e.getClass().getSimpleName()));
+        }
+        if (read.isEmpty()) {
+            throw file.error("the file '" + path + "' is empty");
+        }
+        return read;
+    }
+
+    /**
      * Returns the value as a whole number ({@code _} may group digits), or {@code defaultValue} if absent.
      *
      * @throws ConfigException if it is not a whole number
@@ -250,12 +311,26 @@ public final class ConfigNode {
      * @throws ConfigException if it is not such a duration, or is zero
      */
     public Duration duration(Duration defaultValue) {
+        return duration(defaultValue, false);
+    }
+
+    /**
+     * Returns the value as a duration of zero or more, written as {@link #duration} reads it ({@code 0s} is
+     * zero), or {@code defaultValue} if absent.
+     *
+     * @throws ConfigException if it is not such a duration
+     */
+    public Duration durationFromZero(Duration defaultValue) {
+        return duration(defaultValue, true);
+    }
+
+    private Duration duration(Duration defaultValue, boolean zero) {
         if (value == null) {
             return defaultValue;
         }
         if (value instanceof Duration given) { // as a framework bound it, such as Spring Boot
-            if (given.isZero() || given.isNegative()) {
-                throw error("must be longer than zero, was " + given);
+            if ((given.isZero() && !zero) || given.isNegative()) {
+                throw error(zero ? "must not be negative, was " + given : "must be longer than zero, was " + given);
             }
             return given;
         }
@@ -270,7 +345,7 @@ public final class ConfigNode {
         } catch (NumberFormatException e) {
             throw error("duration '" + text + "' is too long");
         }
-        if (amount == 0) {
+        if (amount == 0 && !zero) {
             throw error("must be longer than zero, was '" + text + "'");
         }
         return switch (matcher.group(2)) {

@@ -10,7 +10,6 @@ import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
-import io.tollgate.internal.PolicyArithmetic;
 import io.tollgate.internal.TokenBucket;
 import java.time.Duration;
 import java.util.Locale;
@@ -190,7 +189,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         Arguments.checkRequest(key, policy, cost);
-        long maxWaitMicros = Arguments.maxWaitMicros(maxWait);
+        long maxWaitMicros = Arguments.acquireWaitMicros(maxWait);
         long now = time.nowMicros();
         if (denyCache != null && denyCache.refusedForMicros(policy, key, cost, now) > maxWaitMicros) {
             metrics.refusedFromCache(policy);
@@ -358,20 +357,18 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /**
-     * Takes {@code cost} from the buckets in the store whatever they hold, into debt if they hold less,
-     * without a budget: a cost known after the fact is owed however late it lands. What this instance knows
-     * of the buckets follows. The stage fails, and nothing is charged, if the store cannot be asked or the
-     * buckets are too deep in debt to count the charge exactly.
+     * Takes {@code cost} from the buckets in the store whatever they hold, into debt if they hold less but no
+     * deeper than the policy's maximum debt, without a budget: a cost known after the fact is owed however late it
+     * lands. What this instance knows of the buckets follows. The stage fails, and nothing is charged, if the
+     * store cannot be asked.
      */
     @Override
     public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
         Arguments.checkCharge(key, policy, cost);
-        return adjustments.adjust(key, policy, cost, ANY_WAIT_MICROS).thenApply(reply -> {
-            if (!PolicyArithmetic.allFit(policy, reply.debtsBefore(), cost, ANY_WAIT_MICROS)) {
-                throw Arguments.tooDeepInDebt(key, policy, cost);
-            }
-            return BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS));
-        });
+        return adjustments
+                .adjust(key, policy, cost, ANY_WAIT_MICROS)
+                .thenApply(reply ->
+                        BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS)));
     }
 
     /** Returns how many keys have admissions waiting to be charged to the store; for tests. */

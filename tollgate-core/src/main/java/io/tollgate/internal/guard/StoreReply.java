@@ -40,10 +40,12 @@ public record StoreReply(long nowMicros, long[] debtsBefore, boolean superseded)
     /**
      * Returns the debts after a charge of {@code cost} (negative for a refund) that the store applied exactly
      * when every limit fit within {@code maxWaitMicros}, as a new array: for charges whose decision nobody
-     * waits for.
+     * waits for. A charge that must land took what the policy's maximum debt allows.
      */
     long[] debtsAfterCharge(Policy policy, long cost, long maxWaitMicros) {
-        return debtsAfter(policy, cost, PolicyArithmetic.allFit(policy, debtsBefore, cost, maxWaitMicros));
+        return PolicyArithmetic.allFit(policy, debtsBefore, cost, maxWaitMicros)
+                ? PolicyArithmetic.taken(policy, debtsBefore, cost, maxWaitMicros, policy.maxDebtMicros())
+                : debtsBefore.clone();
     }
 
     /** Returns how long a caller that reserved tokens ahead must wait before using them, in µs. */

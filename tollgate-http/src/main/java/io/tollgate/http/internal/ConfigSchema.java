@@ -16,9 +16,10 @@ public final class ConfigSchema {
     /** One calendar quota of a policy. */
     public static final ConfigSection QUOTA = ConfigSection.of("quota", "count", "period", "zone");
 
-    /** A policy: its limits and quotas. */
-    public static final ConfigSection POLICY =
-            ConfigSection.of("policy", "priority").with("limits", LIMIT).with("quotas", QUOTA);
+    /** A policy: its limits and quotas, its priority under overload and its maximum debt. */
+    public static final ConfigSection POLICY = ConfigSection.of("policy", "priority", "max-debt")
+            .with("limits", LIMIT)
+            .with("quotas", QUOTA);
 
     /** A concurrency limit. */
     public static final ConfigSection CONCURRENCY_LIMIT =

@@ -105,8 +105,10 @@ public final class ConfigSections {
             for (ConfigNode quota : policy.child("quotas").elements()) {
                 quotas.add(quota(quota));
             }
+            ConfigNode maxDebt = policy.child("max-debt");
             try {
-                policies.put(entry.getKey(), new Policy(entry.getKey(), limits, quotas));
+                policies.put(
+                        entry.getKey(), new Policy(entry.getKey(), limits, quotas, maxDebt.durationFromZero(null)));
             } catch (IllegalArgumentException e) {
                 throw policy.error(e);
             }

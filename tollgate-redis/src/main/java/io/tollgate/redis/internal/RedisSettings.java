@@ -25,6 +25,8 @@ import java.util.Set;
  * @param batching whether decisions that arrive together share one script call
  * @param requireRedisAtStart whether starting fails when Redis cannot be reached
  * @param denyCacheMaxAge how long the deny cache relies on a refusal at most
+ * @param username the user Redis authenticates (ACL), or null for the URI's or the default user
+ * @param password the password Redis authenticates, or null for the URI's or none; never printed
  */
 public record RedisSettings(
         String uri,
@@ -35,7 +37,9 @@ public record RedisSettings(
         int expectedInstances,
         boolean batching,
         boolean requireRedisAtStart,
-        Duration denyCacheMaxAge) {
+        Duration denyCacheMaxAge,
+        String username,
+        String password) {
 
     /** The time budget of a decision unless one is set, in milliseconds. */
     public static final long DEFAULT_TIMEOUT_MILLIS = 50;
@@ -60,7 +64,9 @@ public record RedisSettings(
             "expected-instances",
             "batching",
             "require-redis-at-start",
-            "deny-cache-max-age");
+            "deny-cache-max-age",
+            "username",
+            "password");
 
     /** What decides while Redis cannot, unless set. */
     public static final FailurePolicy DEFAULT_FAILURE_POLICY = FailurePolicy.LOCAL;
@@ -75,7 +81,9 @@ public record RedisSettings(
             0,
             true,
             false,
-            Duration.ofMillis(DEFAULT_DENY_CACHE_MAX_AGE_MILLIS));
+            Duration.ofMillis(DEFAULT_DENY_CACHE_MAX_AGE_MILLIS),
+            null,
+            null);
 
     /**
      * @throws NullPointerException if a value but uri is null
@@ -97,16 +105,48 @@ public record RedisSettings(
         return uri != null || !clusterUris.isEmpty();
     }
 
-    /** Returns where Redis is, for messages: the uri, or the cluster URIs joined by commas. */
+    /**
+     * Returns where Redis is, for messages: the uri, or the cluster URIs joined by commas, each with the password
+     * of its user information masked.
+     */
     public String target() {
-        return uri != null ? uri : String.join(", ", clusterUris);
+        return uri != null
+                ? masked(uri)
+                : String.join(
+                        ", ", clusterUris.stream().map(RedisSettings::masked).toList());
+    }
+
+    /** Returns {@code uri} with the password of its user information, if any, as {@code ***}. */
+    public static String masked(String uri) {
+        int scheme = uri.indexOf("://");
+        int at = uri.lastIndexOf('@');
+        if (scheme < 0 || at < scheme) {
+            return uri;
+        }
+        // redis://user:password@host, or redis://password@host: what comes before a colon is the user
+        String userInfo = uri.substring(scheme + 3, at);
+        int colon = userInfo.indexOf(':');
+        return uri.substring(0, scheme + 3) + (colon < 0 ? "" : userInfo.substring(0, colon + 1)) + "***"
+                + uri.substring(at);
+    }
+
+    /** The settings, their secrets masked. */
+    @Override
+    public String toString() {
+        return "RedisSettings[target=" + (hasTarget() ? target() : "none") + ", timeout=" + timeout + ", keyPrefix="
+                + keyPrefix + ", failurePolicy=" + failurePolicy + ", expectedInstances=" + expectedInstances
+                + ", batching=" + batching + ", requireRedisAtStart=" + requireRedisAtStart + ", denyCacheMaxAge="
+                + denyCacheMaxAge + ", username=" + username + ", password=" + (password == null ? "none" : "***")
+                + "]";
     }
 
     /**
      * Reads the {@code redis} section: {@code uri} or {@code cluster-uris} (neither: the surface decides,
      * such as the starter sharing the application's Redis), {@code timeout}, {@code key-prefix}, {@code
-     * failure-policy}, {@code expected-instances}, {@code batching}, {@code require-redis-at-start} and {@code
-     * deny-cache-max-age}; an absent node gives the defaults.
+     * failure-policy}, {@code expected-instances}, {@code batching}, {@code require-redis-at-start}, {@code
+     * deny-cache-max-age}, {@code username} and {@code password}; an absent node gives the defaults. The URIs,
+     * the user and the password are {@linkplain ConfigNode#secret secrets}: each may come from the environment or
+     * a file.
      *
      * @throws ConfigException if a setting is invalid, naming it
      */
@@ -117,10 +157,10 @@ public record RedisSettings(
         if (uriNode.isPresent() && clusterNode.isPresent()) {
             throw node.error("has both uri and cluster-uris; give one");
         }
-        String uri = uriNode.isPresent() ? redisUri(uriNode, uriNode.requiredString()) : null;
+        String uri = uriNode.isPresent() ? redisUri(uriNode, uriNode.secret(null)) : null;
         List<String> clusterUris = new ArrayList<>();
         for (ConfigNode element : clusterNode.elements()) {
-            clusterUris.add(redisUri(element, element.requiredString()));
+            clusterUris.add(redisUri(element, element.secret(null)));
         }
         if (clusterNode.isPresent() && clusterUris.isEmpty()) {
             throw clusterNode.error("must list at least one node");
@@ -139,13 +179,17 @@ public record RedisSettings(
                 (int) expected,
                 node.child("batching").bool(DEFAULTS.batching()),
                 node.child("require-redis-at-start").bool(DEFAULTS.requireRedisAtStart()),
-                node.child("deny-cache-max-age").duration(DEFAULTS.denyCacheMaxAge()));
+                node.child("deny-cache-max-age").duration(DEFAULTS.denyCacheMaxAge()),
+                node.child("username").secret(null),
+                node.child("password").secret(null));
     }
 
     private static String redisUri(ConfigNode node, String text) {
         String scheme = text.contains("://") ? text.substring(0, text.indexOf("://")) : "";
         if (!Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel").contains(scheme.toLowerCase(Locale.ROOT))) {
-            throw node.error("must be a redis://, rediss:// or redis-sentinel:// URI, was '" + text + "'");
+            // named without the text when it has no scheme at all: it may be a password put in the wrong place
+            throw node.error("must be a redis://, rediss:// or redis-sentinel:// URI, was "
+                    + (scheme.isEmpty() ? "text without a scheme" : "'" + masked(text) + "'"));
         }
         return text;
     }

@@ -28,6 +28,11 @@ public final class RedisSettingsMapping {
                 .batching(settings.batching())
                 .denyCacheMaxAge(settings.denyCacheMaxAge())
                 .requireRedisAtStart(settings.requireRedisAtStart());
+        if (settings.password() != null) {
+            builder.credentials(settings.username(), settings.password());
+        } else if (settings.username() != null) {
+            throw new IllegalArgumentException("redis.username needs redis.password");
+        }
         if (settings.expectedInstances() > 0) {
             builder.expectedInstances(settings.expectedInstances());
         }

@@ -4,6 +4,7 @@ import io.tollgate.CalendarQuota;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
+import io.tollgate.internal.TokenBucket;
 import io.tollgate.internal.guard.StoreReply;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The arguments both scripts take and the reply both give, in one place: a policy's limits as {@code
  * "C,P,N;..."} (and {@code "#I;..."} when a new bucket does not start full), the one-decision script's
- * arguments, a batch's packed runs, and the reply: {@code [now, debt1, debt2, ...]} for each request or run,
+ * arguments (a charge that must land sends its policy's maximum debt in place of a wait), a batch's packed runs, and the reply: {@code [now, debt1, debt2, ...]} for each request or run,
  * or the reply code {@value #NOT_A_BUCKET} and a message for a key that holds no bucket. The benchmark
  * harnesses use it too, so that they call the scripts exactly as the limiter does.
  *
@@ -111,7 +112,7 @@ public final class ScriptArguments {
         byte[][] args = new byte[fixed.length + 3 + 5 * quotas.size()][];
         args[0] = clientClock == null ? TokenBucketScript.nowArgument(null) : TokenBucketScript.ascii(estimateMicros);
         args[1] = TokenBucketScript.ascii(cost);
-        args[2] = TokenBucketScript.ascii(maxWaitMicros);
+        args[2] = TokenBucket.mustLand(cost, maxWaitMicros) ? maxDebt(policy) : TokenBucketScript.ascii(maxWaitMicros);
         System.arraycopy(fixed, 0, args, 3, fixed.length);
         int at = 3 + fixed.length;
         for (CalendarQuota quota : quotas) {
@@ -124,6 +125,25 @@ public final class ScriptArguments {
             args[at++] = TokenBucketScript.ascii(quota.nextStartMicros(next));
         }
         return args;
+    }
+
+    /**
+     * Returns the policy's limits as the batch script takes them for a batch that charges under the policy: as
+     * {@link #limits} gives them, and {@code "!B"} with its maximum debt B in microseconds.
+     */
+    public byte[] limitsWithMaxDebt(Policy policy) {
+        return (new String(limits(policy), StandardCharsets.US_ASCII) + "!" + maxDebtMicros(policy))
+                .getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** The one-decision script's maximum wait for a charge that must land: {@code "d"} and the maximum debt. */
+    private static byte[] maxDebt(Policy policy) {
+        return ("d" + maxDebtMicros(policy)).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** The policy's maximum debt in µs, at most 2^53: past it the scripts' bound is exact arithmetic's own. */
+    private static long maxDebtMicros(Policy policy) {
+        return Math.min(policy.maxDebtMicros(), TokenBucket.MAX_TICKS);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.tollgate.server.internal.envoy;
 
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -8,12 +9,18 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tollgate.RateLimiter;
+import io.tollgate.server.internal.access.CallerEvents;
+import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
 import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
+import io.tollgate.server.internal.tls.TlsContexts;
+import io.tollgate.server.internal.tls.TlsFiles;
+import io.tollgate.server.internal.tls.TlsSettings;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -58,6 +65,8 @@ public final class EnvoyService implements AutoCloseable {
     private final Server server;
     private final HealthStatusManager health;
     private final Calls calls;
+    /** The port's TLS files, or null for plain gRPC. */
+    private final TlsFiles tls;
 
     /**
      * Starts listening on {@code host}:{@code port} (0 for a free port) and returns once it accepts calls;
@@ -69,28 +78,69 @@ public final class EnvoyService implements AutoCloseable {
     public static EnvoyService start(
             String host, int port, RateLimiter limiter, MeterRegistry registry, Supplier<Setup> setup)
             throws IOException {
+        return start(host, port, limiter, registry, setup, () -> Callers.NONE, new CallerEvents(registry), null);
+    }
+
+    /**
+     * Starts as {@link #start(String, int, RateLimiter, MeterRegistry, Supplier)} does, serving only the callers
+     * that {@code callers} names at the moment of each call where it names any: by the bearer token of the call's
+     * {@code authorization} metadata, or its client certificate. A call that names none is answered {@code
+     * UNAUTHENTICATED}, one whose descriptors match a limit its caller may not ask of {@code PERMISSION_DENIED};
+     * both are counted in {@code events}. With {@code tls}, it serves gRPC over TLS (HTTP/2 by ALPN) with the
+     * certificate those files hold at each handshake, and asks for client certificates as they say.
+     *
+     * @throws IOException if it cannot listen, such as when the port is taken
+     */
+    public static EnvoyService start(
+            String host,
+            int port,
+            RateLimiter limiter,
+            MeterRegistry registry,
+            Supplier<Setup> setup,
+            Supplier<Callers> callers,
+            CallerEvents events,
+            TlsFiles tls)
+            throws IOException {
         EnvoyMetrics metrics = new EnvoyMetrics(registry);
         metrics.warmUp();
         RateLimitDecisions decisions = new RateLimitDecisions(limiter, metrics);
-        Calls calls = new Calls(decisions, setup);
+        Calls calls = new Calls(decisions, setup, callers, events);
         HealthStatusManager health = new HealthStatusManager();
-        Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
+        if (tls != null) {
+            builder.sslContext(TlsContexts.grpc(tls));
+        }
+        Server server = builder
                 // Calls are decided on Netty's event loop: a decision never blocks (the limiter answers
                 // asynchronously), so handing each call to another thread would only add a hop.
                 .directExecutor()
-                .addService(calls)
+                .addService(ServerInterceptors.intercept(calls, new CallerMetadata()))
                 .addService(health.getHealthService())
                 .build();
-        EnvoyService service = new EnvoyService(server, health, calls);
+        EnvoyService service = new EnvoyService(server, health, calls, tls);
         service.serving(false);
         server.start();
         return service;
     }
 
-    private EnvoyService(Server server, HealthStatusManager health, Calls calls) {
+    private EnvoyService(Server server, HealthStatusManager health, Calls calls, TlsFiles tls) {
         this.server = server;
         this.health = health;
         this.calls = calls;
+        this.tls = tls;
+    }
+
+    /**
+     * Whether the warm-up can call this service over the loopback: not where the port requires client
+     * certificates, which the warm-up has none of.
+     */
+    private boolean loopbackPossible() {
+        return tls == null || tls.settings().clientAuth() != TlsSettings.ClientAuth.REQUIRED;
+    }
+
+    /** The certificate the warm-up's loopback calls trust, the service's own; null for plain gRPC. */
+    private X509Certificate loopbackCertificate() {
+        return tls == null ? null : tls.certificate();
     }
 
     /**
@@ -100,9 +150,15 @@ public final class EnvoyService implements AutoCloseable {
      * uses. Returns how many were answered; never throws.
      */
     public int warmUp(long deadlineNanos) {
+        if (!loopbackPossible()) {
+            LOG.log(
+                    Level.INFO,
+                    "tollgate warm-up: Envoy's port requires client certificates; its calls are not warmed");
+            return 0;
+        }
         calls.warmUp = EnvoyWarmUp.setups();
         try {
-            return EnvoyWarmUp.run(address(), deadlineNanos);
+            return EnvoyWarmUp.run(address(), loopbackCertificate(), deadlineNanos);
         } finally {
             calls.warmUp = Map.of();
         }
@@ -117,12 +173,13 @@ public final class EnvoyService implements AutoCloseable {
      */
     public int primePolicies(Setup setup, long deadlineNanos) {
         Map<String, Setup> priming = EnvoyWarmUp.primingSetup(setup.limits());
-        if (priming.isEmpty()) {
+        if (priming.isEmpty() || !loopbackPossible()) {
             return 0;
         }
         calls.warmUp = priming;
         try {
-            return EnvoyWarmUp.prime(address(), setup.limits().policies(), deadlineNanos);
+            return EnvoyWarmUp.prime(
+                    address(), loopbackCertificate(), setup.limits().policies(), deadlineNanos);
         } finally {
             calls.warmUp = Map.of();
         }
@@ -172,22 +229,46 @@ public final class EnvoyService implements AutoCloseable {
 
         private final RateLimitDecisions decisions;
         private final Supplier<Setup> setup;
+        private final Supplier<Callers> callers;
+        private final CallerEvents events;
         /** What the warm-up's domains are answered with while it runs; empty otherwise. */
         private volatile Map<String, Setup> warmUp = Map.of();
 
-        Calls(RateLimitDecisions decisions, Supplier<Setup> setup) {
+        Calls(RateLimitDecisions decisions, Supplier<Setup> setup, Supplier<Callers> callers, CallerEvents events) {
             this.decisions = decisions;
             this.setup = setup;
+            this.callers = callers;
+            this.events = events;
         }
 
         @Override
         public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> answer) {
+            Callers.Caller caller = null;
             try {
                 Setup warming = warmUp.get(request.getDomain());
+                Callers named = callers.get();
+                // The warm-up's own calls, over the loopback, name domains of their own that only it answers
+                if (warming == null && named.required()) {
+                    caller = named.identify(CallerMetadata.AUTHORIZATION.get(), CallerMetadata.SUBJECT.get());
+                    if (caller == null) {
+                        String detail = CallerMetadata.AUTHORIZATION.get() == null
+                                ? "the rate limit service needs a caller's bearer token in the authorization"
+                                        + " metadata: Bearer TOKEN"
+                                : "the bearer token is not one of the callers' tokens";
+                        events.unauthenticated("envoy", detail);
+                        answer.onError(
+                                Status.UNAUTHENTICATED.withDescription(detail).asRuntimeException());
+                        return;
+                    }
+                }
+                Callers.Caller served = caller;
                 decisions
-                        .decide(request, warming != null ? warming : setup.get())
+                        .decide(request, warming != null ? warming : setup.get(), caller)
                         .whenComplete((response, failure) -> {
                             if (failure == null) {
+                                if (served != null) {
+                                    events.served(served, "envoy");
+                                }
                                 answer.onNext(response);
                                 answer.onCompleted();
                             } else {
@@ -197,6 +278,10 @@ public final class EnvoyService implements AutoCloseable {
             } catch (RateLimitDecisions.InvalidRequest e) {
                 answer.onError(
                         Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+            } catch (RateLimitDecisions.Forbidden e) {
+                events.forbidden(caller, "envoy", e.getMessage());
+                answer.onError(
+                        Status.PERMISSION_DENIED.withDescription(e.getMessage()).asRuntimeException());
             } catch (RuntimeException e) {
                 failed(answer, e);
             }

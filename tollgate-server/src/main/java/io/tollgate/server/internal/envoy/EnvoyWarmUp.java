@@ -2,6 +2,7 @@ package io.tollgate.server.internal.envoy;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -15,11 +16,17 @@ import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * The calls that warm up Envoy's rate limit service before the server says it serves: {@code ShouldRateLimit}
@@ -136,7 +143,8 @@ final class EnvoyWarmUp {
      * loopback, {@value #CALLS_PER_POLICY} calls, then one that takes every token left and {@value
      * #REFUSED_CALLS_PER_POLICY} that are refused; returns how many were answered. Never throws.
      */
-    static int prime(InetSocketAddress address, List<Policy> policies, long deadlineNanos) {
+    static int prime(
+            InetSocketAddress address, X509Certificate certificate, List<Policy> policies, long deadlineNanos) {
         String key = WarmUpKeys.key(UUID.randomUUID());
         List<RateLimitRequest> requests = new ArrayList<>();
         for (int i = 0; i < Math.min(policies.size(), MAX_PRIMED_POLICIES); i++) {
@@ -158,7 +166,7 @@ final class EnvoyWarmUp {
                 requests.add(request);
             }
         }
-        ManagedChannel channel = channel(address);
+        ManagedChannel channel = channel(address, certificate);
         int answered = 0;
         try {
             RateLimitServiceGrpc.RateLimitServiceBlockingStub stub = RateLimitServiceGrpc.newBlockingStub(channel);
@@ -199,22 +207,89 @@ final class EnvoyWarmUp {
         return 0;
     }
 
-    private static ManagedChannel channel(InetSocketAddress address) {
+    /**
+     * A channel to the service at {@code address}: in plain text, or over TLS trusting exactly {@code
+     * certificate}, the service's own (whatever names it holds: this is the loopback to itself).
+     */
+    private static ManagedChannel channel(InetSocketAddress address, X509Certificate certificate) {
         InetAddress host = address.getAddress();
         String target = host == null || host.isAnyLocalAddress()
                 ? InetAddress.getLoopbackAddress().getHostAddress()
                 : host.getHostAddress();
-        return NettyChannelBuilder.forAddress(target, address.getPort())
-                .usePlaintext()
-                .build();
+        NettyChannelBuilder builder = NettyChannelBuilder.forAddress(target, address.getPort());
+        if (certificate == null) {
+            return builder.usePlaintext().build();
+        }
+        try {
+            return builder.sslContext(GrpcSslContexts.forClient()
+                            .trustManager(new OwnCertificate(certificate))
+                            .build())
+                    .build();
+        } catch (SSLException e) {
+            throw new IllegalStateException("the warm-up's TLS context", e);
+        }
+    }
+
+    /** Trusts exactly the service's own certificate, by name or not: the warm-up calls itself over the loopback. */
+    private static final class OwnCertificate extends X509ExtendedTrustManager {
+        private final X509Certificate own;
+
+        OwnCertificate(X509Certificate own) {
+            this.own = own;
+        }
+
+        private void check(X509Certificate[] chain) throws CertificateException {
+            if (chain.length == 0 || !chain[0].equals(own)) {
+                throw new CertificateException("not this server's own certificate");
+            }
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
+                throws CertificateException {
+            check(chain);
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+                throws CertificateException {
+            check(chain);
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+            check(chain);
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
+                throws CertificateException {
+            throw new CertificateException("a client's trust manager checks servers only");
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+                throws CertificateException {
+            throw new CertificateException("a client's trust manager checks servers only");
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+            throw new CertificateException("a client's trust manager checks servers only");
+        }
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return new X509Certificate[] {own};
+        }
     }
 
     /**
      * Calls the service listening at {@code address} in waves until done or {@code deadlineNanos} (of {@link
      * System#nanoTime()}); returns how many calls were answered. Never throws.
      */
-    static int run(InetSocketAddress address, long deadlineNanos) {
-        ManagedChannel channel = channel(address);
+    static int run(InetSocketAddress address, X509Certificate certificate, long deadlineNanos) {
+        ManagedChannel channel = channel(address, certificate);
         int answered = 0;
         try {
             RateLimitServiceGrpc.RateLimitServiceFutureStub stub = RateLimitServiceGrpc.newFutureStub(channel);

@@ -10,6 +10,7 @@ import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.RuleOutcome;
 import io.tollgate.internal.Arguments;
+import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Entry;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Match;
 import io.tollgate.server.internal.envoy.proto.HeaderValue;
@@ -40,6 +41,15 @@ final class RateLimitDecisions {
         private static final long serialVersionUID = 1L;
 
         InvalidRequest(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** A call whose caller may not ask for a limit its descriptors match; answered {@code PERMISSION_DENIED}. */
+    static final class Forbidden extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Forbidden(String message) {
             super(message, null, false, false);
         }
     }
@@ -115,6 +125,24 @@ final class RateLimitDecisions {
      */
     CompletableFuture<RateLimitResponse> decide(RateLimitRequest request, EnvoyService.Setup setup)
             throws InvalidRequest {
+        try {
+            return decide(request, setup, null);
+        } catch (Forbidden impossible) {
+            throw new IllegalStateException(impossible); // no caller, nothing forbidden
+        }
+    }
+
+    /**
+     * Decides a call as {@link #decide(RateLimitRequest, EnvoyService.Setup)} does, for {@code caller}: every
+     * limit its descriptors match must be one the caller may ask of (its policy, and its bucket's key, the domain
+     * and the entries as {@code domain|key=value|...}), or nothing is decided.
+     *
+     * @param caller the caller the call named, or null where the file names none
+     * @throws Forbidden if the caller may not ask for a limit a descriptor matches, saying which
+     */
+    CompletableFuture<RateLimitResponse> decide(
+            RateLimitRequest request, EnvoyService.Setup setup, Callers.Caller caller)
+            throws InvalidRequest, Forbidden {
         String domain = request.getDomain();
         if (domain.isEmpty()) {
             throw new InvalidRequest("domain must not be empty");
@@ -129,6 +157,16 @@ final class RateLimitDecisions {
             matches.add(match(domain, request.getDescriptors(i), i, setup.limits()));
         }
         withoutReplaced(matches);
+        if (caller != null) {
+            for (Match match : matches) {
+                String forbidden = match == null || match.policy() == null
+                        ? null
+                        : caller.forbids(match.policy(), match.bucketKey());
+                if (forbidden != null) {
+                    throw new Forbidden(forbidden);
+                }
+            }
+        }
         List<Checked> checked = new ArrayList<>(matches.size());
         for (int i = 0; i < matches.size(); i++) {
             RateLimitDescriptor descriptor = request.getDescriptors(i);
