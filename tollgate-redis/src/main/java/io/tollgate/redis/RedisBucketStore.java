@@ -5,7 +5,9 @@ import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.tollgate.Degradation;
 import io.tollgate.Policy;
+import io.tollgate.TimeSource;
 import io.tollgate.internal.TokenBucket;
 import io.tollgate.internal.guard.BucketStore;
 import io.tollgate.internal.guard.StoreFailure;
@@ -35,6 +37,7 @@ final class RedisBucketStore implements BucketStore<byte[]> {
     private final DecisionBatcher batcher;
     private final BucketChanges changes;
     private final Duration timeout;
+    private final OutOfMemoryLog outOfMemory;
 
     /**
      * @param changes the channel on which changes outside a request are announced
@@ -53,6 +56,7 @@ final class RedisBucketStore implements BucketStore<byte[]> {
         this.changes = changes;
         this.arguments = arguments;
         this.timeout = timeout;
+        this.outOfMemory = new OutOfMemoryLog(connector.where(), TimeSource.system());
         this.batcher = batching
                 ? new DecisionBatcher(
                         new TokenBucketScript(TokenBucketScript.BATCH_RESOURCE),
@@ -85,6 +89,19 @@ final class RedisBucketStore implements BucketStore<byte[]> {
 
     @Override
     public CompletableFuture<StoreReply> charge(
+            byte[] address, Policy policy, long cost, long maxWaitMicros, boolean batchable) {
+        CompletableFuture<StoreReply> reply = send(address, policy, cost, maxWaitMicros, batchable);
+        // Only while Redis refuses writes does a reply need watching: the first one written ends the refusal.
+        return outOfMemory.refusing() ? reply.whenComplete(this::noteWritten) : reply;
+    }
+
+    private void noteWritten(StoreReply reply, Throwable failure) {
+        if (failure == null) {
+            outOfMemory.answered();
+        }
+    }
+
+    private CompletableFuture<StoreReply> send(
             byte[] address, Policy policy, long cost, long maxWaitMicros, boolean batchable) {
         if (batchable && batcher != null && !policy.hasQuotas()) { // quotas take the one-decision script
             if (maxWaitMicros == 0) {
@@ -129,9 +146,14 @@ final class RedisBucketStore implements BucketStore<byte[]> {
 
     @Override
     public StoreFailure classify(Throwable failure, byte[] address) {
-        return address == null
-                ? RedisFailures.classify(failure, timeout, "")
-                : RedisFailures.classify(failure, timeout, address);
+        if (address == null) { // a probe's or a circuit's question, not one decision's
+            return RedisFailures.classify(failure, timeout, "");
+        }
+        StoreFailure why = RedisFailures.classify(failure, timeout, address);
+        if (why.cause() == Degradation.Cause.ERROR_REPLY && OutOfMemoryLog.isOutOfMemory(why.detail())) {
+            outOfMemory.refused();
+        }
+        return why;
     }
 
     /**

@@ -8,9 +8,11 @@ import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.fixtures.LoggedLines;
 import io.tollgate.redis.Load.Sample;
 import io.tollgate.testing.RedisExtension;
 import io.tollgate.testing.RedisServer;
+import java.text.MessageFormat;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +36,9 @@ class RedisFailuresIT {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
+
+    @RegisterExtension
+    final LoggedLines log = new LoggedLines(RedisRateLimiter.class);
 
     private static final Duration BUDGET = Duration.ofMillis(50);
 
@@ -125,13 +130,7 @@ class RedisFailuresIT {
 
     @Test
     void aRedisOutOfMemoryAnswersAnErrorThatDegradesTheDecision() throws Exception {
-        Outage outage = outage(
-                FailurePolicy.ALLOW,
-                () -> {
-                    redis.server().command("CONFIG", "SET", "maxmemory-policy", "noeviction");
-                    redis.server().command("CONFIG", "SET", "maxmemory", "1");
-                },
-                () -> redis.server().command("CONFIG", "SET", "maxmemory", "0"));
+        Outage outage = outOfMemory();
 
         assertThat(outage.during()).anySatisfy(sample -> {
             // a decision already on its way when the fault began is not degraded: look past it
@@ -141,6 +140,28 @@ class RedisFailuresIT {
         });
         outage.assertEveryDecisionWithinBudgetAndNothingEscaped();
         outage.assertBackOnRedisWithinAboutASecond();
+    }
+
+    @Test
+    void aRedisOutOfMemoryIsLoggedOnceHoweverManyDecisionsItRefuses() throws Exception {
+        Outage outage = outOfMemory();
+
+        long refused = outage.during().stream()
+                .filter(sample -> sample.decision().degraded()
+                        && sample.decision().degradation().cause() == Degradation.Cause.ERROR_REPLY)
+                .count();
+        List<String> lines = log.lines().stream()
+                .map(line -> MessageFormat.format(line.getMessage(), line.getParameters()))
+                .filter(line -> line.contains(" writes"))
+                .toList();
+        assertThat(refused).isGreaterThan(1);
+        assertThat(lines)
+                .singleElement()
+                .asString()
+                .startsWith("Redis at " + redis.server().uri().substring("redis://".length())
+                        + " (no TLS) refuses writes: it is out of memory")
+                .contains("the failure policy decides until it has room")
+                .contains("docs/redis.md#sizing-redis");
     }
 
     @Test
@@ -180,6 +201,17 @@ class RedisFailuresIT {
         assertThat(left)
                 .as("threads started by the limiter and still alive after close")
                 .noneMatch(name -> name.startsWith("lettuce") || name.startsWith("tollgate"));
+    }
+
+    /** One run in which Redis is out of memory for a second ({@code maxmemory 1}, {@code noeviction}). */
+    private Outage outOfMemory() throws Exception {
+        return outage(
+                FailurePolicy.ALLOW,
+                () -> {
+                    redis.server().command("CONFIG", "SET", "maxmemory-policy", "noeviction");
+                    redis.server().command("CONFIG", "SET", "maxmemory", "1");
+                },
+                () -> redis.server().command("CONFIG", "SET", "maxmemory", "0"));
     }
 
     /** One run: healthy for half a second, broken for a second, then repaired, under load. */

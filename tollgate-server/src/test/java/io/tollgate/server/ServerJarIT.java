@@ -420,8 +420,11 @@ class ServerJarIT {
         assertThat(status).isEqualTo(2);
         assertThat(server.err())
                 .isEqualTo("tollgate: " + bad
-                        + ":3: server: unknown setting 'prot'; known: data-plane, forward-auth, host, idle-timeout, management-host,"
-                        + " management-port, management-token, port, shutdown-timeout, upstream, upstream-timeout");
+                        + ":3: server: unknown setting 'prot'; known: data-plane, decision-api-shares-rule-keys,"
+                        + " decision-host, decision-port, decision-tls, expose-decision-api-publicly,"
+                        + " expose-health-publicly, expose-metrics-publicly, forward-auth, host, idle-timeout,"
+                        + " management-host, management-port, management-tls, management-token, port,"
+                        + " shutdown-timeout, tls, upstream, upstream-timeout");
     }
 
     @Test

@@ -76,7 +76,7 @@ class ThreeServersExactnessIT {
         for (int round = 0; round < ROUNDS; round++) {
             redis.server().command("FLUSHALL");
             rounds.add(round(config));
-            owed.add(tokensOwed("tollgate:per-client:alice"));
+            owed.add(tokensOwed("tollgate:per-client:api:alice"));
         }
 
         // Degraded decisions are reported, not asserted: on two busy cores a JVM may stall past the budget

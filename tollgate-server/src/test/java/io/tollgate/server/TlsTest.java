@@ -154,62 +154,10 @@ class TlsTest {
             String url = "https://localhost:" + proxy.server().decisionUri().getPort() + "/v1/check";
             String body = "{\"policy\":\"per-user\",\"key\":\"alice\"}";
 
-            String served = run(
-                    "",
-                    curl.toString(),
-                    "-s",
-                    "--cacert",
-                    clientCa.toString(),
-                    "--cert",
-                    checkout.certificate().toString(),
-                    "--key",
-                    checkout.key().toString(),
-                    "-d",
-                    body,
-                    "-w",
-                    "\n%{http_code}",
-                    url);
-            String withoutCertificate = run(
-                    "",
-                    curl.toString(),
-                    "-s",
-                    "--cacert",
-                    clientCa.toString(),
-                    "-d",
-                    body,
-                    "-w",
-                    "\n%{http_code}",
-                    url);
-            String withAnExpiredOne = run(
-                    "",
-                    curl.toString(),
-                    "-s",
-                    "--cacert",
-                    clientCa.toString(),
-                    "--cert",
-                    expired.certificate().toString(),
-                    "--key",
-                    expired.key().toString(),
-                    "-d",
-                    body,
-                    "-w",
-                    "\n%{http_code}",
-                    url);
-            String withAnotherAuthoritys = run(
-                    "",
-                    curl.toString(),
-                    "-s",
-                    "--cacert",
-                    clientCa.toString(),
-                    "--cert",
-                    stranger.certificate().toString(),
-                    "--key",
-                    stranger.key().toString(),
-                    "-d",
-                    body,
-                    "-w",
-                    "\n%{http_code}",
-                    url);
+            String served = curlPost(curl, url, body, checkout);
+            String withoutCertificate = curlPost(curl, url, body, null);
+            String withAnExpiredOne = curlPost(curl, url, body, expired);
+            String withAnotherAuthoritys = curlPost(curl, url, body, stranger);
 
             assertThat(served).contains("\"allowed\":true").endsWith("\n200");
             for (String refused : List.of(withoutCertificate, withAnExpiredOne, withAnotherAuthoritys)) {
@@ -219,6 +167,20 @@ class TlsTest {
                     .contains(
                             "tollgate_callers_requests_total{api=\"check\",caller=\"checkout\",outcome=\"served\"} 1.0");
         }
+    }
+
+    /** curl's answer to a POST over TLS, trusting the test authority, with {@code certificate} or none. */
+    private String curlPost(Path curl, String url, String body, TestCertificates.Pem certificate) throws Exception {
+        List<String> command = new ArrayList<>(List.of(curl.toString(), "-s", "--cacert", clientCa.toString()));
+        if (certificate != null) {
+            command.addAll(List.of(
+                    "--cert",
+                    certificate.certificate().toString(),
+                    "--key",
+                    certificate.key().toString()));
+        }
+        command.addAll(List.of("-d", body, "-w", "\n%{http_code}", url));
+        return run("", command.toArray(String[]::new));
     }
 
     @Test
