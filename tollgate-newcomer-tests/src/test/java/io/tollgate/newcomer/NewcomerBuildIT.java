@@ -3,6 +3,7 @@ package io.tollgate.newcomer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.fixtures.DocumentationExamples;
+import io.tollgate.testing.TestDepth;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -28,12 +29,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The newcomer's path, taken as README.md describes it: a copy of this repository (its files, not its build
- * output) installed with the README's own command into a local repository of the newcomer's own, empty at
- * first; then a new project outside the repository that imports the BOM and names the modules exactly as the
- * README's snippet does, with the README's quick start as its program, built by Maven and run. What is not
- * Tollgate's both builds read from the usual local repository, where this build has just put it (what this
- * build did not need, such as the install plugin, they fetch as a user's build would).
+ * The newcomer's path, taken as README.md describes it: Tollgate's artifacts in a local repository of the
+ * newcomer's own, empty at first; then a new project outside the repository that imports the BOM and names the
+ * modules exactly as the README's snippet does, with the README's quick start as its program, built by Maven
+ * and run. In the usual build that repository holds what this build's modules packaged, laid out as {@code
+ * install} lays them out (each module's jar, sources, javadoc and its pom with the version resolved); the deep
+ * run ({@code -Pdeep}) installs a copy of this repository (its files, not its build output) with the README's
+ * own install command instead. What is not Tollgate's the builds read from the usual local repository, where
+ * this build has just put it (what this build did not need, such as the install plugin, they fetch as a user's
+ * build would).
  */
 class NewcomerBuildIT {
 
@@ -46,12 +50,19 @@ class NewcomerBuildIT {
     private static Path repository;
 
     @BeforeAll
-    static void installACopyOfTheRepositoryAsTheReadmeSays() throws IOException {
-        Path clone = copyOfTheRepository(newcomer.resolve("tollgate"));
+    static void tollgateIsInARepositoryOfTheNewcomersOwn() throws IOException {
         repository = newcomer.resolve("repository");
         String install = readmeBlock("sh", " install ").strip();
         assertThat(install).as("the README's install command").startsWith("./mvnw ");
+        if (TestDepth.deep()) {
+            installACopyOfTheRepositoryAsTheReadmeSays(install);
+        } else {
+            layOutThisBuildsArtifactsAsInstallDoes();
+        }
+    }
 
+    private static void installACopyOfTheRepositoryAsTheReadmeSays(String install) throws IOException {
+        Path clone = copyOfTheRepository(newcomer.resolve("tollgate"));
         List<String> command = new ArrayList<>(List.of(install.split(" ")));
         command.set(0, clone.resolve("mvnw").toString());
         command.addAll(repositories(repository));
@@ -60,6 +71,38 @@ class NewcomerBuildIT {
         assertThat(build.exitCode())
                 .as("%s in a copy of the repository:%n%s", install, build.output())
                 .isZero();
+    }
+
+    /**
+     * Lays out what this build's modules packaged (the reactor builds this module last) as {@code install} would:
+     * each published module's jar, sources and javadoc, and the poms the flatten plugin resolved, the BOM's and
+     * the parent's included.
+     */
+    private static void layOutThisBuildsArtifactsAsInstallDoes() throws IOException {
+        Path project = DocumentationExamples.PROJECT.toAbsolutePath().normalize();
+        copyPom(project.resolve("tollgate-bom/target"), "tollgate-bom");
+        copyPom(project.resolve("target"), "tollgate-parent");
+        for (String module : PublishedModules.jars()) {
+            Path target = project.resolve(module).resolve("target");
+            copyPom(target, module);
+            for (String suffix : List.of(".jar", "-sources.jar", "-javadoc.jar")) {
+                String name = module + "-" + VERSION + suffix;
+                Path packaged = target.resolve(name);
+                assertThat(packaged)
+                        .as("%s, which this build packages before it runs this test (./mvnw -B verify)", packaged)
+                        .exists();
+                Files.copy(packaged, installed(module).resolve(name));
+            }
+        }
+    }
+
+    private static void copyPom(Path target, String module) throws IOException {
+        Path pom = target.resolve(".flattened-pom.xml");
+        assertThat(pom)
+                .as("%s, the pom with its version resolved, written when %s is built", pom, module)
+                .exists();
+        Files.createDirectories(installed(module));
+        Files.copy(pom, installed(module).resolve(module + "-" + VERSION + ".pom"));
     }
 
     @Test

@@ -50,7 +50,7 @@ class BatchedDifferentialTest {
     }
 
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("oneHundredFiftyCases")
+    @MethodSource("traces")
     void batchedUnbatchedAndInMemoryGiveIdenticalDecisions(long seed) {
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
 
@@ -61,7 +61,7 @@ class BatchedDifferentialTest {
     }
 
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("fiftyCases")
+    @MethodSource("cases")
     void batchingAndUnbatchedInstancesShareTheSameBuckets(long seed) {
         BucketGenerators generate = new BucketGenerators(seed);
         Policy first = generate.policy("p");
@@ -90,7 +90,7 @@ class BatchedDifferentialTest {
     }
 
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("fiftyCases")
+    @MethodSource("cases")
     void batchesOfSeveralSlotsOfOneClusterMasterDecideAsTheInMemoryLimiter(long seed) {
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
 
@@ -157,12 +157,12 @@ class BatchedDifferentialTest {
         burst.clear();
     }
 
-    static LongStream oneHundredFiftyCases() {
-        return Seeds.of(150);
+    static LongStream traces() {
+        return Seeds.of(50, 500);
     }
 
-    static LongStream fiftyCases() {
-        return Seeds.of(50);
+    static LongStream cases() {
+        return Seeds.of(15, 150);
     }
 
     private static RedisRateLimiter limiter(ManualTimeSource time, String prefix, boolean batching) {

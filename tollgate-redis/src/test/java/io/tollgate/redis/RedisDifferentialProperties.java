@@ -41,7 +41,7 @@ abstract class RedisDifferentialProperties {
     abstract RedisServer server();
 
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("oneHundredFiftyCases")
+    @MethodSource("traces")
     void redisAndInMemoryGiveIdenticalDecisions(long seed) {
         BucketGenerators generate = new BucketGenerators(seed);
         Policy policy = generate.policy("p");
@@ -64,7 +64,7 @@ abstract class RedisDifferentialProperties {
     }
 
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("oneHundredCases")
+    @MethodSource("cases")
     void theyAgreeWhenThePolicyChangesBetweenRequests(long seed) {
         BucketGenerators generate = new BucketGenerators(seed);
         Policy before = generate.policy("p");
@@ -87,7 +87,7 @@ abstract class RedisDifferentialProperties {
     }
 
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("oneHundredCases")
+    @MethodSource("cases")
     void theyAgreeWhenCallersReserveTokensAhead(long seed) throws InterruptedException {
         BucketGenerators generate = new BucketGenerators(seed);
         Policy policy = generate.policy("p");
@@ -113,7 +113,7 @@ abstract class RedisDifferentialProperties {
     }
 
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("oneHundredCases")
+    @MethodSource("cases")
     void theyAgreeWhenCostsAreChargedAfterTheFactAndRefunded(long seed) {
         BucketGenerators generate = new BucketGenerators(seed);
         Random random = new Random(seed);
@@ -170,7 +170,7 @@ abstract class RedisDifferentialProperties {
     }
 
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("oneHundredCases")
+    @MethodSource("cases")
     void theyAgreeOnCalendarQuotasAcrossBoundariesAndDaylightSavingDays(long seed) {
         BucketGenerators generate = new BucketGenerators(seed);
         Random random = new Random(seed);
@@ -214,7 +214,7 @@ abstract class RedisDifferentialProperties {
     }
 
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("oneHundredCases")
+    @MethodSource("cases")
     void theyAgreeOnPermitsInFlight(long seed) {
         Random random = new Random(seed);
         ConcurrencyLimit limit = ConcurrencyLimit.of("in-flight-" + seed, 1 + random.nextInt(5));
@@ -247,12 +247,12 @@ abstract class RedisDifferentialProperties {
         }
     }
 
-    static LongStream oneHundredFiftyCases() {
-        return Seeds.of(150);
+    static LongStream traces() {
+        return Seeds.of(40, 400);
     }
 
-    static LongStream oneHundredCases() {
-        return Seeds.of(100);
+    static LongStream cases() {
+        return Seeds.of(25, 250);
     }
 
     private RedisRateLimiter redisLimiter(io.tollgate.TimeSource time) {

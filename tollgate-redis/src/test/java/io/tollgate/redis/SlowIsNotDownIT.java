@@ -7,6 +7,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.testing.RedisExtension;
+import io.tollgate.testing.TestDepth;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -31,7 +32,9 @@ class SlowIsNotDownIT {
     /** 100 tokens, refilled 100 a minute: at most 100 plus one token every 600 ms. */
     private static final Policy HUNDRED_PER_MINUTE = Policy.of("exact", Limit.of(100, Rate.perMinute(100)));
 
-    private static final int ROUNDS = 10;
+    /** Four rounds in the usual build, twenty in the deep run ({@code -Pdeep}). */
+    private static final int ROUNDS = TestDepth.runs(4, 20);
+
     private static final int INSTANCES = 3;
     private static final int THREADS_EACH = 32;
     private static final long ROUND_MILLIS = 2_000;

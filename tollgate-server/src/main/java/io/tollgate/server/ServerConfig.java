@@ -63,6 +63,8 @@ public final class ServerConfig {
     private final Set<String> sharedRuleKeys;
     /** Who may ask the decision API and Envoy's service ({@code callers}). */
     private final Callers callers;
+    /** Whether the server runs its paths before it says it is ready ({@code server.warm-up}). */
+    private final boolean warmUp;
     /** The file this was read from, or null. */
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
@@ -194,6 +196,7 @@ public final class ServerConfig {
             boolean forwardAuth,
             Set<String> sharedRuleKeys,
             Callers callers,
+            boolean warmUp,
             Path source,
             Integer portOverride) {
         this.listeners = listeners;
@@ -212,6 +215,7 @@ public final class ServerConfig {
         this.forwardAuth = forwardAuth;
         this.sharedRuleKeys = Set.copyOf(sharedRuleKeys);
         this.callers = callers;
+        this.warmUp = warmUp;
         this.source = source;
         this.portOverride = portOverride;
     }
@@ -251,6 +255,7 @@ public final class ServerConfig {
                 read.forwardAuth,
                 read.sharedRuleKeys,
                 read.callers,
+                read.warmUp,
                 file,
                 null);
     }
@@ -296,8 +301,37 @@ public final class ServerConfig {
                 forwardAuth,
                 sharedRuleKeys,
                 callers,
+                warmUp,
                 source,
                 port);
+    }
+
+    /**
+     * Returns this configuration with its warm-up on or off ({@code server.warm-up}). Off, a server says it is
+     * ready as soon as it listens, in well under a second instead of up to 20 s: for tests and development, where
+     * its first requests may pay for loading classes and compiling code. Production keeps it on.
+     */
+    public ServerConfig withWarmUp(boolean warmUp) {
+        return new ServerConfig(
+                listeners,
+                shutdownTimeout,
+                idleTimeout,
+                store,
+                policies,
+                rules,
+                clientIps,
+                upstream,
+                upstreamTimeout,
+                responses,
+                envoy,
+                topKeys,
+                overload,
+                forwardAuth,
+                sharedRuleKeys,
+                callers,
+                warmUp,
+                source,
+                portOverride);
     }
 
     /**
@@ -343,6 +377,7 @@ public final class ServerConfig {
                 forwardAuth,
                 next.sharedRuleKeys,
                 next.callers,
+                warmUp,
                 source,
                 portOverride);
     }
@@ -455,6 +490,14 @@ public final class ServerConfig {
      */
     Set<String> sharedRuleKeys() {
         return sharedRuleKeys;
+    }
+
+    /**
+     * Returns whether the server runs its paths before it says it is ready ({@code server.warm-up}, true unless
+     * the file says): the first real requests then pay for no class loading or compiling.
+     */
+    public boolean warmUp() {
+        return warmUp;
     }
 
     /** Returns who may ask the decision API and Envoy's service: {@link Callers#NONE} unless the file names them. */

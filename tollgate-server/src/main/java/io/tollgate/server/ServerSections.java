@@ -61,7 +61,8 @@ final class ServerSections {
                     "expose-health-publicly",
                     "expose-metrics-publicly",
                     "decision-api-shares-rule-keys",
-                    "forward-auth")
+                    "forward-auth",
+                    "warm-up")
             .with("tls", TLS)
             .with("decision-tls", TLS)
             .with("management-tls", TLS);
@@ -148,6 +149,7 @@ final class ServerSections {
                 forwardAuth,
                 sharedRuleKeys(server.child("decision-api-shares-rule-keys"), policies),
                 callers(root.child("callers"), policies),
+                server.child("warm-up").bool(true),
                 null,
                 null);
     }

@@ -169,15 +169,18 @@ public final class TollgateServer implements AutoCloseable {
         }
         tlsWatch = TlsWatch.start(tls);
         Limits started = limits.get();
-        WarmUp.run(
-                limiter,
-                started.requests() != null ? started.requests() : started.answers(),
-                metrics,
-                loopbackPort(config),
-                management == null ? null : management.token(),
-                envoy,
-                envoy == null ? null : started.config().envoy().setup(),
-                config.store() instanceof ServerConfig.RedisStore ? "redis" : "memory");
+        if (config.warmUp()) {
+            WarmUp.run(
+                    limiter,
+                    started.requests() != null ? started.requests() : started.answers(),
+                    metrics,
+                    loopbackPort(config),
+                    management == null ? null : management.token(),
+                    envoy,
+                    envoy == null ? null : started.config().envoy().setup());
+        } else {
+            WarmUp.skipped();
+        }
         store.countFromNow(); // the meters forgot the warm-up's decisions: an outage's count starts from theirs
         readiness.ready();
         if (envoy != null) {

@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -65,13 +64,6 @@ final class WarmUp {
     /** How long the JIT must stay idle, compiling nothing, before the warm-up counts as done. */
     private static final long QUIET_MILLIS = 200;
 
-    /**
-     * The paths that a server of this JVM has warmed up already, each with its store ({@code checks/redis}): the
-     * code the JIT compiled for them serves every later server of the JVM too (tests, applications that embed
-     * several), so those run only what is each server's own: its store's connection and the Envoy policies.
-     */
-    private static final Set<String> WARMED = ConcurrentHashMap.newKeySet();
-
     private WarmUp() {}
 
     /**
@@ -86,46 +78,29 @@ final class WarmUp {
             int port,
             String token,
             EnvoyService envoy,
-            EnvoyService.Setup envoySetup,
-            String storeKind) {
+            EnvoyService.Setup envoySetup) {
         long start = System.nanoTime();
         long deadline = start + LIMIT.toNanos();
         boolean store = requests.warmUp(LIMIT);
-        boolean warmChecks = !WARMED.contains("checks/" + storeKind);
         // A proxy whose public port serves nothing of its own, without a management port, has no path to ask
-        boolean warmHttp = port > 0 && !WARMED.contains("http/" + storeKind);
-        boolean warmEnvoy = envoy != null && !WARMED.contains("envoy/" + storeKind);
+        boolean warmHttp = port > 0;
         // Each path gets an equal share of the time left, so that a slow one cannot starve the next: two cold
         // servers on two busy cores spent all 20 s on the checks and the loopback, and then ran no Envoy call
-        int phases = (warmChecks ? 1 : 0) + (warmHttp ? 1 : 0) + (warmEnvoy ? 1 : 0);
-        int checks = !warmChecks
-                ? 0
-                : checks(
-                        new CheckApi(
-                                Map.of(POLICY_NAME, POLICY, REFUSING_POLICY_NAME, REFUSING),
-                                Set.of(),
-                                limiter,
-                                requests,
-                                metrics),
-                        share(deadline, phases--));
+        int phases = 1 + (warmHttp ? 1 : 0) + (envoy != null ? 1 : 0);
+        int checks = checks(
+                new CheckApi(
+                        Map.of(POLICY_NAME, POLICY, REFUSING_POLICY_NAME, REFUSING),
+                        Set.of(),
+                        limiter,
+                        requests,
+                        metrics),
+                share(deadline, phases--));
         int loopback = warmHttp ? httpRequests(port, token, share(deadline, phases--)) : 0;
-        int envoyCalls = warmEnvoy ? envoy.warmUp(deadline) : 0;
-        boolean ran = checks + loopback + envoyCalls > 0;
-        boolean compiled = !ran || awaitCompilation(deadline);
-        if (ran) {
-            // The warm-up filled the young generation: collect it now, so that the first real requests do not meet
-            // a collection pause (20 to 50 ms on two busy cores, measured) that runs them out of the store's budget.
-            System.gc();
-        }
-        if (compiled && store) {
-            WARMED.add("checks/" + storeKind);
-            if (warmHttp) {
-                WARMED.add("http/" + storeKind);
-            }
-            if (envoy != null) {
-                WARMED.add("envoy/" + storeKind);
-            }
-        }
+        int envoyCalls = envoy != null ? envoy.warmUp(deadline) : 0;
+        boolean compiled = awaitCompilation(deadline);
+        // The warm-up filled the young generation: collect it now, so that the first real requests do not meet
+        // a collection pause (20 to 50 ms on two busy cores, measured) that runs them out of the store's budget.
+        System.gc();
         // Then what real calls do next: calls for each policy of the Envoy files, on keys no client uses. Without
         // them one cold start in ten still ran a decision of a first burst out of its budget; with them none did.
         // The priming runs even when the rest used up the time (two cold servers on two busy cores do, in 20 s): a
@@ -141,14 +116,24 @@ final class WarmUp {
         metrics.forgetWarmUp();
         LOG.log(
                 Level.INFO,
-                "tollgate warmed up in {0} ms: store {1}, {2} decision API checks, {3} HTTP requests{4}, {5}{6}",
+                "tollgate warmed up in {0} ms: store {1}, {2} decision API checks, {3} HTTP requests{4}, {5}",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
                 store ? "ready" : "not reached (deciding by the failure policy until it answers)",
                 checks,
                 loopback,
                 envoy == null ? "" : ", " + (envoyCalls + primed) + " Envoy rate limit calls",
-                compiled ? "compiled" : "still compiling",
-                ran ? "" : " (paths warmed by an earlier server of this JVM)");
+                compiled ? "compiled" : "still compiling");
+    }
+
+    /**
+     * Logs that the server says it is ready without warming up ({@code server.warm-up: false}): what its first
+     * requests will pay for instead.
+     */
+    static void skipped() {
+        LOG.log(
+                Level.INFO,
+                "tollgate skipped its warm-up (server.warm-up: false): its first requests pay for loading classes and"
+                        + " compiling code, and on Redis may outlast the time budget");
     }
 
     /** The deadline of the next of {@code phases} paths to warm up: its share of the time left until {@code deadline}. */

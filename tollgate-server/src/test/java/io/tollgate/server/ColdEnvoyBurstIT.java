@@ -10,6 +10,7 @@ import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
 import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
 import io.tollgate.testing.RedisExtension;
+import io.tollgate.testing.TestDepth;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,14 +31,16 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * What an Envoy user sees on the first calls: two server jars started cold on one healthy Redis with an
  * envoyproxy/ratelimit file of 20 per hour for one descriptor, and, as soon as both say they listen, 40
- * concurrent {@code ShouldRateLimit} calls, 20 to each. Exactly 20 are OK, in every one of 20 runs with fresh
+ * concurrent {@code ShouldRateLimit} calls, 20 to each. Exactly 20 are OK, in every run with fresh
  * servers: the warm-up runs the gRPC path before the servers say they listen, so that no first call outlasts
  * the budget, and none is decided by the failure policy.
  */
-@Timeout(900)
+@Timeout(3600) // the deep run: 80 runs of about 30 s
 class ColdEnvoyBurstIT {
 
-    private static final int RUNS = Integer.getInteger("burst.runs", 20);
+    /** One run in the usual build; the deep run ({@code -Pdeep}) catches what happens once in dozens. */
+    private static final int RUNS = TestDepth.runs(1, 80);
+
     private static final int LIMIT = 20;
     private static final int CALLS = 40;
     private static final Pattern RLS = Pattern.compile("tollgate envoy rls listening on ([^:]+):(\\d+)");

@@ -96,6 +96,17 @@ class ServerConfigTest {
         assertThat(config.port()).isEqualTo(ServerConfig.DEFAULT_PORT);
         assertThat(config.upstream()).isNull();
         assertThat(config.withPort(0).port()).isZero();
+        assertThat(config.warmUp()).isTrue();
+    }
+
+    @Test
+    void theWarmUpIsOnUnlessTurnedOff() {
+        ServerConfig config = ServerConfig.parse(
+                "server: {warm-up: false}\npolicies: {p: {limits: [{capacity: 1, refill: 1/s}]}}", "t.yaml");
+
+        assertThat(config.warmUp()).isFalse();
+        assertThat(config.withWarmUp(true).warmUp()).isTrue();
+        assertThat(config.withWarmUp(true).withPort(0).warmUp()).isTrue();
     }
 
     @Test
@@ -183,6 +194,7 @@ class ServerConfigTest {
                 "server: {data-plane: undertow} | t.yaml:1: server.data-plane: must be netty (the only data plane), was 'undertow'",
                 "server: {data-plane: jetty} | t.yaml:1: server.data-plane: the Jetty data plane was removed: the server runs on Netty's event loops only; remove the setting",
                 "server: {idle-timeout: 0s} | t.yaml:1: server.idle-timeout: must be longer than zero",
+                "server: {warm-up: later} | t.yaml:1: server.warm-up: must be true or false",
                 "client-ip: {trusted-proxies: [10.0.0.0/99]} | t.yaml:1: client-ip.trusted-proxies: invalid trusted proxy '10.0.0.0/99'",
                 "{policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}, rules: [{policy: p}]} | t.yaml:1: rules: limit proxied requests, so they need server.upstream",
                 "envoy: {port: 8081} | t.yaml:1: envoy.config: is required",

@@ -3,6 +3,7 @@ package io.tollgate.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.testing.RedisExtension;
+import io.tollgate.testing.TestDepth;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,7 +36,9 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(600)
 class ThreeServersExactnessIT {
 
-    private static final int ROUNDS = 3;
+    /** One round in the usual build, ten in the deep run ({@code -Pdeep}). */
+    private static final int ROUNDS = TestDepth.runs(1, 10);
+
     private static final int CAPACITY = 200;
     private static final int REQUESTS = 600;
     private static final int CLIENT_THREADS = 12;
