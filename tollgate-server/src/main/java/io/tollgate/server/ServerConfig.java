@@ -284,26 +284,7 @@ public final class ServerConfig {
      * @throws IllegalArgumentException if port is not 0 to 65535
      */
     public ServerConfig withPort(int port) {
-        return new ServerConfig(
-                listeners.withPort(ServerSections.checkPort(port)),
-                shutdownTimeout,
-                idleTimeout,
-                store,
-                policies,
-                rules,
-                clientIps,
-                upstream,
-                upstreamTimeout,
-                responses,
-                envoy,
-                topKeys,
-                overload,
-                forwardAuth,
-                sharedRuleKeys,
-                callers,
-                warmUp,
-                source,
-                port);
+        return withStart(listeners.withPort(ServerSections.checkPort(port)), warmUp, port);
     }
 
     /**
@@ -312,6 +293,11 @@ public final class ServerConfig {
      * its first requests may pay for loading classes and compiling code. Production keeps it on.
      */
     public ServerConfig withWarmUp(boolean warmUp) {
+        return withStart(listeners, warmUp, portOverride);
+    }
+
+    /** This configuration with other settings of how the server starts: where it listens, and its warm-up. */
+    private ServerConfig withStart(Listeners listeners, boolean warmUp, Integer portOverride) {
         return new ServerConfig(
                 listeners,
                 shutdownTimeout,
