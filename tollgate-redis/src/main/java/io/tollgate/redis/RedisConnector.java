@@ -2,6 +2,7 @@ package io.tollgate.redis;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
@@ -352,6 +353,15 @@ final class RedisConnector implements AutoCloseable {
     }
 
     private CompletableFuture<Void> attempt() {
+        return attemptOnce(true);
+    }
+
+    /**
+     * One attempt to connect; one more at once, where {@code mayRepeat}, if the first lost its reason: Lettuce
+     * closes the channel of a failed handshake (a wrong password) before it reports why, and now and then its own
+     * {@code Connection closed prematurely} reaches the attempt first, which would tell the operator nothing.
+     */
+    private CompletableFuture<Void> attemptOnce(boolean mayRepeat) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         CompletionStage<? extends StatefulConnection<byte[], byte[]>> opening;
         try {
@@ -361,7 +371,15 @@ final class RedisConnector implements AutoCloseable {
             return done;
         }
         opening.whenComplete((opened, failure) -> {
-            if (failure != null) {
+            if (failure != null && mayRepeat && !closed && closedDuringHandshake(failure)) {
+                attemptOnce(false).whenComplete((ignored, again) -> {
+                    if (again == null) {
+                        done.complete(null);
+                    } else {
+                        done.completeExceptionally(again);
+                    }
+                });
+            } else if (failure != null) {
                 failed(failure, done);
             } else if (closed) {
                 opened.closeAsync();
@@ -378,6 +396,16 @@ final class RedisConnector implements AutoCloseable {
             }
         });
         return done;
+    }
+
+    private static boolean closedDuringHandshake(Throwable failure) {
+        for (Throwable cause = failure; cause != null && cause.getCause() != cause; cause = cause.getCause()) {
+            if (cause instanceof RedisConnectionException
+                    && "Connection closed prematurely".equals(cause.getMessage())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void failed(Throwable failure, CompletableFuture<Void> done) {
