@@ -289,8 +289,8 @@ public final class ServerConfig {
 
     /**
      * Returns this configuration with its warm-up on or off ({@code server.warm-up}). Off, a server says it is
-     * ready as soon as it listens, in well under a second instead of up to 20 s: for tests and development, where
-     * its first requests may pay for loading classes and compiling code. Production keeps it on.
+     * ready as soon as it listens instead of after up to 20 s of warming up: for tests and development, where its
+     * first requests may pay for loading classes and compiling code. Production keeps it on.
      */
     public ServerConfig withWarmUp(boolean warmUp) {
         return withStart(listeners, warmUp, portOverride);
