@@ -55,9 +55,17 @@ final class Deadlines implements AutoCloseable {
     /** A wake-up later than asked for by more than this means that the thread did not run meanwhile. */
     static final long STALL_NANOS = 2_000_000;
 
-    /** How the thread waits: {@link LockSupport#parkNanos}, or a test's stand-in that stalls. */
+    /**
+     * How the thread waits, and the clock it reads: {@link LockSupport#parkNanos} and {@link System#nanoTime}, or a
+     * test's stand-in (one that stalls, or time that passes only while the thread waits).
+     */
     interface Parker {
         void parkNanos(Object blocker, long nanos);
+
+        /** The clock every deadline is read on, in nanoseconds, as {@link System#nanoTime}. */
+        default long nanoTime() {
+            return System.nanoTime();
+        }
     }
 
     /**
@@ -125,7 +133,7 @@ final class Deadlines implements AutoCloseable {
      */
     <T> CompletableFuture<T> limit(CompletableFuture<T> call, StoreAnswer answer) {
         if (!call.isDone()) {
-            running.offer(new Call(call, System.nanoTime() + budgetNanos, stalledNanos, answer, false));
+            running.offer(new Call(call, parker.nanoTime() + budgetNanos, stalledNanos, answer, false));
             if (idle) {
                 LockSupport.unpark(thread);
             }
@@ -157,14 +165,14 @@ final class Deadlines implements AutoCloseable {
             } else if (oldest.future().isDone()) {
                 running.poll();
             } else {
-                long now = System.nanoTime();
+                long now = parker.nanoTime();
                 long stalled = Math.min(stalledNanos - oldest.stalledAtStart(), budgetNanos);
                 long left = oldest.deadlineNanos() + stalled - now;
                 if (left > 0) {
                     // Every later call's deadline is no earlier, but for time stalled: none is due before this one.
                     long asked = Math.min(left, SWEEP_NANOS);
                     parker.parkNanos(this, asked);
-                    long overslept = System.nanoTime() - now - asked;
+                    long overslept = parker.nanoTime() - now - asked;
                     if (overslept > stallNanos) {
                         stalledNanos += overslept;
                     }
@@ -192,7 +200,7 @@ final class Deadlines implements AutoCloseable {
      */
     private void askReader(Call call, long askedNanos) {
         Runnable keptUp = () -> {
-            long now = System.nanoTime();
+            long now = parker.nanoTime();
             if (now - askedNanos <= stallNanos && !call.arrived() && !writtenLately(call.answer(), now)) {
                 storeLate.offer(call);
                 LockSupport.unpark(thread);

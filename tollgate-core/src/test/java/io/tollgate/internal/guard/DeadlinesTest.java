@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -22,25 +23,24 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 class DeadlinesTest {
 
-    /**
-     * A reader that runs the task it is asked to at once. (A thread of its own would keep up too, but only if it were
-     * woken within {@link Deadlines#STALL_NANOS}: on two busy cores it sometimes is not, and is rightly given one
-     * budget more.) Even at once, the deadlines' own thread may be held up for that long between asking and the
-     * task (two cores shared with the JVM's compiler and collector threads: seen once in CI at 403 ms): {@link
-     * #keepingUp} takes only a delay of 50 ms for a stall.
-     */
+    /** A reader that runs the task it is asked to at once. */
     private static final Executor READER_THAT_KEEPS_UP = Runnable::run;
 
     private final Deadlines deadlines = new Deadlines(Duration.ofMillis(200));
 
-    /** Deadlines that take a thread held up for less than 50 ms as one that kept up. */
-    private final Deadlines keepingUp =
-            new Deadlines(Duration.ofMillis(200), LockSupport::parkNanos, TimeUnit.MILLISECONDS.toNanos(50));
+    /**
+     * Time that passes only while the deadlines' thread waits, and exactly as long as it asked: no thread is ever held
+     * up, so when a call ends can be asserted to the millisecond. (On the machine's clock a thread on two busy cores
+     * may wait tens of milliseconds for one, and the deadlines rightly add that to the store's budget.)
+     */
+    private final VirtualTime virtualTime = new VirtualTime();
+
+    private final Deadlines onVirtualTime = new Deadlines(Duration.ofMillis(200), virtualTime);
 
     @AfterEach
     void close() {
         deadlines.close();
-        keepingUp.close();
+        onVirtualTime.close();
     }
 
     @Test
@@ -94,11 +94,11 @@ class DeadlinesTest {
 
     @Test
     void aCallWhoseReaderKeepsUpIsEndedAtItsDeadline() {
-        long endedAfter = millisUntilTimedOut(keepingUp, new StoreAnswer(READER_THAT_KEEPS_UP));
+        long endedAfter = virtualMillisUntilTimedOut(new StoreAnswer(READER_THAT_KEEPS_UP));
 
         assertThat(endedAfter)
                 .as("the reader ran the task at once: the store is late, no budget more")
-                .isBetween(200L, 390L);
+                .isEqualTo(200L);
     }
 
     @Test
@@ -145,11 +145,11 @@ class DeadlinesTest {
     @Test
     void aCallWrittenAtOnceWhoseReaderKeepsUpIsEndedAtItsDeadline() {
         StoreAnswer answer = new StoreAnswer(READER_THAT_KEEPS_UP);
-        answer.sent(System.nanoTime());
+        answer.sent(virtualTime.nanoTime());
 
-        assertThat(millisUntilTimedOut(keepingUp, answer))
+        assertThat(virtualMillisUntilTimedOut(answer))
                 .as("the store had its whole budget from the write")
-                .isBetween(200L, 390L);
+                .isEqualTo(200L);
     }
 
     @Test
@@ -176,20 +176,42 @@ class DeadlinesTest {
         ExecutorService reader = Executors.newSingleThreadExecutor();
         reader.shutdown();
 
-        assertThat(millisUntilTimedOut(new StoreAnswer(reader))).isBetween(200L, 390L);
+        assertThat(virtualMillisUntilTimedOut(new StoreAnswer(reader))).isEqualTo(200L);
     }
 
     /** Starts a call that waits for {@code answer}, which never comes; returns when it timed out, in ms. */
     private long millisUntilTimedOut(StoreAnswer answer) {
-        return millisUntilTimedOut(deadlines, answer);
-    }
-
-    private static long millisUntilTimedOut(Deadlines deadlines, StoreAnswer answer) {
         long start = System.nanoTime();
         CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), answer);
 
         assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    /** As {@link #millisUntilTimedOut(StoreAnswer)}, on {@link #virtualTime}. */
+    private long virtualMillisUntilTimedOut(StoreAnswer answer) {
+        long start = virtualTime.nanoTime();
+        CompletableFuture<String> call = onVirtualTime.limit(new CompletableFuture<>(), answer);
+
+        assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+        return TimeUnit.NANOSECONDS.toMillis(virtualTime.nanoTime() - start);
+    }
+
+    /** A clock that moves only when the deadlines' thread waits, by exactly what it asked to wait. */
+    private static final class VirtualTime implements Deadlines.Parker {
+
+        private final AtomicLong now = new AtomicLong(TimeUnit.SECONDS.toNanos(1));
+
+        @Override
+        public void parkNanos(Object blocker, long nanos) {
+            now.addAndGet(nanos);
+            Thread.yield(); // lets a reader thread that was asked a task run, as it would while the thread slept
+        }
+
+        @Override
+        public long nanoTime() {
+            return now.get();
+        }
     }
 
     private static void sleepMillis(long millis) {
@@ -214,9 +236,13 @@ class DeadlinesTest {
         TimeUnit.MILLISECONDS.sleep(100);
         CompletableFuture<String> second = deadlines.limit(new CompletableFuture<>());
 
-        first.handle((answer, failure) -> failure).join();
+        // read on the thread that ends the first call, as it ends it: this test's thread may be held up meanwhile
+        boolean secondDoneWhenFirstEnded =
+                first.handle((answer, failure) -> second.isDone()).join();
 
-        assertThat(second).as("a hundred milliseconds from its deadline").isNotDone();
+        assertThat(secondDoneWhenFirstEnded)
+                .as("a hundred milliseconds from its deadline")
+                .isFalse();
         assertThat(second.handle((answer, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
     }
 
