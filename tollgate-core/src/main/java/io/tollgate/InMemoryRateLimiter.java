@@ -259,17 +259,19 @@ public final class InMemoryRateLimiter implements RateLimiter {
     /**
      * Forgets the key's buckets: its next request finds new ones.
      *
+     * @return {@link Propagation#none()}: no other instance shares these buckets
      * @throws IllegalArgumentException if the key is empty
      * @throws NullPointerException if an argument is null
      */
     @Override
-    public void reset(String key, Policy policy) {
+    public Propagation reset(String key, Policy policy) {
         BucketKey bucketKey = bucketKey(key, policy, 1);
         long now = timeSource.nowMicros();
         buckets.asMap().computeIfPresent(bucketKey, (k, bucket) -> {
             bucket.retire(now); // a thread that holds it looks the key up again
             return null;
         });
+        return Propagation.none();
     }
 
     /** Returns roughly how many keys hold buckets now; for monitoring. */

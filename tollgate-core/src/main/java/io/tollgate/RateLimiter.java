@@ -163,13 +163,16 @@ public interface RateLimiter {
 
     /**
      * Forgets the buckets of {@code key} under {@code policy}, so that its next request finds new buckets:
-     * full, or with their limits' initial tokens. For operators, such as to let a client in again at once.
+     * full, or with their limits' initial tokens. For operators, such as to let a client in again at once. On a
+     * shared store it returns once every other live instance confirmed that it forgot what it remembered of the
+     * key, or once the store's bound for that passed; the answer says which did not confirm.
      *
+     * @return how far the reset reached the other instances: {@link Propagation#none()} in memory
      * @throws UnsupportedOperationException if this limiter cannot reset its buckets (the default)
      * @throws IllegalArgumentException if the key is empty
      * @throws NullPointerException if an argument is null
      */
-    default void reset(String key, Policy policy) {
+    default Propagation reset(String key, Policy policy) {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot reset its buckets");
     }
 

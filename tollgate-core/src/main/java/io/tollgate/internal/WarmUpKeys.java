@@ -26,8 +26,12 @@ public final class WarmUpKeys {
         return PREFIX + suffix;
     }
 
-    /** Whether {@code key} is a warm-up's, not a client's. */
+    /**
+     * Whether {@code key} is a warm-up's, not a client's: it holds the prefix, at its start or after what a layer
+     * above put before it (the server's decision API keeps its keys under {@code api:}). Shorter keys, nearly every
+     * client's, are told apart by their length alone.
+     */
     public static boolean isWarmUp(String key) {
-        return key.startsWith(PREFIX);
+        return key.length() >= PREFIX.length() && key.contains(PREFIX);
     }
 }

@@ -39,6 +39,7 @@ class ApiBoundaryTest {
             "io.tollgate.Permit",
             "io.tollgate.Policy",
             "io.tollgate.Priority",
+            "io.tollgate.Propagation",
             "io.tollgate.Rate",
             "io.tollgate.RateLimiter",
             "io.tollgate.TimeSource",

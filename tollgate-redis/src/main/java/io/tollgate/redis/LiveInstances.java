@@ -16,7 +16,8 @@ import java.util.function.IntConsumer;
 /**
  * This limiter's announcement in Redis, and the count of live instances that it learns from it, so that the
  * {@code LOCAL} failure policy takes this instance's share of each limit while Redis cannot be asked: the limit
- * divided by the instances that were live when Redis last said.
+ * divided by the instances that were live when Redis last said. The ids announced are also whom a change made
+ * outside a request waits for ({@link BucketChanges}).
  *
  * <p>Every {@link #INTERVAL} one call of {@code instances.lua} renews this instance's announcement, which lasts
  * {@link #LASTS}, drops those that ran out, and counts the rest: a timer's call, never one per decision. An
@@ -50,15 +51,27 @@ final class LiveInstances {
 
     /**
      * @param key the sorted set of announcements
+     * @param id this instance's id ({@link #newId()})
      * @param counted told each count of live instances that Redis answers, this one included
      */
-    LiveInstances(RedisConnector connector, byte[] key, IntConsumer counted) {
+    LiveInstances(RedisConnector connector, byte[] key, String id, IntConsumer counted) {
         this.connector = connector;
         this.key = key;
         this.counted = counted;
-        byte[] random = new byte[16];
+        this.id = id.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Returns a new instance id: the host's name (from {@code HOSTNAME}, as containers and most shells set it), the
+     * process id and a random part, such as {@code api-7f9c/1234/5e0a1b2c}, so that an operator told which instances
+     * did not confirm a reset can find them. No spaces: the channel of changes separates fields with them.
+     */
+    static String newId() {
+        String host = System.getenv().getOrDefault("HOSTNAME", "");
+        host = host.isBlank() ? "host" : host.replaceAll("[^A-Za-z0-9._-]", "_");
+        byte[] random = new byte[4];
         new SecureRandom().nextBytes(random);
-        this.id = HexFormat.of().formatHex(random).getBytes(StandardCharsets.US_ASCII);
+        return host + "/" + ProcessHandle.current().pid() + "/" + HexFormat.of().formatHex(random);
     }
 
     /**

@@ -7,6 +7,7 @@ import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
+import io.tollgate.Propagation;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.TokenBucket;
 import io.tollgate.internal.guard.BucketStore;
@@ -140,7 +141,7 @@ final class RedisBucketStore implements BucketStore<byte[]> {
     }
 
     @Override
-    public CompletableFuture<Void> announceChange(Policy policy, String key) {
+    public CompletableFuture<Propagation> announceChange(Policy policy, String key) {
         return changes.announce(policy.name(), key);
     }
 

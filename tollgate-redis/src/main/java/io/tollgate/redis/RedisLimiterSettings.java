@@ -201,9 +201,9 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
      * Fixes how many instances share the load, so that the {@code LOCAL} fallback enforces this instance's
      * share of each limit: capacity and rate divided by {@code instances}. Without it (the default), each
      * instance announces itself to Redis every second and divides by the instances live when Redis last
-     * counted them. A limiter with a fixed count neither announces itself nor counts: fix it on every
-     * instance of a fleet or on none, and only where instances come and go faster than a few seconds, or to
-     * keep a share whatever the count.
+     * counted them. A limiter with a fixed count still announces itself (a reset waits for the instances live,
+     * and other limiters count it), but takes the fixed share: fix it on every instance of a fleet or on none,
+     * and only where instances come and go faster than a few seconds, or to keep a share whatever the count.
      *
      * @throws IllegalArgumentException if instances is below 1
      */

@@ -7,6 +7,7 @@ import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
+import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
@@ -78,6 +79,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final RedisBucketStore store;
     private final GuardedRateLimiter<byte[]> guard;
     private final LiveInstances liveInstances;
+    private final String instanceId;
     private final BucketChanges changes;
     private final FailurePolicy failurePolicy;
     private final Duration timeout;
@@ -95,19 +97,23 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         this.timeout = builder.timeout;
         BucketKeys keys = new BucketKeys(builder.keyPrefix);
         this.summariesKey = keys.summariesKey();
-        this.changes = new BucketChanges(connector, keys.changesChannel(), connector.pubSub());
+        this.instanceId = LiveInstances.newId();
+        String instance = instanceId;
+        this.changes =
+                new BucketChanges(connector, keys.changesChannel(), keys.instancesKey(), instance, connector.pubSub());
         this.store = new RedisBucketStore(
                 connector, keys, new ScriptArguments(builder.clientClock), changes, builder.batching, builder.timeout);
         RedisPermits permits = new RedisPermits(connector, keys, builder.clientClock, builder.timeout);
         this.guard = new GuardedRateLimiter<>(store, permits, builder.guardSettings(LOG));
-        // With a count fixed, nothing needs the live one: the limiter neither announces itself nor counts.
-        this.liveInstances = builder.expectedInstances > 0
-                ? null
-                : new LiveInstances(connector, keys.instancesKey(), guard::instancesCounted);
-        if (liveInstances != null) {
-            liveInstances.start(builder.timeout.multipliedBy(4));
-        }
+        // Announced even with a count fixed (which the count then does not change): a reset waits for the
+        // confirmations of the live instances. Subscribed first: an instance live is one that hears changes.
+        this.liveInstances = new LiveInstances(
+                connector,
+                keys.instancesKey(),
+                instance,
+                builder.expectedInstances > 0 ? live -> {} : guard::instancesCounted);
         changes.listen(guard, builder.timeout.multipliedBy(4));
+        liveInstances.start(builder.timeout.multipliedBy(4));
         LOG.log(
                 Level.INFO,
                 "Tollgate keeps its buckets in {0}; budget {1} ms, on failure {2}, batching {3}; {4}",
@@ -260,17 +266,20 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     /**
      * Deletes the key's buckets in Redis, forgets what this instance knew of them (its deny cache and the
      * fallback's copy), and announces the reset on the channel {@code PREFIX + "changes"}, so that every other
-     * instance sharing the Redis forgets them too: the next request on any instance finds new buckets. Returns
-     * once Redis has taken the announcement. Each step within the time budget.
+     * instance sharing the Redis forgets them too. Returns once every other instance live at the announcement
+     * confirmed that it forgot them (the next request finds new buckets wherever it lands), or once a second
+     * passed, naming those that did not: an instance that stopped but is still counted live (for up to three
+     * seconds), or one that cannot hear Redis. Each call to Redis within the time budget.
      *
+     * @return which other instances confirmed the reset, and which did not in time
      * @throws IllegalStateException if Redis cannot answer within the budget, saying why; or if the buckets were
      *     deleted but the announcement could not be sent, saying so
      * @throws IllegalArgumentException if the key is empty
      * @throws NullPointerException if an argument is null
      */
     @Override
-    public void reset(String key, Policy policy) {
-        guard.reset(key, policy);
+    public Propagation reset(String key, Policy policy) {
+        return guard.reset(key, policy);
     }
 
     /**
@@ -363,6 +372,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     public String circuitState() {
         return guard.breakerState().name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Returns the id this limiter announces among the live instances, as a {@link Propagation} names it; for tests. */
+    String instanceId() {
+        return instanceId;
     }
 
     /** Returns how many times this limiter (re)subscribed to the channel of changes; for tests. */

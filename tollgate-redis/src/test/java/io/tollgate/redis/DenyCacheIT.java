@@ -18,8 +18,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** One key flooded from three limiter instances after its bucket is empty. */
+@Isolated // alone on the machine: its bounds hold for a machine not busy with other tests
 class DenyCacheIT {
 
     @RegisterExtension

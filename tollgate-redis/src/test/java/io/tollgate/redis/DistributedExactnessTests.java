@@ -7,11 +7,13 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Three limiter instances × 16 threads on one Redis deployment, which subclasses provide: on one hot key
  * and on 10 000 keys, no key admits more than capacity + rate × elapsed.
  */
+@Isolated // alone on the machine: its bounds hold for a machine not busy with other tests
 abstract class DistributedExactnessTests {
 
     /** Not a test of failures: a budget that a busy machine cannot blow, so no decision degrades. */

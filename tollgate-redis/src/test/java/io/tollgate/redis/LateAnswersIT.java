@@ -24,6 +24,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Redis that is up but slower than the budget: a request whose budget runs out is still decided by Redis,
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * refused and Redis charged is given back, and what the instance knows of the key follows Redis.
  */
 @Timeout(120)
+@Isolated // alone on the machine: its bounds hold for a machine not busy with other tests
 class LateAnswersIT {
 
     @RegisterExtension

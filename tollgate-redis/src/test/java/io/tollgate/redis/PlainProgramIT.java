@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * A plain program on tollgate-redis and nothing else (no logging library, no Micrometer), in a JVM of its
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * warnings about a missing binding.
  */
 @Timeout(60)
+@Isolated // alone on the machine: its bounds hold for a machine not busy with other tests
 class PlainProgramIT {
 
     @RegisterExtension

@@ -24,6 +24,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * again within seconds and keep deciding, and every request admitted anywhere must be charged in Redis exactly
  * once: what the fallback admitted while the circuit was open is charged once Redis answers, what it refused
  * while Redis was late and Redis allowed is given back.
+ *
+ * <p>Mostly waiting, it runs beside the other integration tests that are not {@code @Isolated}.
  */
 @Timeout(120)
 class RecoveryUnderLoadIT {

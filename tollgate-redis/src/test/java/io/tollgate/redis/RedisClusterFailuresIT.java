@@ -16,7 +16,11 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** One master of a three-master Redis Cluster killed under a load of decisions, then restarted. */
+/**
+ * One master of a three-master Redis Cluster killed under a load of decisions, then restarted.
+ *
+ * <p>Mostly waiting, it runs beside the other integration tests that are not {@code @Isolated}.
+ */
 @Timeout(90)
 class RedisClusterFailuresIT {
 

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Breaks a real redis-server under a load of decisions and checks that every decision still comes back
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * back to Redis soon after it is repaired.
  */
 @Timeout(60)
+@Isolated // alone on the machine: its bounds hold for a machine not busy with other tests
 class RedisFailuresIT {
 
     @RegisterExtension

@@ -13,7 +13,11 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The master behind a Sentinel killed under load: decisions follow the promoted replica. */
+/**
+ * The master behind a Sentinel killed under load: decisions follow the promoted replica.
+ *
+ * <p>Mostly waiting, it runs beside the other integration tests that are not {@code @Isolated}.
+ */
 @Timeout(90)
 class SentinelFailoverIT {
 

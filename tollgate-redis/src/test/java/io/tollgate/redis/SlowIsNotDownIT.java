@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Slow is not down: while Redis answers, late or not, limiters at their default settings never admit more than
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * busy with spinning threads, so that answers come after the 50 ms budget as they do on a loaded host.
  */
 @Timeout(180)
+@Isolated // alone on the machine: its bounds hold for a machine not busy with other tests
 class SlowIsNotDownIT {
 
     @RegisterExtension

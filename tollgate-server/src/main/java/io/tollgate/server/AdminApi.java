@@ -1,6 +1,7 @@
 package io.tollgate.server;
 
 import io.tollgate.Policy;
+import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.AdminViews;
 import io.tollgate.internal.Arguments;
@@ -129,8 +130,7 @@ final class AdminApi {
         }
         try {
             if (method.equals("DELETE")) {
-                limiter.reset(address.key(), address.policy());
-                return new Answer(204, NO_STORE, new byte[0]);
+                return resetAnswer(limiter.reset(address.key(), address.policy()));
             }
             Map<String, Object> bucket =
                     new LinkedHashMap<>(AdminViews.bucket(limiter, address.policy(), address.key()));
@@ -142,6 +142,26 @@ final class AdminApi {
         } catch (IllegalStateException e) {
             return Answer.problem(503, "The store cannot answer: " + e.getMessage());
         }
+    }
+
+    /**
+     * 204 once every other live instance confirmed the reset; else 202 (the store has it, and those instances refuse
+     * the key from what they remember at most until their deny cache's ceiling), naming them.
+     */
+    private static Answer resetAnswer(Propagation propagation) {
+        if (propagation.complete()) {
+            return new Answer(204, NO_STORE, new byte[0]);
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put(
+                "detail",
+                "The buckets were reset in the store, but "
+                        + propagation.unconfirmed().size()
+                        + " of the other live instances did not confirm in time that they forgot what they remembered"
+                        + " of the key; they may refuse it from their deny cache until its ceiling.");
+        body.put("confirmed_instances", propagation.confirmed());
+        body.put("unconfirmed_instances", propagation.unconfirmed());
+        return Answer.json(202, NO_STORE, JsonText.ofValue(body));
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.tollgate.spring;
 
 import io.tollgate.Policy;
+import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
@@ -157,7 +158,9 @@ public class TollgateEndpoint {
     }
 
     /**
-     * Forgets the key's buckets; returns what they hold now (full), or null (404) for an unknown policy.
+     * Forgets the key's buckets; returns what they hold now (full) and {@code unconfirmed_instances}: the other
+     * instances sharing the store that did not confirm the reset in time (empty when it is in force everywhere), or
+     * null (404) for an unknown policy.
      *
      * @throws IllegalStateException if the store cannot answer within its time budget, saying why
      */
@@ -167,8 +170,10 @@ public class TollgateEndpoint {
         if (known == null) {
             return null;
         }
-        limiter.reset(key, known);
-        return AdminViews.bucket(limiter, known, key);
+        Propagation propagation = limiter.reset(key, known);
+        Map<String, Object> bucket = new LinkedHashMap<>(AdminViews.bucket(limiter, known, key));
+        bucket.put("unconfirmed_instances", propagation.unconfirmed());
+        return bucket;
     }
 
     private Map<String, Policy> policiesByName() {

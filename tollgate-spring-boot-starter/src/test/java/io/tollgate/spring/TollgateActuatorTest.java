@@ -57,7 +57,9 @@ class TollgateActuatorTest {
         assertThat(spent.body())
                 .contains("\"policy\":\"per-ip\"", "\"key\":\"ip:127.0.0.1\"", "\"stored\":true", "\"remaining\":1");
         assertThat(reset.statusCode()).isEqualTo(200);
-        assertThat(reset.body()).contains("\"stored\":false", "\"remaining\":3", "\"reset_after_ms\":0");
+        assertThat(reset.body())
+                .contains(
+                        "\"stored\":false", "\"remaining\":3", "\"reset_after_ms\":0", "\"unconfirmed_instances\":[]");
         assertThat(unknown.statusCode()).isEqualTo(404);
         for (int i = 0; i < 3; i++) {
             assertThat(send("GET", "/api/hello").statusCode()).isEqualTo(200);

@@ -1,6 +1,8 @@
 package io.tollgate.internal.guard;
 
 import io.tollgate.Policy;
+import io.tollgate.Propagation;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -52,10 +54,19 @@ public interface BucketStore<A> {
     /**
      * Tells every other instance sharing the store that the buckets of {@code key} under {@code policy} changed
      * outside a request (a reset, tokens given back), so that each forgets what it remembers of them ({@link
-     * GuardedRateLimiter#changedElsewhere}). The stage completes once the store has taken the announcement, and
-     * fails as {@link #charge}'s does; a store that no other instance shares completes it at once.
+     * GuardedRateLimiter#changedElsewhere}) and confirms it. The stage completes once every other instance live at
+     * the announcement confirmed, or {@link #CONFIRMED_WITHIN} after the store took it, saying which did not; it
+     * fails as {@link #charge}'s does if the store could not take it. A store that no other instance shares
+     * completes it at once with {@link Propagation#none()}.
      */
-    CompletableFuture<Void> announceChange(Policy policy, String key);
+    CompletableFuture<Propagation> announceChange(Policy policy, String key);
+
+    /**
+     * How long an announced change waits for the other instances to confirm: long enough for an instance on a busy
+     * machine (one that confirms at all answers within milliseconds), and paid in full only while an instance that
+     * stopped is still counted live.
+     */
+    Duration CONFIRMED_WITHIN = Duration.ofSeconds(1);
 
     /**
      * Sorts a failed call into what the guard does about it.

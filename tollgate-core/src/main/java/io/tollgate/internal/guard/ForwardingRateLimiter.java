@@ -5,6 +5,7 @@ import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
+import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
 import java.time.Duration;
 import java.util.Objects;
@@ -94,8 +95,8 @@ public abstract class ForwardingRateLimiter implements RateLimiter {
     }
 
     @Override
-    public void reset(String key, Policy policy) {
-        delegate.reset(key, policy);
+    public Propagation reset(String key, Policy policy) {
+        return delegate.reset(key, policy);
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
+import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
@@ -257,15 +258,15 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
 
     /**
      * Deletes the key's buckets in the store, forgets what this instance knew of them, and tells the other
-     * instances sharing the store to forget it too; returns once the store has taken that announcement. Each step
-     * within the budget.
+     * instances sharing the store to forget it too; returns once each live one confirmed, or once {@link
+     * BucketStore#CONFIRMED_WITHIN} passed. Each call to the store within the budget.
      *
      * @throws IllegalStateException if the store cannot answer within the budget, saying why; or if the buckets
      *     were deleted but the other instances could not be told, saying so
      */
     @Override
-    public void reset(String key, Policy policy) {
-        operatorCalls.reset(key, policy);
+    public Propagation reset(String key, Policy policy) {
+        return operatorCalls.reset(key, policy);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.tollgate.internal.guard;
 
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
+import io.tollgate.Propagation;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
 
@@ -37,7 +38,7 @@ final class StoreAdjustments<A> {
 
     /** Announces a change of the key; the stage completes either way, a failure logged. */
     private CompletableFuture<Void> announceQuietly(Policy policy, String key) {
-        CompletableFuture<Void> announced;
+        CompletableFuture<Propagation> announced;
         try {
             announced = guard.store.announceChange(policy, key);
         } catch (RuntimeException e) {

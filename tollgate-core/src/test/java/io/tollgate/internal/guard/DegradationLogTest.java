@@ -99,6 +99,14 @@ class DegradationLogTest {
     }
 
     @Test
+    void theWarmUpsDegradedDecisionsAreNotLoggedUnderAPrefixALayerAboveGaveTheirKeysEither() {
+        log.degraded(POLICY, WarmUpKeys.key(1), TIMEOUT);
+        log.degraded(POLICY, "api:" + WarmUpKeys.key(2), TIMEOUT); // the server's decision API's keys
+
+        assertThat(logged.lines()).isEmpty();
+    }
+
+    @Test
     void eachPolicyAndCauseHasItsOwnLine() {
         log.degraded(POLICY, "k", TIMEOUT);
         log.degraded(POLICY, "k", new Degradation(Degradation.Cause.CIRCUIT_OPEN, FailurePolicy.LOCAL, "open"));

@@ -46,8 +46,12 @@ public final class TokenBucketScript {
     /** The script of the summaries of who is limited that instances share. Includes the clock only. */
     public static final String SUMMARIES_RESOURCE = "summaries.lua";
 
+    /** The script that announces a change made outside a request and names the live instances to confirm it. */
+    public static final String CHANGES_RESOURCE = "changes.lua";
+
     /** The scripts that include the clock and not the token bucket. */
-    private static final Set<String> CLOCK_ONLY = Set.of(IN_FLIGHT_RESOURCE, INSTANCES_RESOURCE, SUMMARIES_RESOURCE);
+    private static final Set<String> CLOCK_ONLY =
+            Set.of(IN_FLIGHT_RESOURCE, INSTANCES_RESOURCE, SUMMARIES_RESOURCE, CHANGES_RESOURCE);
 
     private static final String COMMON = "token_bucket_common.lua";
     private static final String INCLUDE = "-- #include " + COMMON + "\n";
@@ -66,7 +70,7 @@ public final class TokenBucketScript {
 
     /**
      * The script {@code resource} ({@link #RESOURCE}, {@link #BATCH_RESOURCE}, {@link #IN_FLIGHT_RESOURCE}, {@link
-     * #INSTANCES_RESOURCE} or {@link #SUMMARIES_RESOURCE}), assembled.
+     * #INSTANCES_RESOURCE}, {@link #SUMMARIES_RESOURCE} or {@link #CHANGES_RESOURCE}), assembled.
      *
      * @throws IllegalStateException if a resource is missing, or a token bucket script has no line that includes
      *     {@code token_bucket_common.lua}
