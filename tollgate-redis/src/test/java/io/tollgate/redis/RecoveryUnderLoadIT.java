@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Back on Redis after a stall, under the load of a busy service: 64 asynchronous requests always in flight on
@@ -24,9 +25,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * again within seconds and keep deciding, and every request admitted anywhere must be charged in Redis exactly
  * once: what the fallback admitted while the circuit was open is charged once Redis answers, what it refused
  * while Redis was late and Redis allowed is given back.
- *
- * <p>Mostly waiting, it runs beside the other integration tests that are not {@code @Isolated}.
  */
+@Isolated // it makes a load of its own and bounds the recovery: it needs the machine to itself
 @Timeout(120)
 class RecoveryUnderLoadIT {
 

@@ -15,12 +15,12 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * One master of a three-master Redis Cluster killed under a load of decisions, then restarted.
- *
- * <p>Mostly waiting, it runs beside the other integration tests that are not {@code @Isolated}.
  */
+@Isolated // its slowest decision is bounded: it needs the machine to itself
 @Timeout(90)
 class RedisClusterFailuresIT {
 
