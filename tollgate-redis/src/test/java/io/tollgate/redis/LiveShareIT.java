@@ -26,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code LOCAL} fallback enforces that share of each limit, so that a fleet together admits about the limit,
  * not the limit once per instance; without {@code expectedInstances}.
  *
- * <p>Mostly waiting, it is not {@code @Isolated}: it may run beside the other test classes that are not.
+ * <p>Mostly waiting, it runs beside the other integration tests that are not {@code @Isolated}.
  */
 @Timeout(120)
 class LiveShareIT {
