@@ -38,7 +38,8 @@ import java.util.function.Supplier;
  *
  * <ul>
  *   <li>{@code changed INSTANCE N POLICY:KEY}: the instance whose id is {@code INSTANCE} changed the key's buckets
- *       under the policy; {@code N} numbers its announcements. Published by {@code changes.lua}, which also reads
+ *       under the policy; {@code N} numbers its announcements that wait for confirmations (resets), and is 0 for
+ *       those that do not (tokens given back, on a request's path). Published by {@code changes.lua}, which also reads
  *       the ids of the live instances ({@link LiveInstances}) in the same call, so that the announcer knows whom
  *       to wait for.
  *   <li>{@code heard INSTANCE ANNOUNCER N}: the instance {@code INSTANCE} forgot what it remembered of the key of
@@ -138,15 +139,28 @@ final class BucketChanges implements AutoCloseable {
     }
 
     /**
-     * Publishes that the key's buckets under the policy changed. The stage completes once every other instance
-     * live when Redis took the message confirmed it, or {@link BucketStore#CONFIRMED_WITHIN} after Redis took it
-     * (at once when this limiter cannot subscribe, and so cannot hear confirmations), naming those that did not;
-     * it fails if the message cannot be sent.
+     * Publishes that the key's buckets under the policy changed. With {@code confirmed}, the stage completes once
+     * every other instance live when Redis took the message confirmed it, or {@link BucketStore#CONFIRMED_WITHIN}
+     * after Redis took it (at once when this limiter cannot subscribe, and so cannot hear confirmations), naming
+     * those that did not. Without, the message is numbered 0, which nobody confirms, and the stage completes once
+     * Redis took it. It fails if the message cannot be sent.
      */
-    CompletableFuture<Propagation> announce(String policyName, String key) {
+    CompletableFuture<Propagation> announce(String policyName, String key, boolean confirmed) {
         RedisScriptingAsyncCommands<byte[], byte[]> redis = connector.commands();
         if (redis == null) {
             return CompletableFuture.failedFuture(new RedisConnectionException(connector.notConnected()));
+        }
+        if (!confirmed) {
+            byte[] message =
+                    String.join(" ", CHANGED, id, "0", policyName + ":" + key).getBytes(StandardCharsets.UTF_8);
+            try {
+                return ((BaseRedisAsyncCommands<byte[], byte[]>) redis)
+                        .publish(channel, message)
+                        .toCompletableFuture()
+                        .thenApply(receivers -> Propagation.none());
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
         }
         long number = announcements.incrementAndGet();
         Confirmations confirmations = new Confirmations();
@@ -387,7 +401,9 @@ final class BucketChanges implements AutoCloseable {
                     return;
                 }
                 guard.changedElsewhere(parts[3].substring(0, colon), parts[3].substring(colon + 1));
-                confirm(parts[1], parts[2]);
+                if (!parts[2].equals("0")) { // 0: tokens given back, which nobody waits for
+                    confirm(parts[1], parts[2]);
+                }
             } else if (parts[0].equals(HEARD) && parts[2].equals(id)) {
                 Confirmations confirmations = waiting.get(parseOrZero(parts[3]));
                 if (confirmations != null) {

@@ -141,8 +141,8 @@ final class RedisBucketStore implements BucketStore<byte[]> {
     }
 
     @Override
-    public CompletableFuture<Propagation> announceChange(Policy policy, String key) {
-        return changes.announce(policy.name(), key);
+    public CompletableFuture<Propagation> announceChange(Policy policy, String key, boolean confirmed) {
+        return changes.announce(policy.name(), key, confirmed);
     }
 
     @Override

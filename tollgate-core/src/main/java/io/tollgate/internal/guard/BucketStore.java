@@ -54,12 +54,14 @@ public interface BucketStore<A> {
     /**
      * Tells every other instance sharing the store that the buckets of {@code key} under {@code policy} changed
      * outside a request (a reset, tokens given back), so that each forgets what it remembers of them ({@link
-     * GuardedRateLimiter#changedElsewhere}) and confirms it. The stage completes once every other instance live at
-     * the announcement confirmed, or {@link #CONFIRMED_WITHIN} after the store took it, saying which did not; it
-     * fails as {@link #charge}'s does if the store could not take it. A store that no other instance shares
-     * completes it at once with {@link Propagation#none()}.
+     * GuardedRateLimiter#changedElsewhere}). With {@code confirmed}, for an operator's reset, each also confirms
+     * it, and the stage completes once every other instance live at the announcement confirmed, or {@link
+     * #CONFIRMED_WITHIN} after the store took it, saying which did not. Without, for tokens given back on a
+     * request's path (which must not wait on the slowest instance), nobody confirms and the stage completes once
+     * the store took the announcement, with {@link Propagation#none()}. It fails as {@link #charge}'s does if the
+     * store could not take it. A store that no other instance shares completes it at once.
      */
-    CompletableFuture<Propagation> announceChange(Policy policy, String key);
+    CompletableFuture<Propagation> announceChange(Policy policy, String key, boolean confirmed);
 
     /**
      * How long an announced change waits for the other instances to confirm: long enough for an instance on a busy

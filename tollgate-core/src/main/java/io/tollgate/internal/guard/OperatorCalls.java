@@ -49,7 +49,7 @@ final class OperatorCalls<A> {
         guard.forget(policy.name(), key);
         try {
             // the store takes it within the budget, and the confirmations come within their bound after that
-            return await(address, () -> guard.store.announceChange(policy, key), BucketStore.CONFIRMED_WITHIN);
+            return await(address, () -> guard.store.announceChange(policy, key, true), BucketStore.CONFIRMED_WITHIN);
         } catch (IllegalStateException e) {
             throw new IllegalStateException(
                     "the buckets of key '" + key + "' under policy '" + policy.name() + "' were deleted, but the"

@@ -40,7 +40,7 @@ final class StoreAdjustments<A> {
     private CompletableFuture<Void> announceQuietly(Policy policy, String key) {
         CompletableFuture<Propagation> announced;
         try {
-            announced = guard.store.announceChange(policy, key);
+            announced = guard.store.announceChange(policy, key, false); // on a request's path: no waiting
         } catch (RuntimeException e) {
             announced = CompletableFuture.failedFuture(e);
         }
