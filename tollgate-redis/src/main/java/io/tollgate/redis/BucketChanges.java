@@ -13,7 +13,6 @@ import io.tollgate.redis.internal.TokenBucketScript;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -185,7 +184,8 @@ final class BucketChanges implements AutoCloseable {
                     }
                     others.remove(id);
                     if (!hearing) {
-                        return CompletableFuture.completedFuture(new Propagation(List.of(), sorted(others)));
+                        return CompletableFuture.completedFuture(
+                                new Propagation(List.of(), Confirmations.sorted(others)));
                     }
                     confirmations.expect(others);
                     try {
@@ -293,10 +293,6 @@ final class BucketChanges implements AutoCloseable {
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
-    private static List<String> sorted(Set<String> instances) {
-        return instances.stream().sorted().toList();
-    }
-
     private static long parseOrZero(String number) {
         try {
             return Long.parseLong(number);
@@ -325,54 +321,6 @@ final class BucketChanges implements AutoCloseable {
                     });
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, () -> "Tollgate: confirming a change to " + announcer + " failed", e);
-        }
-    }
-
-    /** The confirmations one announcement waits for: complete once every expected instance confirmed, or given up. */
-    private static final class Confirmations {
-
-        final CompletableFuture<Propagation> done = new CompletableFuture<>();
-        private final List<String> heard = new ArrayList<>();
-        private Set<String> expected; // null until Redis named the live instances
-
-        void heard(String instance) {
-            Propagation complete;
-            synchronized (this) {
-                if (!heard.contains(instance)) {
-                    heard.add(instance);
-                }
-                complete = completeIfAllHeard();
-            }
-            finish(complete);
-        }
-
-        void expect(Set<String> instances) {
-            Propagation complete;
-            synchronized (this) {
-                expected = instances;
-                complete = completeIfAllHeard();
-            }
-            finish(complete);
-        }
-
-        void giveUp() {
-            Propagation partial;
-            synchronized (this) {
-                Set<String> missing = new HashSet<>(expected == null ? Set.of() : expected);
-                heard.forEach(missing::remove);
-                partial = new Propagation(heard, sorted(missing));
-            }
-            finish(partial); // outside the lock: what waits for it runs now
-        }
-
-        private Propagation completeIfAllHeard() {
-            return expected != null && heard.containsAll(expected) ? new Propagation(heard, List.of()) : null;
-        }
-
-        private void finish(Propagation propagation) {
-            if (propagation != null) {
-                done.complete(propagation);
-            }
         }
     }
 
