@@ -16,12 +16,14 @@ import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Regression tests for the defects of the hand-written Lua token bucket that Tollgate started from (see
  * docs/redis.md). The scripts below are minimal reconstructions of each defect, written for this test,
  * run on real Redis beside Tollgate's script doing the same job.
  */
+@Isolated // its bounds on time need the machine to itself
 class ArticleScriptTest {
 
     /** Not a test of failures: a budget that a busy machine cannot blow, so no decision degrades. */

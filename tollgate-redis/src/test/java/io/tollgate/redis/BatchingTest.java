@@ -28,12 +28,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Batching against a real redis-server that the tests freeze (SIGSTOP), so that requests pile up and
  * travel together, and kill: what one script call decides, and what happens to its callers when it fails.
  */
 @Timeout(60)
+@Isolated // its bounds on batches and their timing need the machine to itself
 class BatchingTest {
 
     private static final Policy TEN = Policy.of("ten", Limit.of(10, Rate.perHour(10)));

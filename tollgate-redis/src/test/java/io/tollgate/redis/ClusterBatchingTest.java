@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Batching on a real three-master Redis Cluster whose masters the tests freeze (SIGSTOP), so that requests
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Timeout;
  * no longer serves one of them.
  */
 @Timeout(120)
+@Isolated // its bounds on batches need the machine to itself
 class ClusterBatchingTest {
 
     private static final Policy TEN = Policy.of("ten", Limit.of(10, Rate.perHour(10)));

@@ -12,8 +12,10 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** What the log says while Redis cannot be reached: once, then once a minute, then once when it connects. */
+@Isolated // it counts what a logger shared by the JVM says
 class ConnectionLogTest {
 
     private static final RedisConnectionException REFUSED = new RedisConnectionException(

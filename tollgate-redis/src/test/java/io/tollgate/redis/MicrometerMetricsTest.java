@@ -18,7 +18,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
+@Isolated // it reads meters that other limiters of the JVM would add to
 class MicrometerMetricsTest {
 
     @RegisterExtension

@@ -9,8 +9,10 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** What the log says while Redis refuses writes for want of memory: a line when it begins, one when it ends. */
+@Isolated // it counts what a logger shared by the JVM says
 class OutOfMemoryLogTest {
 
     @RegisterExtension

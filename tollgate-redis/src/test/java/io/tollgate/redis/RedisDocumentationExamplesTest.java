@@ -20,11 +20,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Runs the Java examples of docs/redis.md, each written out exactly as the page shows it; the last test
  * fails if the page shows code that is not in this file.
  */
+@Isolated // the documentation examples decide within the default budget of 50 ms
 class RedisDocumentationExamplesTest {
 
     @RegisterExtension

@@ -29,7 +29,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
+@Isolated // it counts what the limiter logs, and bounds connection times
 class RedisRateLimiterTest {
 
     /** Not a test of failures: a budget that a busy machine cannot blow, so no decision degrades. */

@@ -17,8 +17,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** Several limiter instances sharing one Redis, as several servers behind a load balancer would. */
+@Isolated // its bounds on time need the machine to itself
 class SharedLimitsTest {
 
     /** Not a test of failures: a budget that a busy machine cannot blow, so no decision degrades. */

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The summaries of who is limited that instances share through Redis ({@code summaries.lua}): each reads the
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * it is one key, which Redis Cluster serves from one node.
  */
 @Timeout(60)
+@Isolated // its bounds on time need the machine to itself
 class SharedSummariesTest {
 
     @RegisterExtension

@@ -15,11 +15,13 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Micrometer is an optional dependency: the limiter must load and decide in a JVM that does not have it.
  * The test runs {@link #main} in such a JVM: this test's classpath without Micrometer's jars.
  */
+@Isolated // it starts a JVM of its own and waits for it in a bounded time
 class WithoutMicrometerTest {
 
     @RegisterExtension

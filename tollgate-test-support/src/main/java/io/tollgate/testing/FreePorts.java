@@ -3,23 +3,40 @@ package io.tollgate.testing;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Picks loopback ports that are free now and not yet handed out by this JVM. Ports come from below the range
- * the kernel hands out to outgoing connections (Linux's {@code ip_local_port_range}, 32768 and up by default),
- * with port + 10000 (Redis Cluster's bus port) below it as well: a port free now could otherwise be taken as the
- * source port of some client's connection before the server binds it (seen in CI: "Address already in use").
+ * Picks loopback ports that are free now and reserved for this JVM until it exits. Ports come from below the
+ * range the kernel hands out to outgoing connections (Linux's {@code ip_local_port_range}, 32768 and up by
+ * default), with port + 10000 (Redis Cluster's bus port) below it as well: a port free now could otherwise be
+ * taken as the source port of some client's connection before the server binds it (seen in CI: "Address
+ * already in use").
+ *
+ * <p>A port handed out stays reserved while its server is down (a test that kills Redis and restarts it on the
+ * same port) and so does its bus port: the reservation is a set for the test classes that one JVM runs side
+ * by side, and a lock on a file per port under the temporary directory for the JVMs that a build runs at once
+ * (modules built side by side each fork their own). The operating system drops a JVM's locks when it exits,
+ * however it exits.
  *
  * <p>Thread-safe.
  */
 public final class FreePorts {
 
     private static final Set<Integer> HANDED_OUT = new HashSet<>();
+    /** Open while the JVM lives: closing a channel would release its lock. */
+    private static final List<FileChannel> LOCKED = new ArrayList<>();
+
+    private static final Path LOCKS = Path.of(System.getProperty("java.io.tmpdir"), "tollgate-test-ports");
     private static final int LOWEST = 10_000;
     private static final int BUS_OFFSET = 10_000;
     /** One past the highest port picked: the first port of the ephemeral range, less the bus offset. */
@@ -29,7 +46,7 @@ public final class FreePorts {
 
     /**
      * Returns a loopback port that nothing listens on, for tests of an unreachable server: free now, and
-     * never handed to a server that this JVM's extensions start.
+     * never handed to a server that this JVM's extensions, or another JVM's, start.
      *
      * @throws IllegalStateException if no free port is found
      */
@@ -40,12 +57,68 @@ public final class FreePorts {
     static synchronized int pick() {
         for (int attempt = 0; attempt < 1_000; attempt++) {
             int port = ThreadLocalRandom.current().nextInt(LOWEST, BEYOND);
-            if (!HANDED_OUT.contains(port) && isFree(port) && isFree(port + BUS_OFFSET)) {
+            int bus = port + BUS_OFFSET;
+            if (!HANDED_OUT.contains(port)
+                    && !HANDED_OUT.contains(bus)
+                    && isFree(port)
+                    && isFree(bus)
+                    && reserve(port, bus)) {
                 HANDED_OUT.add(port);
+                HANDED_OUT.add(bus);
                 return port;
             }
         }
         throw new IllegalStateException("no free loopback port pair found in " + LOWEST + "-" + (BEYOND - 1));
+    }
+
+    /** Locks both ports' files for this JVM, or neither: false if another JVM holds either. */
+    private static boolean reserve(int port, int bus) {
+        FileChannel first = lock(port);
+        if (first == null) {
+            return false;
+        }
+        FileChannel second = lock(bus);
+        if (second == null) {
+            closeQuietly(first);
+            return false;
+        }
+        LOCKED.add(first);
+        LOCKED.add(second);
+        return true;
+    }
+
+    /** The port's file, locked by this JVM; null if another JVM holds it. */
+    private static FileChannel lock(int port) {
+        FileChannel channel = null;
+        try {
+            Files.createDirectories(LOCKS);
+            channel = FileChannel.open(
+                    LOCKS.resolve(Integer.toString(port)), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock = channel.tryLock();
+            if (lock == null) {
+                closeQuietly(channel);
+                return null;
+            }
+            return channel;
+        } catch (OverlappingFileLockException heldHere) {
+            closeQuietly(channel); // this JVM holds it already
+            return null;
+        } catch (IOException unusable) {
+            closeQuietly(channel);
+            throw new IllegalStateException(
+                    "cannot reserve port " + port + " with a lock on a file in " + LOCKS + ": " + unusable, unusable);
+        }
+    }
+
+    private static void closeQuietly(FileChannel channel) {
+        if (channel == null) {
+            return;
+        }
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // the lock, if any, goes with the channel; nothing else to undo
+        }
     }
 
     /** The first port of the kernel's ephemeral range; 32768 (Linux's default) where it cannot be read. */
