@@ -3,6 +3,7 @@ package io.tollgate;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.tollgate.internal.Arguments;
+import io.tollgate.internal.DecisionListeners;
 import io.tollgate.internal.InFlightSlots;
 import io.tollgate.internal.TokenBucket;
 import java.time.Duration;
@@ -44,6 +45,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     private final TimeSource timeSource;
     private final InFlightSlots slots = new InFlightSlots();
+    private final DecisionListeners listeners = new DecisionListeners();
     private final Cache<BucketKey, Bucket> buckets;
     private final com.github.benmanes.caffeine.cache.Policy<BucketKey, Bucket> cachePolicy;
     private final IdleBucketSweeper<BucketKey> sweeper;
@@ -98,6 +100,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
             Decision decision = bucket.tryAcquire(now, cost);
             if (decision != null) {
                 sweeper.sweepIfDue(now);
+                listeners.decided(key, policy, cost, decision.allowed(), DecisionEvent.MEMORY);
                 return decision;
             }
             replaceIfStale(bucketKey, bucket, policy, now);
@@ -118,10 +121,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
             Bucket bucket = bucket(bucketKey, policy, now);
             long wait = bucket.reserve(now, cost, maxWaitMicros, 0);
             if (wait == Bucket.DENIED) {
+                listeners.decided(key, policy, cost, false, DecisionEvent.MEMORY);
                 return false;
             }
             if (wait != Bucket.RETRY) {
                 sweeper.sweepIfDue(now);
+                listeners.decided(key, policy, cost, true, DecisionEvent.MEMORY);
                 timeSource.sleepMicros(wait);
                 return true;
             }
@@ -167,6 +172,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
             Bucket bucket = bucket(bucketKey, policy, now);
             // A charge must land: it is taken as far as the policy's maximum debt allows, never refused
             if (bucket.reserve(now, cost, TokenBucket.MAX_TICKS, policy.maxDebtMicros()) != Bucket.RETRY) {
+                listeners.charged(key, policy, cost, DecisionEvent.MEMORY);
                 long[] debts = bucket.debts(now);
                 if (debts != null) {
                     sweeper.sweepIfDue(now);
@@ -177,6 +183,17 @@ public final class InMemoryRateLimiter implements RateLimiter {
             }
             replaceIfStale(bucketKey, bucket, policy, now);
         }
+    }
+
+    /**
+     * Tells {@code listener} of every decision and charge from now on, on the caller's thread, with the source
+     * {@value DecisionEvent#MEMORY}.
+     *
+     * @throws NullPointerException if listener is null
+     */
+    @Override
+    public DecisionListener.Subscription onDecision(DecisionListener listener) {
+        return listeners.add(listener);
     }
 
     /**

@@ -225,6 +225,19 @@ public interface RateLimiter {
     }
 
     /**
+     * Tells {@code listener} of every decision this limiter returns and every charge it takes from now on, on the
+     * thread that completes each ({@link DecisionListener} says what a listener may do). Listeners are told in the
+     * order they were added. The limiters of Tollgate tell listeners; a limiter of the application's own need not.
+     *
+     * @return what stops it
+     * @throws UnsupportedOperationException if this limiter tells no listener (the default)
+     * @throws NullPointerException if listener is null
+     */
+    default DecisionListener.Subscription onDecision(DecisionListener listener) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " tells no decision listener");
+    }
+
+    /**
      * Prepares this limiter for traffic, so that the first real requests do not pay for loading classes and
      * compiling code (and, for a store, for connecting): runs a few thousand decisions, synchronous and
      * asynchronous, allowed and refused, of policies of its own ({@code tollgate.warm-up} and {@code

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -313,6 +314,27 @@ class DocumentationExamplesTest {
         // ---
 
         assertThat(limiter).isNotNull();
+    }
+
+    @Test
+    void conceptsListeners() {
+        // --- concepts: listeners
+        InMemoryRateLimiter limiter = InMemoryRateLimiter.create();
+        LongAdder refused = new LongAdder();
+        DecisionListener.Subscription counting = limiter.onDecision(event -> {
+            if (event.outcome() == DecisionEvent.Outcome.REFUSED && !event.warmUp()) {
+                refused.increment();
+            }
+        });
+
+        Policy policy = Policy.of("one-per-minute", Limit.of(1, Rate.perMinute(1)));
+        limiter.tryAcquire("alice", policy);
+        limiter.tryAcquire("alice", policy); // refused: the listener counts it
+        counting.cancel(); // no more events for this listener
+        // ---
+
+        limiter.tryAcquire("alice", policy);
+        assertThat(refused.sum()).isEqualTo(1);
     }
 
     @Test

@@ -10,9 +10,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.tollgate.Policy;
-import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.top.CountedRateLimiter;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.RedisServer;
@@ -60,13 +58,13 @@ final class BatchingSubjects {
         // A budget of a second: this measures decisions made by Redis, not the fallback.
         RedisRateLimiter limiter =
                 target.timeout(Duration.ofSeconds(1)).batching(batching).build();
-        RateLimiter deciding = counted
-                ? new CountedRateLimiter(limiter, new HeavyHitters(TimeSource.system(), HeavyHitters.DEFAULT_CAPACITY))
-                : limiter;
+        if (counted) {
+            limiter.onDecision(new HeavyHitters(TimeSource.system(), HeavyHitters.DEFAULT_CAPACITY));
+        }
         return new Subject() {
             @Override
             public CompletionStage<?> decide(String key) {
-                return deciding.tryAcquireAsync(key, POLICY, 1);
+                return limiter.tryAcquireAsync(key, POLICY, 1);
             }
 
             @Override

@@ -11,8 +11,6 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.guard.MeteredRateLimiter;
-import io.tollgate.internal.top.CountedRateLimiter;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.redis.MicrometerMetrics;
 import java.util.SplittableRandom;
@@ -76,16 +74,13 @@ public class InMemoryLimiterBenchmark {
                 .refillGreedy(rate.tokens(), rate.period())
                 .build();
         tollgate = InMemoryRateLimiter.builder().maximumKeys(keys * 2L).build();
-        tollgateMetered = new MeteredRateLimiter(
-                InMemoryRateLimiter.builder().maximumKeys(keys * 2L).build(),
-                MicrometerMetrics.of(new SimpleMeterRegistry()),
-                "memory");
-        tollgateCounted = new CountedRateLimiter(
-                new MeteredRateLimiter(
-                        InMemoryRateLimiter.builder().maximumKeys(keys * 2L).build(),
-                        MicrometerMetrics.of(new SimpleMeterRegistry()),
-                        "memory"),
-                new HeavyHitters(TimeSource.system(), HeavyHitters.DEFAULT_CAPACITY));
+        tollgateMetered = InMemoryRateLimiter.builder().maximumKeys(keys * 2L).build();
+        tollgateMetered.onDecision(
+                MicrometerMetrics.of(new SimpleMeterRegistry()).decisions());
+        tollgateCounted = InMemoryRateLimiter.builder().maximumKeys(keys * 2L).build();
+        tollgateCounted.onDecision(
+                MicrometerMetrics.of(new SimpleMeterRegistry()).decisions());
+        tollgateCounted.onDecision(new HeavyHitters(TimeSource.system(), HeavyHitters.DEFAULT_CAPACITY));
         bucket4j = new ConcurrentHashMap<>();
         keyNames = new String[keys];
         for (int i = 0; i < keys; i++) {

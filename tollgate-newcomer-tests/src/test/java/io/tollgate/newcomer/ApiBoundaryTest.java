@@ -32,6 +32,8 @@ class ApiBoundaryTest {
             "io.tollgate.CalendarQuota",
             "io.tollgate.ConcurrencyLimit",
             "io.tollgate.Decision",
+            "io.tollgate.DecisionEvent",
+            "io.tollgate.DecisionListener",
             "io.tollgate.Degradation",
             "io.tollgate.FailurePolicy",
             "io.tollgate.InMemoryRateLimiter",

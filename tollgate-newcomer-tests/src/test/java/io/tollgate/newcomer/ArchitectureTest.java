@@ -46,7 +46,6 @@ class ArchitectureTest {
             "tollgate-server -> io.tollgate.http.internal",
             "tollgate-server -> io.tollgate.internal",
             "tollgate-server -> io.tollgate.internal.config",
-            "tollgate-server -> io.tollgate.internal.guard",
             "tollgate-server -> io.tollgate.internal.top",
             "tollgate-server -> io.tollgate.redis.internal",
             "tollgate-spring-boot-starter -> io.tollgate.http.internal",

@@ -3,6 +3,8 @@ package io.tollgate.redis;
 import io.tollgate.BucketState;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
+import io.tollgate.DecisionEvent;
+import io.tollgate.DecisionListener;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Permit;
@@ -189,6 +191,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             return false;
         }
         return RateLimiter.super.warmUp(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    }
+
+    /**
+     * Tells {@code listener} of every decision and charge from now on, on the thread that completes each (a Redis
+     * I/O thread for an asynchronous decision Redis answered): Redis's with the source {@code redis}, the failure
+     * policy's as {@value DecisionEvent#FALLBACK}, the deny cache's as {@value DecisionEvent#DENY_CACHE}.
+     *
+     * @throws NullPointerException if listener is null
+     */
+    @Override
+    public DecisionListener.Subscription onDecision(DecisionListener listener) {
+        return guard.onDecision(listener);
     }
 
     /**

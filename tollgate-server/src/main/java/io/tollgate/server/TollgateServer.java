@@ -3,8 +3,6 @@ package io.tollgate.server;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.guard.MeteredRateLimiter;
-import io.tollgate.internal.top.CountedRateLimiter;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisInternals;
@@ -45,9 +43,8 @@ public final class TollgateServer implements AutoCloseable {
     private final String decisionHost;
 
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The store's limiter, observed by the metrics and the top keys through its listeners; closed last. */
     private final RateLimiter limiter;
-    /** The store's limiter under {@link #limiter}'s decorators: the one that holds connections, and is closed. */
-    private final RateLimiter deciding;
 
     private final StoreMonitor store;
     private final String storeDescription;
@@ -77,26 +74,28 @@ public final class TollgateServer implements AutoCloseable {
         ServerConfig.Store storeConfig = config.store();
         if (storeConfig instanceof ServerConfig.RedisStore redis) {
             RedisRateLimiter redisLimiter = redis(redis, clock, metrics);
-            deciding = redisLimiter;
+            limiter = redisLimiter;
             storeDescription = "redis at " + redis.settings().target();
             store = StoreMonitor.redis(redisLimiter, storeDescription, metrics::fallbackDecisions);
         } else {
             long maximumKeys = ((ServerConfig.MemoryStore) storeConfig).maximumKeys();
             InMemoryRateLimiter.Builder memory = InMemoryRateLimiter.builder().maximumKeys(maximumKeys);
-            deciding = new MeteredRateLimiter(
-                    (clock == null ? memory : memory.timeSource(clock)).build(), metrics.limiter(), "memory");
+            limiter = (clock == null ? memory : memory.timeSource(clock)).build();
+            limiter.onDecision(metrics.limiter().decisions()); // on Redis, the limiter records to it itself
             storeDescription = "memory";
             store = StoreMonitor.memory();
         }
         HeavyHitters counts = new HeavyHitters(
                 clock == null ? TimeSource.system() : clock, config.topKeys().capacity());
-        limiter = config.topKeys().enabled() ? new CountedRateLimiter(deciding, counts) : deciding;
+        if (config.topKeys().enabled()) {
+            limiter.onDecision(counts);
+        }
         // On Redis, the servers share their counts, so that each one's /admin/top shows them all
         countedKeys = !config.topKeys().enabled()
                 ? null
                 : new CountedKeys(
                         counts,
-                        deciding instanceof RedisRateLimiter redis
+                        limiter instanceof RedisRateLimiter redis
                                 ? RedisInternals.shareSummaries(redis, counts::export)
                                 : null);
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics, null));
@@ -355,8 +354,7 @@ public final class TollgateServer implements AutoCloseable {
             countedKeys.close(); // withdraws this server's summaries while the connection is still open
         }
         store.close();
-        // The store's own limiter: the decorators above it (top keys) hold nothing to close, and would hide it
-        if (deciding instanceof AutoCloseable closeable) {
+        if (limiter instanceof AutoCloseable closeable) {
             try {
                 closeable.close();
             } catch (Exception e) {

@@ -5,7 +5,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
-import io.tollgate.internal.guard.MeteredRateLimiter;
 import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.redis.internal.RedisSettings;
@@ -95,7 +94,10 @@ final class StarterLimiter {
         RateLimiter inMemory = InMemoryRateLimiter.builder()
                 .maximumKeys(PropertiesReader.maximumKeys(properties))
                 .build();
-        return recorder == null ? inMemory : new MeteredRateLimiter(inMemory, recorder, "memory");
+        if (recorder != null) {
+            inMemory.onDecision(recorder.decisions()); // on Redis, the limiter records to it itself
+        }
+        return inMemory;
     }
 
     private static RedisRateLimiter redis(

@@ -6,7 +6,6 @@ import io.tollgate.TimeSource;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
-import io.tollgate.internal.guard.ForwardingRateLimiter;
 import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.TopKeysSettings;
@@ -101,36 +100,35 @@ public final class TollgateAutoConfiguration {
     }
 
     /**
-     * Who is limited: the counts of the decisions the rules and @RateLimit take, per policy and key, shared with
-     * the other instances on Redis.
+     * Who is limited: the counts of the limiter's decisions, per policy and key, shared with the other instances on
+     * Redis.
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     KeyCounts tollgateKeyCounts(TollgateProperties properties, RateLimiter limiter) {
         TopKeysSettings settings = PropertiesReader.topKeys(properties);
         if (!settings.enabled()) {
-            return new KeyCounts(null, settings.show(), null);
+            return KeyCounts.off(settings.show());
         }
-        HeavyHitters counts = new HeavyHitters(TimeSource.system(), settings.capacity());
         // On Redis the instances share their counts, so that each one's endpoint shows them all
-        return new KeyCounts(
-                counts,
+        return KeyCounts.of(
+                limiter,
+                new HeavyHitters(TimeSource.system(), settings.capacity()),
                 settings.show(),
-                ForwardingRateLimiter.innermost(limiter) instanceof RedisRateLimiter redis
-                        ? RedisInternals.shareSummaries(redis, counts::export)
+                limiter instanceof RedisRateLimiter redis
+                        ? counts -> RedisInternals.shareSummaries(redis, counts::export)
                         : null);
     }
 
-    /** The request limiter that the filter and @RateLimit share, its decisions counted by policy and key. */
+    /** The request limiter that the filter and @RateLimit share. */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
     RequestLimiter tollgateRequestLimiter(
             RequestLimiterConfig config,
             RateLimiter limiter,
-            KeyCounts counts,
             ObjectProvider<TollgateRequestLimiterCustomizer> customizers) {
-        RequestLimiter.Builder builder = config.toBuilder(counts.around(limiter));
+        RequestLimiter.Builder builder = config.toBuilder(limiter);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
         return builder.build();
     }
@@ -182,12 +180,10 @@ public final class TollgateAutoConfiguration {
         ApplicationListener<EnvironmentChangeEvent> tollgateEnvironmentChange(
                 Environment environment,
                 RateLimiter limiter,
-                KeyCounts counts,
                 LiveRules rules,
                 ObjectProvider<TollgateRequestLimiterCustomizer> customizers,
                 ObjectProvider<RateLimitInterceptor> interceptor) {
-            TollgateRefresh refresh =
-                    new TollgateRefresh(environment, counts.around(limiter), rules, customizers, interceptor);
+            TollgateRefresh refresh = new TollgateRefresh(environment, limiter, rules, customizers, interceptor);
             return event -> {
                 if (event.getKeys().stream().anyMatch(key -> key.startsWith("tollgate."))) {
                     refresh.apply();

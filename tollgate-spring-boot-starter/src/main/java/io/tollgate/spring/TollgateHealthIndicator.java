@@ -2,7 +2,6 @@ package io.tollgate.spring;
 
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
-import io.tollgate.internal.guard.ForwardingRateLimiter;
 import io.tollgate.redis.RedisRateLimiter;
 import java.time.Duration;
 import java.util.Optional;
@@ -32,11 +31,10 @@ public class TollgateHealthIndicator implements HealthIndicator {
 
     @Override
     public Health health() {
-        RateLimiter inner = ForwardingRateLimiter.innermost(limiter);
-        if (!(inner instanceof RedisRateLimiter redis)) {
+        if (!(limiter instanceof RedisRateLimiter redis)) {
             // An application's own limiter is not called "memory": it may keep its buckets anywhere.
             return Health.up()
-                    .withDetail("store", inner instanceof InMemoryRateLimiter ? "memory" : inner.toString())
+                    .withDetail("store", limiter instanceof InMemoryRateLimiter ? "memory" : limiter.toString())
                     .build();
         }
         Optional<String> problem;

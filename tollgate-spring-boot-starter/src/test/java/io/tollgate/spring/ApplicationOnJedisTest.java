@@ -7,7 +7,6 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
-import io.tollgate.internal.guard.ForwardingRateLimiter;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
@@ -59,7 +58,7 @@ class ApplicationOnJedisTest {
             assertThat(one.getBean(RedisConnectionFactory.class)).isInstanceOf(JedisConnectionFactory.class);
             List<RateLimiter> limiters = List.of(one.getBean(RateLimiter.class), other.getBean(RateLimiter.class));
             for (RateLimiter limiter : limiters) {
-                assertThat(ForwardingRateLimiter.innermost(limiter)).isInstanceOf(RedisRateLimiter.class);
+                assertThat(limiter).isInstanceOf(RedisRateLimiter.class);
             }
 
             assertThat(admittedOf160(limiters))
@@ -147,7 +146,6 @@ class ApplicationOnJedisTest {
     @Test
     void aStatedMemoryKeepsTheBucketsInMemoryBesideTheApplicationsRedis() {
         runner.withPropertyValues("tollgate.store=memory")
-                .run(context -> assertThat(ForwardingRateLimiter.innermost(context.getBean(RateLimiter.class)))
-                        .isInstanceOf(InMemoryRateLimiter.class));
+                .run(context -> assertThat(context.getBean(RateLimiter.class)).isInstanceOf(InMemoryRateLimiter.class));
     }
 }

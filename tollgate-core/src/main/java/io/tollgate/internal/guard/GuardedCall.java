@@ -1,6 +1,7 @@
 package io.tollgate.internal.guard;
 
 import io.tollgate.Decision;
+import io.tollgate.DecisionEvent;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Policy;
@@ -102,7 +103,7 @@ final class GuardedCall<A> {
         if (reserving && decision.allowed()) {
             waitMicros = reply.waitMicros(policy, cost);
         }
-        guard.metrics.decided(policy, decision.allowed(), guard.source);
+        guard.listeners.decided(key, policy, cost, decision.allowed(), guard.source);
         return decision;
     }
 
@@ -187,7 +188,7 @@ final class GuardedCall<A> {
         if (decided.allowed() && unseenByStore && degradation.fallback() == FailurePolicy.LOCAL) {
             guard.adjustments.noteUnseen(policy, key, cost);
         }
-        guard.metrics.decided(policy, decided.allowed(), MetricsRecorder.FALLBACK);
+        guard.listeners.decided(key, policy, cost, decided.allowed(), DecisionEvent.FALLBACK);
         return decided;
     }
 

@@ -3,6 +3,8 @@ package io.tollgate.internal.guard;
 import io.tollgate.BucketState;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
+import io.tollgate.DecisionEvent;
+import io.tollgate.DecisionListener;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Permit;
@@ -11,6 +13,7 @@ import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.internal.Arguments;
+import io.tollgate.internal.DecisionListeners;
 import io.tollgate.internal.TokenBucket;
 import java.time.Duration;
 import java.util.Locale;
@@ -77,7 +80,9 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     final OperatorCalls<A> operatorCalls;
 
     final MetricsRecorder metrics;
-    /** The source of the store's own decisions, for the metrics. */
+    /** Told of every decision and charge: the metrics' recorder first, then whoever {@link #onDecision} added. */
+    final DecisionListeners listeners = new DecisionListeners();
+    /** The source of the store's own decisions, for the listeners and the metrics. */
     final String source;
 
     /** The permits of concurrency limits, if the store keeps them; null if it does not. */
@@ -113,6 +118,9 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.adjustments = new StoreAdjustments<>(this);
         this.operatorCalls = new OperatorCalls<>(this);
         this.metrics = settings.metrics();
+        if (metrics != MetricsRecorder.NONE) {
+            listeners.add(metrics.decisions());
+        }
         this.breakers = new NodeBreakers<>(store, settings, metrics);
         this.source = store.name().toLowerCase(Locale.ROOT);
         this.permits = permits == null ? null : new GuardedPermits<>(this, permits);
@@ -136,7 +144,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         long now = time.nowMicros();
         DenyCache.Lookup lookup = denyCache == null ? null : denyCache.lookup(policy, key, cost, now);
         if (lookup != null && lookup.refusal() != null) {
-            metrics.refusedFromCache(policy);
+            listeners.decided(key, policy, cost, false, DecisionEvent.DENY_CACHE);
             return CompletableFuture.completedFuture(lookup.refusal());
         }
         if (lookup != null && !lookup.probing() && lookup.probe() != null) {
@@ -178,7 +186,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         if (decided.allowed()) {
             adjustments.adjust(key, policy, cost, ANY_WAIT_MICROS);
         }
-        metrics.decided(policy, decided.allowed(), MetricsRecorder.FALLBACK);
+        listeners.decided(key, policy, cost, decided.allowed(), DecisionEvent.FALLBACK);
         return decided;
     }
 
@@ -193,7 +201,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         long maxWaitMicros = Arguments.acquireWaitMicros(maxWait);
         long now = time.nowMicros();
         if (denyCache != null && denyCache.refusedForMicros(policy, key, cost, now) > maxWaitMicros) {
-            metrics.refusedFromCache(policy);
+            listeners.decided(key, policy, cost, false, DecisionEvent.DENY_CACHE);
             return false;
         }
         GuardedCall<A> call = new GuardedCall<>(this, key, policy, cost, true, maxWaitMicros, now);
@@ -202,6 +210,12 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         }
         time.sleepMicros(call.waitMicros());
         return true;
+    }
+
+    /** Tells {@code listener} of every decision and charge from now on, on the thread that completes each. */
+    @Override
+    public DecisionListener.Subscription onDecision(DecisionListener listener) {
+        return listeners.add(listener);
     }
 
     /**
@@ -281,9 +295,8 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /**
-     * Forgets every refusal this instance remembers, because it may have missed announcements of changes: its
-     * channel of announcements was (re)subscribed. The fallback's copy of each bucket is kept: it is what {@code
-     * LOCAL} decides on while the store cannot be asked, and the store's next answer for each key replaces it.
+     * Forgets every refusal this instance remembers: its channel of announcements was (re)subscribed, and it may
+     * have missed some. The fallback's copy of each bucket is kept for {@code LOCAL}, until the store answers.
      */
     public void changesMayHaveBeenMissed() {
         if (denyCache != null) {
@@ -313,10 +326,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         breakers.close();
     }
 
-    /**
-     * Takes note of how many instances share the store, as the store last counted them (this one included):
-     * {@code LOCAL} then decides on that share of each limit, unless the settings fix the count.
-     */
+    /** Notes how many instances share the store (this one included): {@code LOCAL} decides on that share. */
     public void instancesCounted(int live) {
         liveInstances = Math.max(1, live);
     }
@@ -366,10 +376,10 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
         Arguments.checkCharge(key, policy, cost);
-        return adjustments
-                .adjust(key, policy, cost, ANY_WAIT_MICROS)
-                .thenApply(reply ->
-                        BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS)));
+        return adjustments.adjust(key, policy, cost, ANY_WAIT_MICROS).thenApply(reply -> {
+            listeners.charged(key, policy, cost, source);
+            return BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS));
+        });
     }
 
     /** Returns how many keys have admissions waiting to be charged to the store; for tests. */

@@ -1,12 +1,14 @@
 package io.tollgate.internal.guard;
 
 import io.tollgate.ConcurrencyLimit;
+import io.tollgate.DecisionEvent;
+import io.tollgate.DecisionListener;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
 
 /**
- * Where a limiter reports what it does: {@link GuardedRateLimiter} all of it, {@link MeteredRateLimiter} its
- * decisions. The default records nothing; {@code io.tollgate.redis.MicrometerMetrics} records to a Micrometer
+ * Where a limiter reports what it does: {@link GuardedRateLimiter} all of it, a limiter in memory its
+ * decisions, through {@link #decisions()}. The default records nothing; {@code io.tollgate.redis.MicrometerMetrics} records to a Micrometer
  * registry. An interface of Tollgate's own, so that Micrometer stays an optional dependency.
  *
  * <p>Implementations are thread-safe, and quick: they are called on the decision's path.
@@ -19,14 +21,36 @@ public interface MetricsRecorder {
     default void breaker(String node, CircuitBreaker breaker) {}
 
     /** The source of a decision that the failure policy made because the store could not. */
-    String FALLBACK = "fallback";
+    String FALLBACK = DecisionEvent.FALLBACK;
 
     /**
      * Called for every decision the limiter returns, and for every reservation it grants or refuses, with
      * where the decision came from: {@link #FALLBACK}, or the store's name in lower case ({@code redis},
-     * {@code memory}). A refusal of the deny cache is reported by {@link #refusedFromCache} instead.
+     * {@code memory}). A refusal of the deny cache is reported by {@link #refusedFromCache} instead. Called by
+     * the listener {@link #decisions()} returns.
      */
     default void decided(Policy policy, boolean allowed, String source) {}
+
+    /**
+     * Returns the listener that records a limiter's decisions here ({@link #decided}, {@link #refusedFromCache}):
+     * how the metrics observe decisions, as every other observer does ({@link io.tollgate.RateLimiter#onDecision}).
+     * Charges are not decisions, and are not recorded.
+     */
+    default DecisionListener decisions() {
+        return event -> {
+            switch (event.outcome()) {
+                case CHARGED -> {}
+                case REFUSED -> {
+                    if (event.source().equals(DecisionEvent.DENY_CACHE)) {
+                        refusedFromCache(event.policy());
+                    } else {
+                        decided(event.policy(), false, event.source());
+                    }
+                }
+                case ALLOWED -> decided(event.policy(), true, event.source());
+            }
+        };
+    }
 
     /**
      * Called for every permit of a concurrency limit the limiter returns, acquired or refused, with where it

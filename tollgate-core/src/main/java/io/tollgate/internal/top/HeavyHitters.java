@@ -1,5 +1,7 @@
 package io.tollgate.internal.top;
 
+import io.tollgate.DecisionEvent;
+import io.tollgate.DecisionListener;
 import io.tollgate.TimeSource;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -19,10 +21,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * cannot grow it). Counts are estimates with a proven bound ({@link SpaceSaving}): a key's count is never below
  * what it weighed, and at most {@link Report#errorBound()} above.
  *
+ * <p>A {@link DecisionListener}: added to a limiter ({@link io.tollgate.RateLimiter#onDecision}), it counts each
+ * refused request, and the tokens of each allowed request and each charge, of every surface that asks that limiter
+ * (the proxy, the decision API, Envoy's service, the starter's filters). The warm-up's own keys are not counted.
+ *
  * <p>At most {@link #MAX_POLICIES} policies are followed (policies come from the configuration, so this is a
  * guard, not a limit anyone meets); the decisions of others are not counted. Thread-safe.
  */
-public final class HeavyHitters {
+public final class HeavyHitters implements DecisionListener {
 
     /** The keys each summary holds unless told otherwise. */
     public static final int DEFAULT_CAPACITY = 64;
@@ -136,6 +142,19 @@ public final class HeavyHitters {
     /** Returns the keys each summary holds. */
     public int capacity() {
         return capacity;
+    }
+
+    /** Counts the decision or charge, unless a warm-up's. */
+    @Override
+    public void onDecision(DecisionEvent event) {
+        if (event.warmUp()) {
+            return;
+        }
+        if (event.tookTokens()) {
+            charged(event.policy().name(), event.key(), event.cost());
+        } else {
+            refused(event.policy().name(), event.key());
+        }
     }
 
     /** Counts a refused request of {@code key} under {@code policy}. */
