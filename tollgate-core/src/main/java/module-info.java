@@ -20,6 +20,7 @@ module io.tollgate {
             io.tollgate.spring;
     exports io.tollgate.internal.top to
             io.tollgate.http,
+            io.tollgate.redis,
             io.tollgate.server,
             io.tollgate.spring,
             io.tollgate.benchmarks;

@@ -43,6 +43,7 @@ class ArchitectureTest {
             "tollgate-redis -> io.tollgate.internal",
             "tollgate-redis -> io.tollgate.internal.config",
             "tollgate-redis -> io.tollgate.internal.guard",
+            "tollgate-redis -> io.tollgate.internal.top",
             "tollgate-server -> io.tollgate.http.internal",
             "tollgate-server -> io.tollgate.internal",
             "tollgate-server -> io.tollgate.internal.config",

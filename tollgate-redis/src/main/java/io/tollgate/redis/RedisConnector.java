@@ -50,7 +50,7 @@ final class RedisConnector implements AutoCloseable {
     private static final Duration FIRST_ATTEMPT = Duration.ofSeconds(2);
     private static final Duration RETRY_EVERY = Duration.ofSeconds(1);
     /** How many times an attempt that lost the reason of its failure is made again at once. */
-    private static final int REPEATS_OF_A_LOST_REASON = 0;
+    private static final int REPEATS_OF_A_LOST_REASON = 2;
 
     /**
      * Lettuce's own command timeout, for clients the limiter creates: not the time budget (the limiter

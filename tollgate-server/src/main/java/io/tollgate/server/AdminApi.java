@@ -8,6 +8,7 @@ import io.tollgate.internal.Arguments;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.internal.top.TopKey;
+import io.tollgate.redis.internal.TopKeys;
 import io.tollgate.server.CheckApi.Answer;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -52,7 +53,7 @@ final class AdminApi {
     private final RateLimiter limiter;
     private final String store;
     private final ConfigReloader reloader;
-    private final CountedKeys counts;
+    private final TopKeys counts;
     private final KeyDisplay display;
     private final LiveViews live;
 
@@ -68,7 +69,7 @@ final class AdminApi {
             RateLimiter limiter,
             String store,
             ConfigReloader reloader,
-            CountedKeys counts,
+            TopKeys counts,
             KeyDisplay display,
             LiveViews live) {
         this.config = config;
@@ -273,7 +274,7 @@ final class AdminApi {
         } catch (IllegalArgumentException bad) {
             return Answer.problem(400, "The parameter " + bad.getMessage() + ".");
         }
-        CountedKeys.Merged merged = counts.top(name, by, window, limit);
+        TopKeys.Merged merged = counts.top(name, by, window, limit);
         HeavyHitters.Report report = merged.report();
         return Answer.json(200, NO_STORE, JsonText.of(generator -> {
             generator.writeStartObject();

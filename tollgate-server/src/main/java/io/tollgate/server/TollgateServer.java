@@ -3,10 +3,9 @@ package io.tollgate.server;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.redis.RedisRateLimiter;
-import io.tollgate.redis.internal.RedisInternals;
 import io.tollgate.redis.internal.RedisSettingsMapping;
+import io.tollgate.redis.internal.TopKeys;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import io.tollgate.server.internal.tls.TlsFiles;
 import java.lang.System.Logger.Level;
@@ -53,7 +52,7 @@ public final class TollgateServer implements AutoCloseable {
 
     private final ConfigReloader reloader;
     /** Who the servers limit, this one's counts merged with the others'; null unless top-keys are counted. */
-    private final CountedKeys countedKeys;
+    private final TopKeys countedKeys;
     /** What the management page charts, sampled from the meters; null without a management port. */
     private final MeterHistory history;
     /** Envoy's rate limit service, or null without an {@code envoy} section. */
@@ -85,19 +84,13 @@ public final class TollgateServer implements AutoCloseable {
             storeDescription = "memory";
             store = StoreMonitor.memory();
         }
-        HeavyHitters counts = new HeavyHitters(
-                clock == null ? TimeSource.system() : clock, config.topKeys().capacity());
-        if (config.topKeys().enabled()) {
-            limiter.onDecision(counts);
-        }
         // On Redis, the servers share their counts, so that each one's /admin/top shows them all
-        countedKeys = !config.topKeys().enabled()
-                ? null
-                : new CountedKeys(
-                        counts,
-                        limiter instanceof RedisRateLimiter redis
-                                ? RedisInternals.shareSummaries(redis, counts::export)
-                                : null);
+        countedKeys = config.topKeys().enabled()
+                ? TopKeys.count(
+                        limiter,
+                        clock == null ? TimeSource.system() : clock,
+                        config.topKeys().capacity())
+                : null;
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics, null));
         reloader = new ConfigReloader(limits, limiter, metrics);
         Readiness readiness = new Readiness(store);

@@ -17,8 +17,8 @@ import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.http.HttpRequestView;
 import io.tollgate.internal.Arguments;
-import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.KeyDisplay;
+import io.tollgate.redis.internal.TopKeys;
 import io.tollgate.server.internal.envoy.EnvoyRequests;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -97,7 +97,7 @@ final class HostileInput {
                 limiter,
                 "memory",
                 new ConfigReloader(current, limiter, metrics),
-                new CountedKeys(new HeavyHitters(TimeSource.system(), 64), null),
+                TopKeys.count(limiter, TimeSource.system(), 64),
                 KeyDisplay.MASKED,
                 new LiveViews(MeterHistory.sampling(metrics.registry()), StoreMonitor.memory(), "memory"));
         managementPort = Endpoints.managementPort(readiness, metrics, Runnable::run, admin, null);

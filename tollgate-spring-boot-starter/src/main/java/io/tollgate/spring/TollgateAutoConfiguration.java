@@ -2,16 +2,11 @@ package io.tollgate.spring;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tollgate.RateLimiter;
-import io.tollgate.TimeSource;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.internal.guard.MetricsRecorder;
-import io.tollgate.internal.top.HeavyHitters;
-import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.MicrometerMetrics;
-import io.tollgate.redis.RedisRateLimiter;
-import io.tollgate.redis.internal.RedisInternals;
 import io.tollgate.servlet.TollgateFilter;
 import jakarta.servlet.DispatcherType;
 import java.lang.System.Logger.Level;
@@ -106,18 +101,7 @@ public final class TollgateAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     KeyCounts tollgateKeyCounts(TollgateProperties properties, RateLimiter limiter) {
-        TopKeysSettings settings = PropertiesReader.topKeys(properties);
-        if (!settings.enabled()) {
-            return KeyCounts.off(settings.show());
-        }
-        // On Redis the instances share their counts, so that each one's endpoint shows them all
-        return KeyCounts.of(
-                limiter,
-                new HeavyHitters(TimeSource.system(), settings.capacity()),
-                settings.show(),
-                limiter instanceof RedisRateLimiter redis
-                        ? counts -> RedisInternals.shareSummaries(redis, counts::export)
-                        : null);
+        return KeyCounts.of(limiter, PropertiesReader.topKeys(properties));
     }
 
     /** The request limiter that the filter and @RateLimit share. */

@@ -9,7 +9,7 @@ import io.tollgate.http.internal.AdminViews;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.internal.top.TopKey;
-import io.tollgate.redis.internal.SummaryExchange;
+import io.tollgate.redis.internal.TopKeys;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -84,7 +84,7 @@ public class TollgateEndpoint {
         if (!view.equals("top") || counts == null) {
             return null;
         }
-        if (counts.counts() == null) {
+        if (counts.top() == null) {
             throw new InvalidEndpointRequestException(
                     "this application does not count who it limits: set tollgate.top-keys.enabled=true",
                     "top-keys is off");
@@ -99,36 +99,35 @@ public class TollgateEndpoint {
         if (!policies.containsKey(policy)) {
             return null;
         }
-        HeavyHitters.Report report;
-        SummaryExchange.Others others = counts.others();
+        TopKeys.Merged merged;
         try {
             int keys = limit == null ? 10 : limit;
             if (keys < 1 || keys > 100) {
                 throw new IllegalArgumentException("limit must be 1 to 100, was " + keys);
             }
-            report = counts.counts()
+            merged = counts.top()
                     .top(
                             policy,
                             HeavyHitters.Measure.of(by == null ? "refused" : by),
                             HeavyHitters.Window.of(window == null ? "1m" : window),
-                            keys,
-                            others.summaries());
+                            keys);
         } catch (IllegalArgumentException e) {
             throw new InvalidEndpointRequestException("the parameter " + e.getMessage(), e.getMessage());
         }
+        HeavyHitters.Report report = merged.report();
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("policy", report.policy());
         answer.put("by", report.by().text());
         answer.put("window", report.window().text());
         answer.put("total", report.total());
         answer.put("error_bound", report.errorBound());
-        answer.put("capacity", counts.counts().capacity());
+        answer.put("capacity", counts.top().capacity());
         answer.put("keys_shown", counts.show().name().toLowerCase(Locale.ROOT));
         answer.put("instances", report.instances());
-        if (others.unshared() != null) {
+        if (merged.unshared() != null) {
             answer.put(
                     "detail",
-                    "This instance's counts only: the other instances' could not be read: " + others.unshared());
+                    "This instance's counts only: the other instances' could not be read: " + merged.unshared());
         }
         List<Map<String, Object>> keys = new ArrayList<>();
         for (TopKey key : report.keys()) {

@@ -69,11 +69,11 @@ class TollgateAutoConfigurationTest {
     void whoIsLimitedIsCountedUnlessTurnedOffAndTheEndpointSaysHowToTurnItOn() {
         runner.withPropertyValues(POLICY)
                 .run(context ->
-                        assertThat(context.getBean(KeyCounts.class).counts()).isNotNull());
+                        assertThat(context.getBean(KeyCounts.class).top()).isNotNull());
         runner.withPropertyValues(POLICY)
                 .withPropertyValues("tollgate.top-keys.enabled=false")
                 .run(context -> {
-                    assertThat(context.getBean(KeyCounts.class).counts()).isNull();
+                    assertThat(context.getBean(KeyCounts.class).top()).isNull();
                     assertThatThrownBy(() ->
                                     context.getBean(TollgateEndpoint.class).top("top", "per-user", null, null, null))
                             .isInstanceOf(InvalidEndpointRequestException.class)
@@ -83,7 +83,7 @@ class TollgateAutoConfigurationTest {
         runner.withPropertyValues(POLICY)
                 .withPropertyValues("tollgate.top-keys.capacity=32")
                 .run(context -> assertThat(
-                                context.getBean(KeyCounts.class).counts().capacity())
+                                context.getBean(KeyCounts.class).top().capacity())
                         .isEqualTo(32));
     }
 

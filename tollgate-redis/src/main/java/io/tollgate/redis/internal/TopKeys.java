@@ -1,0 +1,94 @@
+package io.tollgate.redis.internal;
+
+import io.tollgate.DecisionListener;
+import io.tollgate.RateLimiter;
+import io.tollgate.TimeSource;
+import io.tollgate.internal.top.HeavyHitters;
+import io.tollgate.redis.RedisRateLimiter;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Who a limiter limits, for every surface that shows it (the server's {@code /admin/top}, the starter's Actuator
+ * endpoint): this instance's counts ({@link HeavyHitters}, a listener of the limiter's decisions) and, on Redis,
+ * the other live instances' as they last published them ({@link SummaryExchange}), merged on every read. Where
+ * Redis cannot be asked, a read covers this instance alone and says so. Close it before the limiter: it stops
+ * counting, and withdraws this instance's counts while the connection is still open.
+ *
+ * <p>Thread-safe. For the modules of Tollgate; no compatibility promise.
+ */
+public final class TopKeys implements AutoCloseable {
+
+    /** How long a read waits for the other instances' summaries. */
+    public static final Duration READ_WAIT = Duration.ofSeconds(2);
+
+    private final HeavyHitters counts;
+    /** The exchange of summaries with the other instances on Redis; null in memory. */
+    private final SummaryExchange shared;
+
+    private final DecisionListener.Subscription counting;
+
+    private TopKeys(HeavyHitters counts, SummaryExchange shared, DecisionListener.Subscription counting) {
+        this.counts = counts;
+        this.shared = shared;
+        this.counting = counting;
+    }
+
+    /**
+     * Counts the decisions of {@code limiter} from now on, in summaries of {@code capacity} keys; on Redis, shares
+     * them with the other instances that count.
+     *
+     * @throws UnsupportedOperationException if the limiter tells no decision listener (a limiter of an
+     *     application's own)
+     * @throws IllegalArgumentException if capacity is out of range ({@link HeavyHitters})
+     */
+    public static TopKeys count(RateLimiter limiter, TimeSource clock, int capacity) {
+        HeavyHitters counts = new HeavyHitters(clock, capacity);
+        DecisionListener.Subscription counting = limiter.onDecision(counts);
+        return new TopKeys(
+                counts,
+                limiter instanceof RedisRateLimiter redis ? RedisInternals.shareSummaries(redis, counts::export) : null,
+                counting);
+    }
+
+    /**
+     * A report and, when the other instances' summaries could not be read, why: it then covers this instance only.
+     *
+     * @param unshared null when every live instance's counts are in the report
+     */
+    public record Merged(HeavyHitters.Report report, String unshared) {}
+
+    /** Returns the keys each summary holds. */
+    public int capacity() {
+        return counts.capacity();
+    }
+
+    /**
+     * Returns the heaviest keys of every live instance together; may wait for Redis, up to {@link #READ_WAIT}.
+     *
+     * @throws IllegalArgumentException if the limit is out of range, naming it
+     */
+    public Merged top(String policy, HeavyHitters.Measure by, HeavyHitters.Window window, int limit) {
+        SummaryExchange.Others others = others();
+        return new Merged(counts.top(policy, by, window, limit, others.summaries()), others.unshared());
+    }
+
+    /** Returns the key with {@code digest} among those any live instance lists for {@code policy}. */
+    public Optional<String> keyOf(String policy, String digest) {
+        return counts.keyOf(policy, Objects.requireNonNull(digest, "digest"), others().summaries());
+    }
+
+    private SummaryExchange.Others others() {
+        return shared == null ? SummaryExchange.Others.NONE : shared.readOthers(READ_WAIT);
+    }
+
+    /** Stops counting, stops publishing this instance's counts, and withdraws them. */
+    @Override
+    public void close() {
+        counting.cancel();
+        if (shared != null) {
+            shared.close();
+        }
+    }
+}
