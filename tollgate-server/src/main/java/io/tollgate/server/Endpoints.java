@@ -80,8 +80,8 @@ record Endpoints(
         return metrics.callers();
     }
 
-    /** Returns the handler of {@code path} on this port ({@link Routes}). */
-    String route(String path) {
+    /** Returns the route of {@code path} on this port ({@link Routes}). */
+    Route route(String path) {
         return switch (port) {
             case MANAGEMENT -> Routes.managementRoute(path);
             case DECISION -> Routes.decisionRoute(path);

@@ -9,7 +9,7 @@ import java.util.List;
 /** One request and its answer. */
 final class Exchange {
     final HttpRequest request;
-    final String route;
+    final Route route;
     final String path;
     final long startNanos;
     boolean keepAlive;
@@ -36,7 +36,7 @@ final class Exchange {
     /** For the decision API where the file names callers: the caller its token or certificate names; else null. */
     Callers.Caller caller;
 
-    Exchange(HttpRequest request, String route, String path, boolean keepAlive) {
+    Exchange(HttpRequest request, Route route, String path, boolean keepAlive) {
         this.request = request;
         this.route = route;
         this.path = path;

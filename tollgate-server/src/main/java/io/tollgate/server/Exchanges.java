@@ -64,9 +64,6 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     /** The Content-Type of Prometheus's text format, which {@code /metrics} answers in. */
     static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
-    /** The route of a request that could not be read, which no meter counts. */
-    private static final String BAD_REQUEST = "bad-request";
-
     private final Endpoints endpoints;
     private final AtomicInteger inFlight;
     private final BooleanSupplier stopping;
@@ -144,7 +141,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     private void begin(ChannelHandlerContext ctx, HttpRequest request) {
         DecoderResult decoded = request.decoderResult();
         if (decoded.isFailure()) {
-            current = started(new Exchange(request, BAD_REQUEST, "", false));
+            current = started(new Exchange(request, Route.BAD_REQUEST, "", false));
             current.bodyDone = true; // the decoder reads nothing more from this connection
             current.unreadable = true;
             answer(ctx, current, CompletableFuture.completedFuture(ExchangeAnswers.badMessage(decoded.cause())));
@@ -157,14 +154,14 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                     ? ExchangeAnswers.rawPath(request.uri())
                     : new QueryStringDecoder(request.uri()).path();
         } catch (IllegalArgumentException malformed) {
-            current = started(new Exchange(request, BAD_REQUEST, "", false));
+            current = started(new Exchange(request, Route.BAD_REQUEST, "", false));
             answer(ctx, current, ExchangeAnswers.problem(400, "Bad Request: " + malformed.getMessage()));
             return;
         }
-        String route = endpoints.route(path);
+        Route route = endpoints.route(path);
         Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
         current = exchange;
-        if (!route.equals("page") && !endpoints.authorizes(request)) {
+        if (route.guarded() && !endpoints.authorizes(request)) {
             if (HttpUtil.is100ContinueExpected(request)) {
                 exchange.keepAlive = false; // the client waits to send its body, which is not wanted
             }
@@ -177,7 +174,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             answer(ctx, exchange, CompletableFuture.completedFuture(new Answer(401, headers, problem.body())));
             return;
         }
-        if ((route.equals("check") || route.equals("charge")) && !identifyCaller(ctx, exchange)) {
+        if (route.decisionApi() && !identifyCaller(ctx, exchange)) {
             return;
         }
         String expectation = request.headers().get(HttpHeaderNames.EXPECT);
@@ -186,12 +183,12 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             answer(ctx, exchange, ExchangeAnswers.problem(417, "Expectation Failed: only 100-continue is supported."));
             return;
         }
-        if (route.equals("proxy")) {
+        if (route == Route.PROXY) {
             proxying.proxy(ctx, exchange);
             return;
         }
         boolean expectsContinue = HttpUtil.is100ContinueExpected(request);
-        boolean wantsBody = (route.equals("check") || route.equals("charge")) && request.method() == HttpMethod.POST;
+        boolean wantsBody = route.decisionApi() && request.method() == HttpMethod.POST;
         if (wantsBody) {
             if (HttpUtil.getContentLength(request, -1L) > CheckApi.MAX_BODY_BYTES) {
                 tooLarge(ctx, exchange, !expectsContinue);
@@ -226,7 +223,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         String detail = authorization == null
                 ? "The decision API needs a caller's bearer token: send Authorization: Bearer TOKEN."
                 : "The bearer token is not one of the callers' tokens.";
-        endpoints.callerEvents().unauthenticated(exchange.route, detail);
+        endpoints.callerEvents().unauthenticated(exchange.route.meterName(), detail);
         if (HttpUtil.is100ContinueExpected(exchange.request)) {
             exchange.keepAlive = false; // the client waits to send its body, which is not wanted
         }
@@ -246,18 +243,18 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         HttpMethod method = exchange.request.method();
         boolean get = method == HttpMethod.GET || method == HttpMethod.HEAD;
         return switch (exchange.route) {
-            case "check", "charge" -> ExchangeAnswers.methodNotAllowed(exchange, "POST");
-            case "forward-auth" ->
+            case CHECK, CHARGE -> ExchangeAnswers.methodNotAllowed(exchange, "POST");
+            case FORWARD_AUTH ->
                 ForwardAuth.answer(
                                 exchange.request,
                                 ctx.channel().remoteAddress(),
                                 endpoints.limits().get())
                         .toCompletableFuture();
-            case "health" ->
+            case HEALTH ->
                 get
                         ? endpoints.readiness().answer(exchange.path)
                         : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
-            case "metrics" ->
+            case METRICS ->
                 get
                         ? CompletableFuture.supplyAsync(
                                 () -> new Answer(
@@ -266,11 +263,11 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                                         endpoints.metrics().scrape().getBytes(StandardCharsets.UTF_8)),
                                 endpoints.blocking())
                         : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
-            case "page" ->
+            case PAGE ->
                 get
                         ? CompletableFuture.completedFuture(ManagementPage.answer(exchange.path))
                         : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
-            case "admin" -> {
+            case ADMIN -> {
                 Map<String, List<String>> parameters;
                 try {
                     parameters = new QueryStringDecoder(exchange.request.uri()).parameters();
@@ -280,7 +277,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                 yield CompletableFuture.supplyAsync(
                         () -> endpoints.admin().answer(method.name(), exchange.path, parameters), endpoints.blocking());
             }
-            default ->
+            case NONE, PROXY, BAD_REQUEST ->
                 ExchangeAnswers.problem(
                         404, Routes.noSuchEndpoint(exchange.path, endpoints.port(), endpoints.exposure()));
         };
@@ -348,7 +345,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             answer(
                     ctx,
                     exchange,
-                    exchange.route.equals("check")
+                    exchange.route == Route.CHECK
                             ? limits.checks().answer(body, ctx.executor(), exchange.caller)
                             : limits.checks().charge(body, ctx.executor(), exchange.caller));
         } else if (exchange.lingering && exchange.answered) {
@@ -393,13 +390,15 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         boolean close = !exchange.keepAlive || stopping.getAsBoolean();
         // As the client spoke; a request that could not be read says HTTP/1.0 in Netty's stand-in for it
         boolean http10 =
-                exchange.request.protocolVersion() == HttpVersion.HTTP_1_0 && !exchange.route.equals(BAD_REQUEST);
+                exchange.request.protocolVersion() == HttpVersion.HTTP_1_0 && exchange.route != Route.BAD_REQUEST;
         FullHttpResponse response =
                 ExchangeAnswers.response(answer, exchange.request.method() == HttpMethod.HEAD, http10, close);
         int status = answer.status();
         ctx.writeAndFlush(response).addListener((ChannelFutureListener) written -> {
-            if (!exchange.route.equals(BAD_REQUEST)) {
-                endpoints.metrics().answered(exchange.route, status, System.nanoTime() - exchange.startNanos);
+            if (exchange.route.metered()) {
+                endpoints
+                        .metrics()
+                        .answered(exchange.route.meterName(), status, System.nanoTime() - exchange.startNanos);
             }
             exchange.answered = true;
             if (written.isSuccess() && exchange.unreadable) {

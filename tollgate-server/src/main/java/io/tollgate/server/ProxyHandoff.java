@@ -146,7 +146,9 @@ final class ProxyHandoff {
         return new ProxiedExchange.Ending() {
             @Override
             public void answered(int status, boolean close, boolean success) {
-                endpoints.metrics().answered(exchange.route, status, System.nanoTime() - exchange.startNanos);
+                endpoints
+                        .metrics()
+                        .answered(exchange.route.meterName(), status, System.nanoTime() - exchange.startNanos);
                 exchange.answered = true;
                 if (close || stopping.getAsBoolean()) {
                     ctx.close();

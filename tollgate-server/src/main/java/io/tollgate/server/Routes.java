@@ -33,48 +33,48 @@ final class Routes {
     private Routes() {}
 
     /**
-     * Returns the handler of {@code path} on the public port: {@code check}, {@code charge}, {@code health},
-     * {@code metrics}, {@code forward-auth}, {@code proxy}, or {@code none}.
+     * Returns the route of {@code path} on the public port: {@link Route#CHECK}, {@link Route#CHARGE}, {@link
+     * Route#HEALTH}, {@link Route#METRICS}, {@link Route#FORWARD_AUTH}, {@link Route#PROXY} or {@link Route#NONE}.
      *
      * @param exposure what the file exposes on the public port besides its role
      * @param proxy whether the server has an upstream
      * @param forwardAuth whether it answers {@value ForwardAuth#PATH} ({@code server.forward-auth})
      */
-    static String publicRoute(String path, ServerConfig.PublicExposure exposure, boolean proxy, boolean forwardAuth) {
+    static Route publicRoute(String path, ServerConfig.PublicExposure exposure, boolean proxy, boolean forwardAuth) {
         if (forwardAuth && path.equals(ForwardAuth.PATH)) {
-            return "forward-auth";
+            return Route.FORWARD_AUTH;
         }
-        String own = switch (path) {
-            case "/v1/check" -> !proxy || exposure.decisionApi() ? "check" : null;
-            case "/v1/charge" -> !proxy || exposure.decisionApi() ? "charge" : null;
-            case "/healthz", "/readyz" -> !proxy || exposure.health() ? "health" : null;
-            case "/metrics" -> exposure.metrics() ? "metrics" : null;
+        Route own = switch (path) {
+            case "/v1/check" -> !proxy || exposure.decisionApi() ? Route.CHECK : null;
+            case "/v1/charge" -> !proxy || exposure.decisionApi() ? Route.CHARGE : null;
+            case "/healthz", "/readyz" -> !proxy || exposure.health() ? Route.HEALTH : null;
+            case "/metrics" -> exposure.metrics() ? Route.METRICS : null;
             default -> null;
         };
         if (own != null) {
             return own;
         }
-        return proxy ? "proxy" : "none";
+        return proxy ? Route.PROXY : Route.NONE;
     }
 
-    /** Returns the handler of {@code path} on the decision port: {@code check}, {@code charge} or {@code none}. */
-    static String decisionRoute(String path) {
+    /** Returns the route of {@code path} on the decision port: {@link Route#CHECK}, {@link Route#CHARGE} or none. */
+    static Route decisionRoute(String path) {
         return switch (path) {
-            case "/v1/check" -> "check";
-            case "/v1/charge" -> "charge";
-            default -> "none";
+            case "/v1/check" -> Route.CHECK;
+            case "/v1/charge" -> Route.CHARGE;
+            default -> Route.NONE;
         };
     }
 
     /**
-     * Returns the handler of {@code path} on the management port: {@code health}, {@code metrics}, {@code admin},
-     * {@code page} (the live page and its files, which need no token) or {@code none}.
+     * Returns the route of {@code path} on the management port: {@link Route#HEALTH}, {@link Route#METRICS}, {@link
+     * Route#ADMIN}, {@link Route#PAGE} (the live page and its files, which need no token) or {@link Route#NONE}.
      */
-    static String managementRoute(String path) {
+    static Route managementRoute(String path) {
         return switch (path) {
-            case "/healthz", "/readyz" -> "health";
-            case "/metrics" -> "metrics";
-            default -> AdminApi.serves(path) ? "admin" : ManagementPage.serves(path) ? "page" : "none";
+            case "/healthz", "/readyz" -> Route.HEALTH;
+            case "/metrics" -> Route.METRICS;
+            default -> AdminApi.serves(path) ? Route.ADMIN : ManagementPage.serves(path) ? Route.PAGE : Route.NONE;
         };
     }
 

@@ -39,7 +39,7 @@ class TollgateActuatorTest {
 
         assertThat(policies.statusCode()).isEqualTo(200);
         assertThat(policies.body())
-                .contains("\"limiter\":\"Metered[InMemoryRateLimiter")
+                .contains("\"limiter\":\"InMemoryRateLimiter[keys=")
                 .contains("\"per-ip\":{\"limits\":[{\"capacity\":3,\"refill\":\"1/h\",\"initial-tokens\":3}]}")
                 .contains("\"rules\":[{\"path\":\"/api/**\",\"key\":\"ip\",\"policy\":\"per-ip\"");
     }
