@@ -131,8 +131,9 @@ public record CalendarQuota(long count, Period period, ZoneId zone) {
         try {
             return Limit.of(count, Rate.of(count, Duration.ofSeconds(period.nominalSeconds())));
         } catch (IllegalArgumentException e) {
-            // a count whose rate over the period a bucket could not count exactly: only the capacity matters
-            return Limit.of(count, Rate.perSecond(count));
+            // A count whose rate over the period a bucket could not count exactly: only the capacity matters, and
+            // any rate a bucket counts will do; not above one token a microsecond, the fastest rate there is
+            return Limit.of(count, Rate.perSecond(Math.min(count, 1_000_000)));
         }
     }
 

@@ -26,6 +26,19 @@ class CalendarQuotaTest {
     }
 
     @Test
+    void aQuotaOfMillionsAnHourIsDecidedAndReportedByItsCount() {
+        // 50 988 356 an hour is no rate a bucket counts exactly, nor one of that many tokens a second
+        CalendarQuota hourly = CalendarQuota.of(50_988_356, CalendarQuota.Period.HOUR, ZoneId.of("UTC"));
+        Policy policy = Policy.of("big", Limit.of(10, Rate.perSecond(10))).withQuota(hourly);
+        InMemoryRateLimiter limiter = InMemoryRateLimiter.create();
+
+        Decision decision = limiter.tryAcquire("alice", policy);
+
+        assertThat(decision.allowed()).isTrue();
+        assertThat(hourly.reportedLimit().capacity()).isEqualTo(50_988_356);
+    }
+
+    @Test
     void eachPeriodStartsWhereTheZonesCalendarSays() {
         long now = micros("2026-12-03T19:45:12.345678Z"); // Thursday, 20:45 in Paris
 
