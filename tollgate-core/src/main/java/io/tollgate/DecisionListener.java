@@ -2,8 +2,8 @@ package io.tollgate;
 
 /**
  * Told of every decision a limiter returns and every charge it takes ({@link DecisionEvent}): the one way that
- * metrics, counts of who is limited and logs observe a limiter, whatever surface asked it. Added with {@link
- * RateLimiter#onDecision}.
+ * metrics and the counts of who is limited observe a limiter's decisions, whatever surface asked it. Added with
+ * {@link RateLimiter#onDecision}. Permits of concurrency limits are not decisions on tokens, and are not told.
  *
  * <p>Called on the thread that completes the decision (the caller's for a limiter in memory; a store's I/O
  * thread for an asynchronous decision on a store), after the decision is made and before the caller sees it; for
