@@ -37,6 +37,7 @@ public final class FreePorts {
     private static final List<FileChannel> LOCKED = new ArrayList<>();
 
     private static final Path LOCKS = Path.of(System.getProperty("java.io.tmpdir"), "tollgate-test-ports");
+    private static final boolean LOCKS_USABLE = usable(LOCKS);
     private static final int LOWEST = 10_000;
     private static final int BUS_OFFSET = 10_000;
     /** One past the highest port picked: the first port of the ephemeral range, less the bus offset. */
@@ -71,8 +72,14 @@ public final class FreePorts {
         throw new IllegalStateException("no free loopback port pair found in " + LOWEST + "-" + (BEYOND - 1));
     }
 
-    /** Locks both ports' files for this JVM, or neither: false if another JVM holds either. */
+    /**
+     * Locks both ports' files for this JVM, or neither: false if another JVM holds either. Where the directory of
+     * locks cannot be written (another user's), ports are reserved in this JVM only, as they were before locks.
+     */
     private static boolean reserve(int port, int bus) {
+        if (!LOCKS_USABLE) {
+            return true;
+        }
         FileChannel first = lock(port);
         if (first == null) {
             return false;
@@ -87,11 +94,10 @@ public final class FreePorts {
         return true;
     }
 
-    /** The port's file, locked by this JVM; null if another JVM holds it. */
+    /** The port's file, locked by this JVM; null if another JVM holds it, or it cannot be opened. */
     private static FileChannel lock(int port) {
         FileChannel channel = null;
         try {
-            Files.createDirectories(LOCKS);
             channel = FileChannel.open(
                     LOCKS.resolve(Integer.toString(port)), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             FileLock lock = channel.tryLock();
@@ -104,10 +110,25 @@ public final class FreePorts {
             closeQuietly(channel); // this JVM holds it already
             return null;
         } catch (IOException unusable) {
-            closeQuietly(channel);
-            throw new IllegalStateException(
-                    "cannot reserve port " + port + " with a lock on a file in " + LOCKS + ": " + unusable, unusable);
+            closeQuietly(channel); // such as a file another user left: that port is not ours to take
+            return null;
         }
+    }
+
+    /** Whether the directory of locks exists, or could be made, and this JVM can write in it. */
+    private static boolean usable(Path locks) {
+        try {
+            Files.createDirectories(locks);
+        } catch (IOException | RuntimeException e) {
+            System.err.println("FreePorts: no directory of port locks at " + locks + " (" + e
+                    + "): ports are reserved in this JVM only");
+            return false;
+        }
+        if (!Files.isWritable(locks)) {
+            System.err.println("FreePorts: " + locks + " is not writable: ports are reserved in this JVM only");
+            return false;
+        }
+        return true;
     }
 
     private static void closeQuietly(FileChannel channel) {
