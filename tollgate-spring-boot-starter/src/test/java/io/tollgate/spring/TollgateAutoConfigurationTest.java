@@ -5,14 +5,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
+import io.tollgate.Decision;
 import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.fixtures.DocumentationExamples;
+import io.tollgate.fixtures.LoggedLines;
 import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;
+import io.tollgate.internal.top.HeavyHitters;
+import io.tollgate.internal.top.TopKey;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.servlet.TollgateFilter;
 import io.tollgate.testing.FreePorts;
@@ -21,6 +28,8 @@ import java.time.Duration;
 import java.time.ZoneId;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.logging.LogRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -52,6 +61,9 @@ class TollgateAutoConfigurationTest {
 
     private final WebApplicationContextRunner runner =
             new WebApplicationContextRunner().withConfiguration(AutoConfigurations.of(TollgateAutoConfiguration.class));
+
+    @RegisterExtension
+    final LoggedLines keyCountsLog = new LoggedLines(KeyCounts.class);
 
     private final ReactiveWebApplicationContextRunner reactiveRunner = new ReactiveWebApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(TollgateAutoConfiguration.class));
@@ -85,6 +97,53 @@ class TollgateAutoConfigurationTest {
                 .run(context -> assertThat(
                                 context.getBean(KeyCounts.class).top().capacity())
                         .isEqualTo(32));
+    }
+
+    @Test
+    void theApplicationsOwnCallsToTheLimiterAreCountedAsTheRulesAre() {
+        runner.withPropertyValues(POLICY).run(context -> {
+            RateLimiter limiter = context.getBean(RateLimiter.class);
+            Policy direct = Policy.of("direct", Limit.of(1, Rate.perMinute(1)));
+
+            limiter.tryAcquire("carol", direct);
+            limiter.tryAcquire("carol", direct); // refused
+
+            HeavyHitters.Report refused = context.getBean(KeyCounts.class)
+                    .top()
+                    .top("direct", HeavyHitters.Measure.REFUSED, HeavyHitters.Window.ONE_MINUTE, 10)
+                    .report();
+            assertThat(refused.keys()).extracting(TopKey::key).containsExactly("carol");
+        });
+    }
+
+    @Test
+    void aLimiterOfTheApplicationsOwnThatTellsNoListenerIsNotCountedAndTheLogSaysSo() {
+        RateLimiter memory = InMemoryRateLimiter.create();
+        RateLimiter own = new RateLimiter() {
+            @Override
+            public Decision tryAcquire(String key, Policy policy, long cost) {
+                return memory.tryAcquire(key, policy, cost);
+            }
+
+            @Override
+            public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
+                return memory.tryAcquireAsync(key, policy, cost);
+            }
+
+            @Override
+            public boolean acquire(String key, Policy policy, long cost, Duration maxWait) {
+                return false;
+            }
+        };
+
+        runner.withPropertyValues(POLICY).withBean(RateLimiter.class, () -> own).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(KeyCounts.class).top()).isNull();
+        });
+        assertThat(keyCountsLog.lines())
+                .extracting(LogRecord::getMessage)
+                .anySatisfy(
+                        line -> assertThat(line).contains("tells no decision listener: who it limits is not counted"));
     }
 
     @Test

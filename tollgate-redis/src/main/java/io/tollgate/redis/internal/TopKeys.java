@@ -46,10 +46,17 @@ public final class TopKeys implements AutoCloseable {
     public static TopKeys count(RateLimiter limiter, TimeSource clock, int capacity) {
         HeavyHitters counts = new HeavyHitters(clock, capacity);
         DecisionListener.Subscription counting = limiter.onDecision(counts);
-        return new TopKeys(
-                counts,
-                limiter instanceof RedisRateLimiter redis ? RedisInternals.shareSummaries(redis, counts::export) : null,
-                counting);
+        try {
+            return new TopKeys(
+                    counts,
+                    limiter instanceof RedisRateLimiter redis
+                            ? RedisInternals.shareSummaries(redis, counts::export)
+                            : null,
+                    counting);
+        } catch (RuntimeException e) {
+            counting.cancel(); // no counts left listening with nobody to read them
+            throw e;
+        }
     }
 
     /**
