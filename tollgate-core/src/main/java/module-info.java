@@ -8,12 +8,15 @@ module io.tollgate {
     requires com.github.benmanes.caffeine;
 
     exports io.tollgate;
+    exports io.tollgate.config;
+    exports io.tollgate.spi;
+
+    uses io.tollgate.spi.StoreProvider;
+
+    provides io.tollgate.spi.StoreProvider with
+            io.tollgate.internal.store.MemoryStoreProvider;
+
     exports io.tollgate.internal to
-            io.tollgate.http,
-            io.tollgate.redis,
-            io.tollgate.server,
-            io.tollgate.spring;
-    exports io.tollgate.internal.config to
             io.tollgate.http,
             io.tollgate.redis,
             io.tollgate.server,
@@ -25,6 +28,12 @@ module io.tollgate {
             io.tollgate.spring,
             io.tollgate.benchmarks;
     exports io.tollgate.internal.overload to
+            io.tollgate.http,
+            io.tollgate.server,
+            io.tollgate.spring,
+            io.tollgate.benchmarks;
+    exports io.tollgate.internal.store to
+            io.tollgate.redis,
             io.tollgate.http,
             io.tollgate.server,
             io.tollgate.spring,

@@ -12,6 +12,9 @@ module io.tollgate.redis {
 
     uses org.slf4j.spi.SLF4JServiceProvider;
 
+    provides io.tollgate.spi.StoreProvider with
+            io.tollgate.redis.internal.RedisStoreProvider;
+
     exports io.tollgate.redis;
     exports io.tollgate.redis.internal to
             io.tollgate.server,

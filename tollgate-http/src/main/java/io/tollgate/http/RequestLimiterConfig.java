@@ -2,12 +2,12 @@ package io.tollgate.http;
 
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
+import io.tollgate.config.ConfigException;
+import io.tollgate.config.ConfigNode;
 import io.tollgate.http.internal.ConfigSchema;
 import io.tollgate.http.internal.PropertiesTree;
 import io.tollgate.http.internal.RuleSections;
 import io.tollgate.http.internal.YamlConfig;
-import io.tollgate.internal.config.ConfigException;
-import io.tollgate.internal.config.ConfigNode;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,8 @@
 package io.tollgate.redis;
 
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
-import io.tollgate.redis.internal.SummaryExchange;
 import io.tollgate.redis.internal.TokenBucketScript;
+import io.tollgate.spi.SummaryExchange;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -77,6 +77,11 @@ final class SharedSummaries implements SummaryExchange {
             }
             return others;
         });
+    }
+
+    @Override
+    public String storeName() {
+        return "Redis";
     }
 
     @Override

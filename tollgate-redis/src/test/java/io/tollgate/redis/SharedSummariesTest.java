@@ -3,7 +3,7 @@ package io.tollgate.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.redis.internal.RedisInternals;
-import io.tollgate.redis.internal.SummaryExchange;
+import io.tollgate.spi.SummaryExchange;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
 import java.nio.charset.StandardCharsets;

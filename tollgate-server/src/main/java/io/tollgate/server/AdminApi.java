@@ -8,7 +8,7 @@ import io.tollgate.internal.Arguments;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.internal.top.TopKey;
-import io.tollgate.redis.internal.TopKeys;
+import io.tollgate.internal.top.TopKeys;
 import io.tollgate.server.CheckApi.Answer;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;

@@ -1,17 +1,18 @@
 package io.tollgate.server;
 
 import io.tollgate.Policy;
+import io.tollgate.config.ConfigException;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.OverloadProtection;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.internal.YamlConfig;
-import io.tollgate.internal.config.ConfigException;
+import io.tollgate.internal.store.Stores;
 import io.tollgate.internal.top.TopKeysSettings;
-import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import io.tollgate.server.internal.tls.TlsSettings;
+import io.tollgate.spi.StoreSettings;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -48,7 +49,9 @@ public final class ServerConfig {
     private final Listeners listeners;
     private final Duration shutdownTimeout;
     private final Duration idleTimeout;
-    private final Store store;
+    /** Where buckets live: the store whose section the file holds ({@link Stores}). */
+    private final StoreSettings store;
+
     private final Map<String, Policy> policies;
     private final List<Rule> rules;
     private final ClientIpResolver clientIps;
@@ -69,15 +72,6 @@ public final class ServerConfig {
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
     private final Integer portOverride;
-
-    /** Where buckets live: in this process, or in Redis. */
-    sealed interface Store {}
-
-    /** Buckets in this process's memory, at most {@code maximumKeys} of them. */
-    record MemoryStore(long maximumKeys) implements Store {}
-
-    /** Buckets in Redis, as the {@code redis} section says. */
-    record RedisStore(RedisSettings settings) implements Store {}
 
     /**
      * Where the server listens, and what its public port serves besides its role (proxying, or the decision API
@@ -183,7 +177,7 @@ public final class ServerConfig {
             Listeners listeners,
             Duration shutdownTimeout,
             Duration idleTimeout,
-            Store store,
+            StoreSettings store,
             Map<String, Policy> policies,
             List<Rule> rules,
             ClientIpResolver clientIps,
@@ -402,7 +396,8 @@ public final class ServerConfig {
             changed.add("top-keys");
         }
         if (!store.equals(next.store)) {
-            changed.add(store instanceof RedisStore || next.store instanceof RedisStore ? "redis" : "memory");
+            // the store that is not the default is the one the file added, removed or changed
+            changed.add(store.name().equals(Stores.DEFAULT) ? next.store.name() : store.name());
         }
         return changed;
     }
@@ -450,7 +445,7 @@ public final class ServerConfig {
         return upstream;
     }
 
-    Store store() {
+    StoreSettings store() {
         return store;
     }
 

@@ -1,19 +1,20 @@
 package io.tollgate.server;
 
 import io.tollgate.Policy;
+import io.tollgate.config.ConfigException;
+import io.tollgate.config.ConfigNode;
+import io.tollgate.config.ConfigSection;
 import io.tollgate.http.Rule;
 import io.tollgate.http.internal.ConfigSchema;
 import io.tollgate.http.internal.ConfigSections;
 import io.tollgate.http.internal.RuleSections;
-import io.tollgate.internal.config.ConfigException;
-import io.tollgate.internal.config.ConfigNode;
-import io.tollgate.internal.config.ConfigSection;
-import io.tollgate.redis.internal.RedisSettings;
+import io.tollgate.internal.store.Stores;
 import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import io.tollgate.server.internal.tls.TlsFiles;
 import io.tollgate.server.internal.tls.TlsSettings;
+import io.tollgate.spi.StoreSettings;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
@@ -72,13 +73,11 @@ final class ServerSections {
             ConfigSection.of("caller", "name", "token", "certificate-subject", "policies", "key-prefix");
 
     /** The server's file: what a rules file holds, the stores, and the server's own sections. */
-    private static final ConfigSection TOP = ConfigSchema.RULES
+    private static final ConfigSection TOP = Stores.withSections(ConfigSchema.RULES
             .with("server", SERVER)
             .with("callers", CALLER)
-            .with("redis", RedisSettings.SECTION)
-            .with("memory", ConfigSchema.MEMORY)
             .with("envoy", ENVOY)
-            .with("top-keys", ConfigSchema.TOP_KEYS);
+            .with("top-keys", ConfigSchema.TOP_KEYS));
 
     /** Where the settings of the first server files went (one vocabulary, no aliases: see CHANGELOG.md). */
     private static final Map<String, String> RENAMED = Map.of(
@@ -105,7 +104,7 @@ final class ServerSections {
         Duration shutdownTimeout = server.child("shutdown-timeout").duration(Duration.ofSeconds(10));
         Duration idleTimeout = server.child("idle-timeout").duration(Duration.ofSeconds(30));
 
-        ServerConfig.Store store = store(root.child("redis"), root.child("memory"));
+        StoreSettings store = store(root);
         RuleSections sections = RuleSections.read(root);
         Map<String, Policy> policies = sections.policies();
         List<Rule> rules = sections.rules();
@@ -387,18 +386,16 @@ final class ServerSections {
                 tls(envoy.child("tls")));
     }
 
-    private static ServerConfig.Store store(ConfigNode redis, ConfigNode memory) {
-        if (!redis.isPresent()) {
-            return new ServerConfig.MemoryStore(ConfigSections.maximumKeys(memory));
-        }
-        if (memory.isPresent()) {
-            throw memory.error("applies only without redis; choose one");
-        }
-        RedisSettings settings = RedisSettings.read(redis);
-        if (!settings.hasTarget()) {
-            throw redis.error("needs uri (one server, Sentinel or TLS) or cluster-uris (the seed nodes of a cluster)");
-        }
-        return new ServerConfig.RedisStore(settings);
+    /**
+     * Reads the store whose section the file holds (memory without one), which must be able to open alone: the
+     * file names its Redis.
+     */
+    private static StoreSettings store(ConfigNode root) {
+        StoreSettings store = Stores.read(root);
+        store.needs().ifPresent(needed -> {
+            throw root.child(store.name()).error(needed);
+        });
+        return store;
     }
 
     private static URI upstream(ConfigNode node) {

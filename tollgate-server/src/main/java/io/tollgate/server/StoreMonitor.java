@@ -1,7 +1,7 @@
 package io.tollgate.server;
 
 import io.tollgate.internal.guard.GuardedRateLimiter;
-import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.spi.OpenedStore;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Locale;
@@ -29,7 +29,9 @@ final class StoreMonitor implements AutoCloseable {
     /** How long a ping may take before Redis counts as unavailable. */
     private static final Duration PATIENCE = Duration.ofNanos(GuardedRateLimiter.DOWN_AFTER_MICROS * 1_000);
 
-    private final RedisRateLimiter redis;
+    /** The store asked; null for one that always answers. */
+    private final OpenedStore remote;
+
     private final String description;
     private final ScheduledExecutorService probes;
     /** How many decisions the failure policy has made so far, as the metrics count them. */
@@ -44,11 +46,11 @@ final class StoreMonitor implements AutoCloseable {
 
     private Consumer<Boolean> listener = answers -> {};
 
-    private StoreMonitor(RedisRateLimiter redis, String description, LongSupplier degradedDecisions) {
-        this.redis = redis;
+    private StoreMonitor(OpenedStore remote, String description, LongSupplier degradedDecisions) {
+        this.remote = remote;
         this.description = description;
         this.degradedDecisions = degradedDecisions;
-        this.probes = redis == null
+        this.probes = remote == null
                 ? null
                 : Executors.newSingleThreadScheduledExecutor(runnable -> {
                     Thread thread = new Thread(runnable, "tollgate-store-monitor");
@@ -63,23 +65,27 @@ final class StoreMonitor implements AutoCloseable {
     }
 
     /**
-     * Returns a monitor of a Redis store, already asking it every second.
+     * Returns a monitor of {@code store}: one in this process always answers; another is asked every second from
+     * now on.
      *
      * @param degradedDecisions how many decisions the failure policy has made so far, for the line that says
-     *     Redis answers again
+     *     the store answers again
      */
-    static StoreMonitor redis(RedisRateLimiter redis, String description, LongSupplier degradedDecisions) {
-        StoreMonitor monitor = new StoreMonitor(redis, description, degradedDecisions);
+    static StoreMonitor of(OpenedStore store, String description, LongSupplier degradedDecisions) {
+        if (store.inProcess()) {
+            return memory();
+        }
+        StoreMonitor monitor = new StoreMonitor(store, description, degradedDecisions);
         monitor.probes.scheduleWithFixedDelay(monitor::check, 1, 1, TimeUnit.SECONDS);
         return monitor;
     }
 
     /** Asks the store now: empty when it answers, or why it does not. Never completes exceptionally. */
     CompletionStage<Optional<String>> check() {
-        if (redis == null) {
+        if (remote == null) {
             return CompletableFuture.completedFuture(Optional.empty());
         }
-        return redis.ping(PATIENCE).thenApply(result -> {
+        return remote.ping(PATIENCE).thenApply(result -> {
             changed(result);
             return result;
         });

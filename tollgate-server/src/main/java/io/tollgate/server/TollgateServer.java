@@ -1,13 +1,12 @@
 package io.tollgate.server;
 
-import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.redis.RedisRateLimiter;
-import io.tollgate.redis.internal.RedisSettingsMapping;
-import io.tollgate.redis.internal.TopKeys;
+import io.tollgate.internal.store.StoreRuntime;
+import io.tollgate.internal.top.TopKeys;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import io.tollgate.server.internal.tls.TlsFiles;
+import io.tollgate.spi.StoreContext;
 import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.time.Duration;
@@ -42,7 +41,9 @@ public final class TollgateServer implements AutoCloseable {
     private final String decisionHost;
 
     private final AtomicBoolean closed = new AtomicBoolean();
-    /** The store's limiter, observed by the metrics and the top keys through its listeners; closed last. */
+    /** The store, its limiter (observed by the metrics and the top keys) and the top keys; closed last. */
+    private final StoreRuntime runtime;
+
     private final RateLimiter limiter;
 
     private final StoreMonitor store;
@@ -70,27 +71,12 @@ public final class TollgateServer implements AutoCloseable {
 
     private TollgateServer(ServerConfig config, TimeSource clock) throws Exception {
         ServerMetrics metrics = new ServerMetrics();
-        ServerConfig.Store storeConfig = config.store();
-        if (storeConfig instanceof ServerConfig.RedisStore redis) {
-            RedisRateLimiter redisLimiter = redis(redis, clock, metrics);
-            limiter = redisLimiter;
-            storeDescription = "redis at " + redis.settings().target();
-            store = StoreMonitor.redis(redisLimiter, storeDescription, metrics::fallbackDecisions);
-        } else {
-            long maximumKeys = ((ServerConfig.MemoryStore) storeConfig).maximumKeys();
-            InMemoryRateLimiter.Builder memory = InMemoryRateLimiter.builder().maximumKeys(maximumKeys);
-            limiter = (clock == null ? memory : memory.timeSource(clock)).build();
-            limiter.onDecision(metrics.limiter().decisions()); // on Redis, the limiter records to it itself
-            storeDescription = "memory";
-            store = StoreMonitor.memory();
-        }
-        // On Redis, the servers share their counts, so that each one's /admin/top shows them all
-        countedKeys = config.topKeys().enabled()
-                ? TopKeys.count(
-                        limiter,
-                        clock == null ? TimeSource.system() : clock,
-                        config.topKeys().capacity())
-                : null;
+        runtime = StoreRuntime.open(
+                config.store(), new StoreContext(clock, List.of(metrics.limiter())), config.topKeys());
+        limiter = runtime.limiter();
+        storeDescription = runtime.description();
+        store = StoreMonitor.of(runtime.store(), storeDescription, metrics::fallbackDecisions);
+        countedKeys = runtime.topKeys();
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics, null));
         reloader = new ConfigReloader(limits, limiter, metrics);
         Readiness readiness = new Readiness(store);
@@ -343,25 +329,7 @@ public final class TollgateServer implements AutoCloseable {
         if (history != null) {
             history.close();
         }
-        if (countedKeys != null) {
-            countedKeys.close(); // withdraws this server's summaries while the connection is still open
-        }
         store.close();
-        if (limiter instanceof AutoCloseable closeable) {
-            try {
-                closeable.close();
-            } catch (Exception e) {
-                LOG.log(Level.WARNING, "closing the store failed", e);
-            }
-        }
-    }
-
-    private static RedisRateLimiter redis(ServerConfig.RedisStore redis, TimeSource clock, ServerMetrics metrics) {
-        RedisRateLimiter.Builder builder = RedisSettingsMapping.configure(RedisRateLimiter.builder(), redis.settings())
-                .metrics(metrics.limiter());
-        if (clock != null) {
-            builder.clientClock(clock);
-        }
-        return builder.build();
+        runtime.close(); // the top keys first, while the store's connection can still withdraw them
     }
 }

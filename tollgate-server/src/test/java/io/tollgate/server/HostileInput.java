@@ -18,7 +18,7 @@ import io.tollgate.TimeSource;
 import io.tollgate.http.HttpRequestView;
 import io.tollgate.internal.Arguments;
 import io.tollgate.internal.top.KeyDisplay;
-import io.tollgate.redis.internal.TopKeys;
+import io.tollgate.internal.top.TopKeys;
 import io.tollgate.server.internal.envoy.EnvoyRequests;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -97,7 +97,7 @@ final class HostileInput {
                 limiter,
                 "memory",
                 new ConfigReloader(current, limiter, metrics),
-                TopKeys.count(limiter, TimeSource.system(), 64),
+                TopKeys.count(limiter, TimeSource.system(), 64, summaries -> null),
                 KeyDisplay.MASKED,
                 new LiveViews(MeterHistory.sampling(metrics.registry()), StoreMonitor.memory(), "memory"));
         managementPort = Endpoints.managementPort(readiness, metrics, Runnable::run, admin, null);

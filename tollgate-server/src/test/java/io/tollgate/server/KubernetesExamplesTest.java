@@ -5,6 +5,7 @@ import static io.tollgate.server.YamlNodes.map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.fixtures.DocumentationExamples;
+import io.tollgate.redis.internal.RedisStoreProvider;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +44,7 @@ class KubernetesExamplesTest {
         Map<String, Object> container = map(list(pod.get("containers")).get(0));
         Map<String, Object> service = map(kind(documents, "Service").get("spec"));
 
-        assertThat(config.store()).isInstanceOf(ServerConfig.RedisStore.class);
+        assertThat(config.store()).isInstanceOf(RedisStoreProvider.Settings.class);
         assertThat(ports(container))
                 .containsEntry("http", config.port())
                 .containsEntry("grpc", config.envoy().port())

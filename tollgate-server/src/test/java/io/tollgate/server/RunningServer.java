@@ -1,6 +1,7 @@
 package io.tollgate.server;
 
 import io.tollgate.TimeSource;
+import io.tollgate.redis.internal.RedisStoreProvider;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -69,7 +70,7 @@ final class RunningServer implements AutoCloseable {
      * counted on Redis only).
      */
     private static ServerConfig warmedOnce(ServerConfig config) {
-        boolean redis = config.store() instanceof ServerConfig.RedisStore;
+        boolean redis = config.store() instanceof RedisStoreProvider.Settings;
         if (!redis && config.envoy() != null) {
             return config.withWarmUp(false); // its warm-up would run Envoy's calls too
         }

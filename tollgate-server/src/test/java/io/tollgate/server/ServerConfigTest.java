@@ -9,7 +9,9 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.http.ClientKey;
 import io.tollgate.http.Rule;
+import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.redis.internal.RedisSettings;
+import io.tollgate.redis.internal.RedisStoreProvider;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,7 +65,7 @@ class ServerConfigTest {
         assertThat(config.port()).isEqualTo(9090);
         assertThat(config.shutdownTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(config.store())
-                .isEqualTo(new ServerConfig.RedisStore(new RedisSettings(
+                .isEqualTo(new RedisStoreProvider.Settings(new RedisSettings(
                         "redis://127.0.0.1:6379",
                         List.of(),
                         Duration.ofMillis(80),
@@ -91,7 +93,7 @@ class ServerConfigTest {
     void withoutAStoreTheBucketsLiveInMemoryAndTheDefaultsApply() {
         ServerConfig config = ServerConfig.parse("policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}", "t.yaml");
 
-        assertThat(config.store()).isEqualTo(new ServerConfig.MemoryStore(100_000));
+        assertThat(config.store()).isEqualTo(new MemoryStoreProvider.Settings(100_000));
         assertThat(config.host()).isEqualTo("0.0.0.0");
         assertThat(config.port()).isEqualTo(ServerConfig.DEFAULT_PORT);
         assertThat(config.upstream()).isNull();
@@ -116,7 +118,7 @@ class ServerConfigTest {
                         + "policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}",
                 "t.yaml");
 
-        assertThat(((ServerConfig.RedisStore) config.store()).settings().batching())
+        assertThat(((RedisStoreProvider.Settings) config.store()).redis().batching())
                 .isFalse();
     }
 
@@ -125,7 +127,7 @@ class ServerConfigTest {
         ServerConfig config =
                 ServerConfig.parse("redis: {uri: redis://127.0.0.1:6379, deny-cache-max-age: 2s}", "t.yaml");
 
-        assertThat(((ServerConfig.RedisStore) config.store()).settings().denyCacheMaxAge())
+        assertThat(((RedisStoreProvider.Settings) config.store()).redis().denyCacheMaxAge())
                 .isEqualTo(Duration.ofSeconds(2));
         assertThatThrownBy(() ->
                         ServerConfig.parse("redis: {uri: redis://127.0.0.1:6379, deny-cache-max-age: 0s}", "t.yaml"))
@@ -140,7 +142,7 @@ class ServerConfigTest {
                 "t.yaml");
 
         assertThat(config.store())
-                .isEqualTo(new ServerConfig.RedisStore(new RedisSettings(
+                .isEqualTo(new RedisStoreProvider.Settings(new RedisSettings(
                         null,
                         List.of("redis://10.0.0.1:7000", "redis://10.0.0.2:7000"),
                         Duration.ofMillis(50),
@@ -159,7 +161,7 @@ class ServerConfigTest {
         ServerConfig config = ServerConfig.parse(
                 "redis: {uri: 'redis://127.0.0.1:6379', require-redis-at-start: true}", "tollgate.yaml");
 
-        assertThat(((ServerConfig.RedisStore) config.store()).settings().requireRedisAtStart())
+        assertThat(((RedisStoreProvider.Settings) config.store()).redis().requireRedisAtStart())
                 .isTrue();
         assertThatThrownBy(() -> ServerConfig.parse("redis: {require-redis-at-start: true}", "t.yaml"))
                 .isInstanceOf(IllegalArgumentException.class)

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tollgate.FailurePolicy;
 import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.fixtures.ManualTimeSource;
+import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.redis.internal.RedisSettings;
+import io.tollgate.redis.internal.RedisStoreProvider;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -61,7 +63,7 @@ class ServerDocumentationTest {
         assertThat(config.rules().get(1).inFlight().maxInFlight()).isEqualTo(5);
         assertThat(config.upstream()).hasToString("http://127.0.0.1:9000");
         assertThat(config.envoy().port()).isEqualTo(8081);
-        assertThat(((ServerConfig.RedisStore) config.store()).settings().expectedInstances())
+        assertThat(((RedisStoreProvider.Settings) config.store()).redis().expectedInstances())
                 .isEqualTo(3);
         Matcher key = Pattern.compile("(?m)^\\| `(?:tollgate\\.)?([a-z0-9-]+(?:\\.[A-Za-z0-9-]+)*)")
                 .matcher(Files.readString(DocumentationExamples.PROJECT.resolve(page)));
@@ -72,12 +74,12 @@ class ServerDocumentationTest {
         assertThat(keys).hasSizeGreaterThan(30);
         assertThat(ServerConfig.parse(DocumentationExamples.blocks(page, "yaml").get(1), page)
                         .store())
-                .isEqualTo(new ServerConfig.MemoryStore(100_000));
+                .isEqualTo(new MemoryStoreProvider.Settings(100_000));
         assertThat(ServerConfig.parse(
                                 file.replace("uri: redis://127.0.0.1:6379", "cluster-uris: [redis://127.0.0.1:7000]"),
                                 page)
                         .store())
-                .isEqualTo(new ServerConfig.RedisStore(new RedisSettings(
+                .isEqualTo(new RedisStoreProvider.Settings(new RedisSettings(
                         null,
                         List.of("redis://127.0.0.1:7000"),
                         Duration.ofMillis(50),

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tollgate.internal.guard.MapStoreProvider;
 import io.tollgate.redis.internal.TokenBucketScript;
 import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
 import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
+import io.tollgate.spi.StoreProvider;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import java.io.InputStream;
@@ -219,6 +221,50 @@ class ServerJarIT {
                 channel.shutdownNow();
             }
         }
+    }
+
+    @Test
+    void aStoreOfOnesOwnOnTheClassPathIsChosenByItsSectionAsMemoryAndRedisAre() throws Exception {
+        // A store written only in tests (core's map store under the guard), named in a services file of its own
+        Path services = dir.resolve("map-store");
+        Files.createDirectories(services.resolve("META-INF/services"));
+        Files.writeString(
+                services.resolve("META-INF/services/" + StoreProvider.class.getName()),
+                MapStoreProvider.class.getName() + "\n");
+        List<Path> classPath = List.of(
+                codeOf(MapStoreProvider.class), codeOf(Class.forName("io.tollgate.internal.guard.MapBucketStore")));
+        Path config = Files.writeString(dir.resolve("map.yaml"), """
+                map: {}
+                server:
+                  warm-up: false
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 2
+                        refill: 1/h
+                """);
+
+        ServerProcess without = ServerProcess.runWith(classPath, "--config", config.toString(), "--port", "0");
+        assertThat(without.awaitExit()).isEqualTo(2);
+        assertThat(without.err()).contains("unknown setting 'map'");
+
+        List<Path> withServices = new ArrayList<>(classPath);
+        withServices.add(services);
+        try (ServerProcess server = ServerProcess.runWith(withServices, "--config", config.toString(), "--port", "0")) {
+            int port = server.awaitPort();
+            String alice = "{\"policy\": \"per-client\", \"key\": \"alice\"}";
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                statuses.add(post(port, "/v1/check", alice).statusCode());
+            }
+
+            assertThat(statuses).containsExactly(200, 200, 429);
+            assertThat(server.err()).contains("store a map in this process");
+        }
+    }
+
+    private static Path codeOf(Class<?> type) throws Exception {
+        return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
     }
 
     @Test

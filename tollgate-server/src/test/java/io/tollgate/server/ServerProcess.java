@@ -50,6 +50,23 @@ final class ServerProcess implements AutoCloseable {
         return new ServerProcess(command);
     }
 
+    /**
+     * Runs {@code java -cp tollgate-server.jar:EXTRA... io.tollgate.server.Main ARGS}, the jar with more on its class
+     * path (such as a store of one's own), and returns without waiting.
+     */
+    static ServerProcess runWith(List<Path> classPath, String... args) throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        List<String> entries = new ArrayList<>();
+        entries.add(JAR.toString());
+        classPath.forEach(entry -> entries.add(entry.toString()));
+        command.add(String.join(java.io.File.pathSeparator, entries));
+        command.add(Main.class.getName());
+        command.addAll(List.of(args));
+        return new ServerProcess(command);
+    }
+
     /** Starts a server with the given configuration file on a free port and waits until it listens. */
     static ServerProcess start(Path config, String... jvmOptions) throws Exception {
         ServerProcess server = run(List.of(jvmOptions), "--config", config.toString(), "--port", "0");

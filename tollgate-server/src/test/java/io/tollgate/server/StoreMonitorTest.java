@@ -2,6 +2,7 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.internal.store.Stores;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.RedisExtension;
 import java.io.ByteArrayOutputStream;
@@ -42,7 +43,8 @@ class StoreMonitorTest {
         AtomicLong degraded = new AtomicLong(2); // two warm-up decisions the failure policy made, counted
         try (RedisRateLimiter limiter =
                         RedisRateLimiter.builder().uri(redis.server().uri()).build();
-                StoreMonitor monitor = StoreMonitor.redis(limiter, "redis under test", degraded::get)) {
+                StoreMonitor monitor =
+                        StoreMonitor.of(Stores.adopt(limiter).orElseThrow(), "redis under test", degraded::get)) {
             assertThat(check(monitor)).isEmpty();
             degraded.set(0); // the warm-up is done: the meters forget its decisions
             monitor.countFromNow();

@@ -2,9 +2,13 @@ package io.tollgate.spring;
 
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
+import io.tollgate.internal.store.StoreRuntime;
+import io.tollgate.internal.store.Stores;
 import io.tollgate.internal.top.KeyDisplay;
+import io.tollgate.internal.top.TopKeys;
 import io.tollgate.internal.top.TopKeysSettings;
-import io.tollgate.redis.internal.TopKeys;
+import io.tollgate.spi.OpenedStore;
+import java.util.Optional;
 
 /**
  * Who the application is limiting ({@code tollgate.top-keys.*}): the counts of every decision its limiter takes
@@ -13,8 +17,9 @@ import io.tollgate.redis.internal.TopKeys;
  *
  * @param top the counts; null when counting is off, or the limiter tells no listener
  * @param show how keys are shown
+ * @param owned whether closing these counts closes {@code top}: not where the store's runtime owns them
  */
-record KeyCounts(TopKeys top, KeyDisplay show) implements AutoCloseable {
+record KeyCounts(TopKeys top, KeyDisplay show, boolean owned) implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(KeyCounts.class.getName());
 
@@ -24,24 +29,40 @@ record KeyCounts(TopKeys top, KeyDisplay show) implements AutoCloseable {
      */
     static KeyCounts of(RateLimiter limiter, TopKeysSettings settings) {
         if (!settings.enabled()) {
-            return new KeyCounts(null, settings.show());
+            return new KeyCounts(null, settings.show(), false);
         }
+        // A limiter of a store Tollgate knows (one the application built itself) shares its counts, as the store's own
+        // do
+        Optional<OpenedStore> store = Stores.adopt(limiter);
         try {
-            return new KeyCounts(TopKeys.count(limiter, TimeSource.system(), settings.capacity()), settings.show());
+            return new KeyCounts(
+                    TopKeys.count(
+                            limiter,
+                            TimeSource.system(),
+                            settings.capacity(),
+                            summaries -> store.map(known -> known.shareSummaries(summaries))
+                                    .orElse(null)),
+                    settings.show(),
+                    true);
         } catch (UnsupportedOperationException e) {
             LOG.log(
                     System.Logger.Level.WARNING,
                     "tollgate.top-keys: the application''s RateLimiter ({0}) tells no decision listener: who it limits"
                             + " is not counted",
                     limiter);
-            return new KeyCounts(null, settings.show());
+            return new KeyCounts(null, settings.show(), false);
         }
+    }
+
+    /** Returns the counts that {@code store} keeps (null when it counts none), shown as {@code settings} say. */
+    static KeyCounts of(StoreRuntime store, TopKeysSettings settings) {
+        return new KeyCounts(store.topKeys(), settings.show(), false);
     }
 
     /** Stops counting, stops publishing this instance's counts, and withdraws them. */
     @Override
     public void close() {
-        if (top != null) {
+        if (top != null && owned) {
             top.close();
         }
     }

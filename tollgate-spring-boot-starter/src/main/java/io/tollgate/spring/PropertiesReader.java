@@ -1,12 +1,11 @@
 package io.tollgate.spring;
 
+import io.tollgate.config.ConfigNode;
+import io.tollgate.config.ConfigSection;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.http.internal.ConfigSchema;
 import io.tollgate.http.internal.ConfigSections;
-import io.tollgate.internal.config.ConfigNode;
-import io.tollgate.internal.config.ConfigSection;
 import io.tollgate.internal.top.TopKeysSettings;
-import io.tollgate.redis.internal.RedisSettings;
 import java.lang.reflect.RecordComponent;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -33,25 +32,6 @@ final class PropertiesReader {
         } catch (IllegalArgumentException e) {
             throw new InvalidTollgatePropertiesException("tollgate." + e.getMessage(), e);
         }
-    }
-
-    /**
-     * Reads {@code tollgate.redis.*} (but {@code use-application-redis}, the starter's own) as the server
-     * reads its {@code redis} section.
-     *
-     * @throws InvalidTollgatePropertiesException if a value is invalid, naming its property
-     */
-    static RedisSettings redis(TollgateProperties properties) {
-        return section("redis", tree(properties.redis(), RedisSettings.SECTION), RedisSettings::read);
-    }
-
-    /**
-     * Reads {@code tollgate.memory.*} as the server reads its {@code memory} section: the most keys held.
-     *
-     * @throws InvalidTollgatePropertiesException if a value is invalid, naming its property
-     */
-    static long maximumKeys(TollgateProperties properties) {
-        return section("memory", tree(properties.memory(), ConfigSchema.MEMORY), ConfigSections::maximumKeys);
     }
 
     /**

@@ -6,6 +6,7 @@ import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.internal.guard.MetricsRecorder;
+import io.tollgate.internal.store.StoreRuntime;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.servlet.TollgateFilter;
 import jakarta.servlet.DispatcherType;
@@ -100,8 +101,12 @@ public final class TollgateAutoConfiguration {
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    KeyCounts tollgateKeyCounts(TollgateProperties properties, RateLimiter limiter) {
-        return KeyCounts.of(limiter, PropertiesReader.topKeys(properties));
+    KeyCounts tollgateKeyCounts(
+            TollgateProperties properties, RateLimiter limiter, ObjectProvider<StoreRuntime> runtime) {
+        StoreRuntime store = runtime.getIfAvailable();
+        return store != null && store.limiter() == limiter
+                ? KeyCounts.of(store, PropertiesReader.topKeys(properties))
+                : KeyCounts.of(limiter, PropertiesReader.topKeys(properties));
     }
 
     /** The request limiter that the filter and @RateLimit share. */
@@ -202,17 +207,6 @@ public final class TollgateAutoConfiguration {
             return builder -> registry.ifUnique(meters -> builder.metrics(MicrometerRequestMetrics.of(meters)));
         }
 
-        @Bean
-        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        TollgateRedisCustomizer tollgateRedisMetrics(LimiterMetrics metrics) {
-            return builder -> {
-                MetricsRecorder recorder = metrics.recorder().get();
-                if (recorder != null) {
-                    builder.metrics((MicrometerMetrics) recorder);
-                }
-            };
-        }
-
         /** The limiter's one recorder, made on first use when the application has one meter registry. */
         @Bean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -236,27 +230,39 @@ public final class TollgateAutoConfiguration {
     }
 
     /**
-     * The limiter, bean {@code tollgateLimiter}, on the store {@link StarterLimiter} chooses: Redis of Tollgate's
-     * own, else the application's Redis, else memory, unless {@code tollgate.store} states one. One method, so that
-     * the choice does not hang on the order in which configuration classes are read. ({@code tollgateRateLimiter}
-     * is the name Spring Cloud Gateway's routes refer to, in tollgate-spring-cloud-gateway.)
+     * The store, the limiter on it and the count of who it limits, as {@link StarterStore} opens them: Redis of
+     * Tollgate's own, else the application's Redis, else memory, unless {@code tollgate.store} states one. One method,
+     * so that the choice does not hang on the order in which configuration classes are read. Closed with the
+     * application context, after everything that uses the limiter.
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean(RateLimiter.class)
-    RateLimiter tollgateLimiter(
+    StoreRuntime tollgateStore(
             TollgateProperties properties,
             ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisClient> applicationRedis,
             ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisSettings> applicationRedisSettings,
             ObjectProvider<TollgateRedisCustomizer> customizers,
             ObjectProvider<LimiterMetrics> limiterMetrics) {
         LimiterMetrics metrics = limiterMetrics.getIfAvailable();
-        return StarterLimiter.build(
+        return StarterStore.open(
                 properties,
                 applicationRedis,
                 applicationRedisSettings,
                 customizers,
-                metrics == null ? null : metrics.recorder().get());
+                metrics == null ? null : metrics.recorder().get(),
+                PropertiesReader.topKeys(properties));
+    }
+
+    /**
+     * The limiter, bean {@code tollgateLimiter}, on the store of {@link #tollgateStore}, which closes it. ({@code
+     * tollgateRateLimiter} is the name Spring Cloud Gateway's routes refer to, in tollgate-spring-cloud-gateway.)
+     */
+    @Bean(destroyMethod = "")
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean(RateLimiter.class)
+    RateLimiter tollgateLimiter(StoreRuntime store) {
+        return store.limiter();
     }
 
     /**

@@ -9,7 +9,7 @@ import io.tollgate.http.internal.AdminViews;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.internal.top.TopKey;
-import io.tollgate.redis.internal.TopKeys;
+import io.tollgate.internal.top.TopKeys;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,8 +1,8 @@
 package io.tollgate.spring;
 
-import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
-import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.internal.store.Stores;
+import io.tollgate.spi.OpenedStore;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -31,25 +31,26 @@ public class TollgateHealthIndicator implements HealthIndicator {
 
     @Override
     public Health health() {
-        if (!(limiter instanceof RedisRateLimiter redis)) {
+        Optional<OpenedStore> known = Stores.adopt(limiter);
+        if (known.isEmpty() || known.get().inProcess()) {
             // An application's own limiter is not called "memory": it may keep its buckets anywhere.
             return Health.up()
-                    .withDetail("store", limiter instanceof InMemoryRateLimiter ? "memory" : limiter.toString())
+                    .withDetail("store", known.isPresent() ? known.get().name() : limiter.toString())
                     .build();
         }
+        OpenedStore store = known.get();
         Optional<String> problem;
         try {
-            problem = redis.ping().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            problem = store.ping().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            problem = Optional.of("interrupted while asking Redis");
+            problem = Optional.of("interrupted while asking the store");
         } catch (Exception e) {
-            problem = Optional.of("Redis did not answer within " + WAIT.toMillis() + " ms");
+            problem = Optional.of("the store did not answer within " + WAIT.toMillis() + " ms");
         }
         Health.Builder health = problem.isEmpty() ? Health.up() : Health.down().withDetail("reason", problem.get());
-        return health.withDetail("store", "redis")
-                .withDetail("limiter", redis.toString())
-                .withDetail("circuit", redis.circuitState())
-                .build();
+        health.withDetail("store", store.name());
+        store.details().forEach(health::withDetail);
+        return health.build();
     }
 }

@@ -2,9 +2,10 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.config.ConfigSection;
 import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.http.internal.ConfigSchema;
-import io.tollgate.internal.config.ConfigSection;
+import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.redis.internal.RedisSettings;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -77,7 +78,7 @@ class ConfigurationMetadataTest {
         Set<String> shared = new TreeSet<>();
         names("tollgate", ConfigSchema.RULES, shared);
         names("tollgate.redis", RedisSettings.SECTION, shared);
-        names("tollgate.memory", ConfigSchema.MEMORY, shared);
+        names("tollgate.memory", MemoryStoreProvider.SCHEMA, shared);
         names("tollgate.top-keys", ConfigSchema.TOP_KEYS, shared);
 
         Set<String> inMetadata = new TreeSet<>(metadataNames());
@@ -111,7 +112,7 @@ class ConfigurationMetadataTest {
         sections.put(TollgateProperties.ResponseCost.class, ConfigSchema.RESPONSE_COST.keys());
         sections.put(TollgateProperties.ClientIp.class, ConfigSchema.CLIENT_IP.keys());
         sections.put(TollgateProperties.Responses.class, ConfigSchema.RESPONSES.keys());
-        sections.put(TollgateProperties.Memory.class, ConfigSchema.MEMORY.keys());
+        sections.put(TollgateProperties.Memory.class, MemoryStoreProvider.SCHEMA.keys());
         sections.put(TollgateProperties.TopKeys.class, ConfigSchema.TOP_KEYS.keys());
         Set<String> redis = new TreeSet<>(RedisSettings.SECTION.keys());
         redis.add("use-application-redis"); // the starter's own

@@ -1,6 +1,6 @@
 package io.tollgate.http.internal;
 
-import io.tollgate.internal.config.ConfigSection;
+import io.tollgate.config.ConfigSection;
 
 /**
  * The keys of the sections that a rules file, the server's file and the Spring Boot starter's {@code tollgate.*}
@@ -72,9 +72,6 @@ public final class ConfigSchema {
             "default-reserve",
             "max-wait",
             "retry-after");
-
-    /** The in-memory store. */
-    public static final ConfigSection MEMORY = ConfigSection.of("memory", "maximum-keys");
 
     /** Who is limited: how the keys refused and charged most are shown, and how many each summary holds. */
     public static final ConfigSection TOP_KEYS = ConfigSection.of("top-keys", "enabled", "show", "capacity");

@@ -2,11 +2,12 @@ package io.tollgate.http.internal;
 
 import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
-import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Priority;
 import io.tollgate.Rate;
+import io.tollgate.config.ConfigException;
+import io.tollgate.config.ConfigNode;
 import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.ClientKey;
 import io.tollgate.http.MissingKey;
@@ -15,8 +16,6 @@ import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;
-import io.tollgate.internal.config.ConfigException;
-import io.tollgate.internal.config.ConfigNode;
 import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.internal.top.TopKeysSettings;
 import java.nio.file.Path;
@@ -453,21 +452,6 @@ public final class ConfigSections {
         }
         clientIps.groupIpv6By64(node.child("group-ipv6-by-64").bool(false));
         return clientIps.build();
-    }
-
-    /**
-     * Reads the {@code memory} section: {@code maximum-keys}, the most keys held at once.
-     *
-     * @throws ConfigException if a setting is invalid, naming it
-     */
-    public static long maximumKeys(ConfigNode memory) {
-        memory.checkKeys(ConfigSchema.MEMORY);
-        ConfigNode maximumKeys = memory.child("maximum-keys");
-        long keys = maximumKeys.longValue(InMemoryRateLimiter.DEFAULT_MAXIMUM_KEYS);
-        if (keys < 1) {
-            throw maximumKeys.error("must be at least 1, was " + keys);
-        }
-        return keys;
     }
 
     /**

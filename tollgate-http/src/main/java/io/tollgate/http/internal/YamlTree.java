@@ -1,7 +1,7 @@
 package io.tollgate.http.internal;
 
-import io.tollgate.internal.config.ConfigException;
-import io.tollgate.internal.config.ConfigNode;
+import io.tollgate.config.ConfigException;
+import io.tollgate.config.ConfigNode;
 import java.io.StringReader;
 import java.util.ArrayList;
 import java.util.HashMap;

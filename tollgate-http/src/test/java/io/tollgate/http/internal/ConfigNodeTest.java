@@ -3,8 +3,8 @@ package io.tollgate.http.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.tollgate.internal.config.ConfigException;
-import io.tollgate.internal.config.ConfigNode;
+import io.tollgate.config.ConfigException;
+import io.tollgate.config.ConfigNode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -1,6 +1,7 @@
 package io.tollgate.redis.internal;
 
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.spi.SummaryExchange;
 import java.util.function.Supplier;
 
 /**

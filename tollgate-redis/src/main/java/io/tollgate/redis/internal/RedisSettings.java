@@ -1,9 +1,9 @@
 package io.tollgate.redis.internal;
 
 import io.tollgate.FailurePolicy;
-import io.tollgate.internal.config.ConfigException;
-import io.tollgate.internal.config.ConfigNode;
-import io.tollgate.internal.config.ConfigSection;
+import io.tollgate.config.ConfigException;
+import io.tollgate.config.ConfigNode;
+import io.tollgate.config.ConfigSection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.tollgate.internal.config;
+package io.tollgate.config;
 
 /**
  * A configuration value that is missing or wrong. The message names the setting's path and the problem,

@@ -1,4 +1,4 @@
-package io.tollgate.internal.config;
+package io.tollgate.config;
 
 import java.util.HashMap;
 import java.util.Map;

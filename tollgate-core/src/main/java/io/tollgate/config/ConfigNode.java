@@ -1,4 +1,4 @@
-package io.tollgate.internal.config;
+package io.tollgate.config;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

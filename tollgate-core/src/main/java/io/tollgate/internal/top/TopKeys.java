@@ -1,19 +1,20 @@
-package io.tollgate.redis.internal;
+package io.tollgate.internal.top;
 
 import io.tollgate.DecisionListener;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.top.HeavyHitters;
-import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.spi.SummaryExchange;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Who a limiter limits, for every surface that shows it (the server's {@code /admin/top}, the starter's Actuator
- * endpoint): this instance's counts ({@link HeavyHitters}, a listener of the limiter's decisions) and, on Redis,
- * the other live instances' as they last published them ({@link SummaryExchange}), merged on every read. Where
- * Redis cannot be asked, a read covers this instance alone and says so. Close it before the limiter: it stops
+ * endpoint): this instance's counts ({@link HeavyHitters}, a listener of the limiter's decisions) and,
+ * the other live instances' as they last published them through the store they share ({@link SummaryExchange}),
+ * merged on every read. Where the store cannot be asked, a read covers this instance alone and says so. Close it before the limiter: it stops
  * counting, and withdraws this instance's counts while the connection is still open.
  *
  * <p>Thread-safe. For the modules of Tollgate; no compatibility promise.
@@ -24,7 +25,7 @@ public final class TopKeys implements AutoCloseable {
     public static final Duration READ_WAIT = Duration.ofSeconds(2);
 
     private final HeavyHitters counts;
-    /** The exchange of summaries with the other instances on Redis; null in memory. */
+    /** The exchange of summaries with the other instances; null where no other shares the store. */
     private final SummaryExchange shared;
 
     private final DecisionListener.Subscription counting;
@@ -36,23 +37,20 @@ public final class TopKeys implements AutoCloseable {
     }
 
     /**
-     * Counts the decisions of {@code limiter} from now on, in summaries of {@code capacity} keys; on Redis, shares
-     * them with the other instances that count.
+     * Counts the decisions of {@code limiter} from now on, in summaries of {@code capacity} keys, and shares them
+     * with the other instances that count through {@code share} (given what to publish, it starts publishing and
+     * returns the exchange, or null where no other instance shares the store).
      *
      * @throws UnsupportedOperationException if the limiter tells no decision listener (a limiter of an
      *     application's own)
      * @throws IllegalArgumentException if capacity is out of range ({@link HeavyHitters})
      */
-    public static TopKeys count(RateLimiter limiter, TimeSource clock, int capacity) {
+    public static TopKeys count(
+            RateLimiter limiter, TimeSource clock, int capacity, Function<Supplier<byte[]>, SummaryExchange> share) {
         HeavyHitters counts = new HeavyHitters(clock, capacity);
         DecisionListener.Subscription counting = limiter.onDecision(counts);
         try {
-            return new TopKeys(
-                    counts,
-                    limiter instanceof RedisRateLimiter redis
-                            ? RedisInternals.shareSummaries(redis, counts::export)
-                            : null,
-                    counting);
+            return new TopKeys(counts, share.apply(counts::export), counting);
         } catch (RuntimeException e) {
             counting.cancel(); // no counts left listening with nobody to read them
             throw e;
@@ -72,7 +70,7 @@ public final class TopKeys implements AutoCloseable {
     }
 
     /**
-     * Returns the heaviest keys of every live instance together; may wait for Redis, up to {@link #READ_WAIT}.
+     * Returns the heaviest keys of every live instance together; may wait for the store, up to {@link #READ_WAIT}.
      *
      * @throws IllegalArgumentException if the limit is out of range, naming it
      */

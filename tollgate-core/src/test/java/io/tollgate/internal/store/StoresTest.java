@@ -1,0 +1,167 @@
+package io.tollgate.internal.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tollgate.Decision;
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.Limit;
+import io.tollgate.Policy;
+import io.tollgate.Rate;
+import io.tollgate.RateLimiter;
+import io.tollgate.config.ConfigException;
+import io.tollgate.config.ConfigNode;
+import io.tollgate.config.ConfigSection;
+import io.tollgate.internal.guard.MetricsRecorder;
+import io.tollgate.internal.top.HeavyHitters;
+import io.tollgate.internal.top.KeyDisplay;
+import io.tollgate.internal.top.TopKeysSettings;
+import io.tollgate.spi.OpenedStore;
+import io.tollgate.spi.StoreContext;
+import io.tollgate.spi.StoreProvider;
+import io.tollgate.spi.StoreSettings;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.concurrent.CompletionStage;
+import org.junit.jupiter.api.Test;
+
+class StoresTest {
+
+    private static final Policy POLICY = Policy.of("per-client", Limit.of(2, Rate.perHour(1)));
+    private static final TopKeysSettings COUNTED = new TopKeysSettings(true, KeyDisplay.WHOLE, 64);
+
+    @Test
+    void theMemoryStoreIsAProviderTheServiceLoaderFinds() {
+        List<String> sections = new ArrayList<>();
+        ServiceLoader.load(StoreProvider.class).forEach(provider -> sections.add(provider.section()));
+
+        assertThat(sections).contains("memory");
+        assertThat(Stores.sections()).startsWith("memory");
+    }
+
+    @Test
+    void aConfigurationThatNamesNoStoreKeepsItsBucketsInMemoryWithTheDefaults() {
+        StoreSettings store = Stores.read(ConfigNode.of(Map.of("policies", Map.of())));
+
+        assertThat(store).isEqualTo(MemoryStoreProvider.Settings.DEFAULTS);
+        assertThat(store.description()).isEqualTo("memory");
+        assertThat(store.needs()).isEmpty();
+    }
+
+    @Test
+    void theStoresSectionIsReadByItsProvider() {
+        StoreSettings store = Stores.read(ConfigNode.of(Map.of("memory", Map.of("maximum-keys", 5))));
+
+        assertThat(store).isEqualTo(new MemoryStoreProvider.Settings(5));
+    }
+
+    @Test
+    void aBadSettingOfTheStoresSectionIsNamed() {
+        assertThatThrownBy(() -> Stores.read(ConfigNode.of(Map.of("memory", Map.of("maximum-keys", 0)))))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("memory.maximum-keys: must be at least 1, was 0");
+        assertThatThrownBy(() -> Stores.read(ConfigNode.of(Map.of("memory", Map.of("maximum-key", 5)))))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("memory: unknown setting 'maximum-key'; known: maximum-keys");
+    }
+
+    @Test
+    void aStoreNoProviderOwnsIsRefusedNamingTheStoresFound() {
+        assertThatThrownBy(() -> Stores.read("hazelcast", ConfigNode.of(Map.of("hazelcast", Map.of()))))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("has no store 'hazelcast'; stores found: memory");
+        assertThatThrownBy(() -> Stores.schema("hazelcast"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no store 'hazelcast' was found");
+    }
+
+    @Test
+    void theStoresSectionsJoinTheKeysOfTheFile() {
+        ConfigSection top = Stores.withSections(ConfigSection.of("file", "policies"));
+
+        assertThat(top.keys()).contains("policies", "memory");
+        assertThat(top.section("memory")).isEqualTo(MemoryStoreProvider.SCHEMA);
+    }
+
+    @Test
+    void theRuntimesLimiterReportsToTheRecorderTheSurfaceGave() {
+        List<String> decided = new ArrayList<>();
+        MetricsRecorder recorder = new MetricsRecorder() {
+            @Override
+            public void decided(Policy policy, boolean allowed, String source) {
+                decided.add(policy.name() + " " + allowed + " " + source);
+            }
+        };
+        try (StoreRuntime runtime = StoreRuntime.open(
+                MemoryStoreProvider.Settings.DEFAULTS, new StoreContext(null, List.of(recorder)), disabled())) {
+            runtime.limiter().tryAcquire("alice", POLICY, 1);
+
+            assertThat(decided).containsExactly("per-client true memory");
+            assertThat(runtime.topKeys()).isNull();
+        }
+    }
+
+    @Test
+    void theRuntimeCountsWhoItLimitsUntilItIsClosed() {
+        StoreRuntime runtime = StoreRuntime.open(MemoryStoreProvider.Settings.DEFAULTS, StoreContext.PLAIN, COUNTED);
+        RateLimiter limiter = runtime.limiter();
+        for (int i = 0; i < 5; i++) {
+            limiter.tryAcquire("mallory", POLICY, 1);
+        }
+        HeavyHitters.Report refused = runtime.topKeys()
+                .top("per-client", HeavyHitters.Measure.REFUSED, HeavyHitters.Window.ONE_MINUTE, 10)
+                .report();
+
+        runtime.close();
+        runtime.close(); // a second close does nothing
+        limiter.tryAcquire("mallory", POLICY, 1);
+
+        assertThat(refused.keys()).singleElement().satisfies(key -> {
+            assertThat(key.key()).isEqualTo("mallory");
+            assertThat(key.count()).isEqualTo(3);
+        });
+        assertThat(runtime.topKeys()
+                        .top("per-client", HeavyHitters.Measure.REFUSED, HeavyHitters.Window.ONE_MINUTE, 10)
+                        .report()
+                        .keys())
+                .as("closed: the counts no longer listen")
+                .singleElement()
+                .satisfies(key -> assertThat(key.count()).isEqualTo(3));
+    }
+
+    @Test
+    void aLimiterInMemoryIsAdoptedAsAStoreThatAlwaysAnswersAndSharesNothing() throws Exception {
+        RateLimiter own = InMemoryRateLimiter.builder().build();
+
+        OpenedStore adopted = Stores.adopt(own).orElseThrow();
+
+        assertThat(adopted.limiter()).isSameAs(own);
+        assertThat(adopted.inProcess()).isTrue();
+        assertThat(adopted.ping().toCompletableFuture().get()).isEmpty();
+        assertThat(adopted.shareSummaries(() -> new byte[0])).isNull();
+        RateLimiter ofItsOwn = new RateLimiter() {
+            @Override
+            public Decision tryAcquire(String key, Policy policy, long cost) {
+                return own.tryAcquire(key, policy, cost);
+            }
+
+            @Override
+            public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
+                return own.tryAcquireAsync(key, policy, cost);
+            }
+
+            @Override
+            public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
+                return own.acquire(key, policy, cost, maxWait);
+            }
+        };
+        assertThat(Stores.adopt(ofItsOwn)).as("a limiter no provider knows").isEmpty();
+    }
+
+    private static TopKeysSettings disabled() {
+        return new TopKeysSettings(false, KeyDisplay.MASKED, 64);
+    }
+}
