@@ -3,7 +3,9 @@ package io.tollgate.spi;
 import io.tollgate.RateLimiter;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
@@ -48,4 +50,64 @@ public interface OpenedStore extends AutoCloseable {
     /** Closes the limiter and whatever the store holds open (connections, threads). */
     @Override
     void close();
+
+    /**
+     * Returns a store in this process: it always answers, and no other instance shares it.
+     *
+     * @param name the section that chose the store, such as {@code memory}
+     * @param limiter the limiter on it
+     * @param close what closing the store does (nothing, for a limiter that holds nothing open)
+     * @throws NullPointerException if an argument is null
+     */
+    static OpenedStore inProcess(String name, RateLimiter limiter, Runnable close) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(limiter, "limiter");
+        Objects.requireNonNull(close, "close");
+        return new OpenedStore() {
+            @Override
+            public RateLimiter limiter() {
+                return limiter;
+            }
+
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public CompletionStage<Optional<String>> ping() {
+                return CompletableFuture.completedFuture(Optional.empty());
+            }
+
+            @Override
+            public CompletionStage<Optional<String>> ping(Duration patience) {
+                return ping();
+            }
+
+            @Override
+            public Map<String, String> details() {
+                return Map.of();
+            }
+
+            @Override
+            public boolean inProcess() {
+                return true;
+            }
+
+            @Override
+            public SummaryExchange shareSummaries(Supplier<byte[]> summaries) {
+                return null;
+            }
+
+            @Override
+            public void close() {
+                close.run();
+            }
+
+            @Override
+            public String toString() {
+                return "OpenedStore[" + name + ", in process]";
+            }
+        };
+    }
 }

@@ -61,7 +61,6 @@ class ArchitectureTest {
             "tollgate-redis/src/main/java/io/tollgate/redis/RedisConnector.java",
             "tollgate-redis/src/main/java/io/tollgate/redis/RedisLimiterSettings.java",
             "tollgate-redis/src/main/java/io/tollgate/redis/RedisRateLimiter.java",
-            "tollgate-server/src/main/java/io/tollgate/server/Exchanges.java",
             "tollgate-server/src/main/java/io/tollgate/server/ServerConfig.java",
             "tollgate-server/src/main/java/io/tollgate/server/ServerSections.java",
             "tollgate-server/src/main/java/io/tollgate/server/internal/envoy/EnvoyRateLimits.java",

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import io.tollgate.Policy;
 import io.tollgate.internal.Arguments;
+import java.io.CharConversionException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -137,8 +138,11 @@ record CheckRequest(List<Check> checks, boolean batch) {
             }
         } catch (JsonProcessingException e) {
             throw new BadRequest(400, "malformed JSON: " + e.getOriginalMessage());
+        } catch (CharConversionException e) {
+            // Bytes that are no text in the encoding the parser detected (UTF-32 for a body that starts with zeros)
+            throw new BadRequest(400, "the body must be JSON text in UTF-8");
         } catch (IOException e) {
-            throw new UncheckedIOException(e); // reading from an array does not fail
+            throw new UncheckedIOException(e); // reading from an array fails in no other way
         }
         return fields;
     }

@@ -185,7 +185,7 @@ final class DataPlane implements AutoCloseable {
                                 .addLast(new HttpServerCodec(new HttpDecoderConfig()
                                         .setMaxInitialLineLength(MAX_REQUEST_LINE_BYTES)
                                         .setMaxHeaderSize(MAX_HEADER_BYTES)))
-                                .addLast(new Exchanges(endpoints, inFlight, () -> stopping));
+                                .addLast(Exchanges.pipeline(endpoints, inFlight, () -> stopping));
                     }
                 });
         return bootstrap.bind(host, port).sync().channel();

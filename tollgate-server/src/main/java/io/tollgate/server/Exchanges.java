@@ -1,19 +1,17 @@
 package io.tollgate.server;
 
-import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.DecoderResult;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
@@ -22,34 +20,24 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.server.CheckApi.Answer;
-import io.tollgate.server.internal.access.Callers;
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 /**
- * The exchanges of one connection of the {@link DataPlane}, one at a time, on the connection's event loop: reads
- * a request, answers it (the decision API, the proxy, health, metrics, the admin API on the management port behind
- * its token, or a problem), and reads the next once the answer is written and the request's body read. Requests
- * a client pipelines meanwhile wait, unread, in order; the socket is not read while they do, so a client that never reads its answers fills its own buffers, not this
- * process's memory.
- *
- * <p>The decision API's body is read as it arrives, up to {@value CheckApi#MAX_BODY_BYTES} bytes; past that the
- * answer is a 413, after which the rest of the body is read and thrown away (up to {@value
- * CheckApi#LINGER_MAX_BYTES} bytes and {@value CheckApi#LINGER_MAX_SECONDS} seconds) so that a client still
- * writing it reads the 413, and the connection is closed. {@code Expect: 100-continue} gets its {@code 100} only
- * where a body is wanted and its announced length fits; another expectation gets 417.
+ * The exchanges of one connection of the {@link DataPlane}, one at a time, on the connection's event loop: the first
+ * of the handlers after the HTTP codec. It reads a request into an {@link Exchange} and passes it on to the handlers
+ * of each concern ({@link Authentication}, {@link Expectations}, {@link RequestBodies}, {@link Routing}); whichever
+ * answers writes a {@link Reply}, which this handler sends, and it reads the next request once the answer is written
+ * and the request's body read. A request that cannot be read is answered here. Requests a client pipelines meanwhile
+ * wait, unread, in order; the socket is not read while they do, so a client that never reads its answers fills its
+ * own buffers, not this process's memory. Body chunks go where the exchange reads them: the proxy's to the
+ * upstream, the decision API's to {@link RequestBodies}; others are counted and thrown away.
  *
  * <p>Not thread-safe: one per connection, called on its event loop only.
  */
-final class Exchanges extends ChannelInboundHandlerAdapter {
+final class Exchanges extends ChannelDuplexHandler {
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
@@ -68,14 +56,23 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     private final AtomicInteger inFlight;
     private final BooleanSupplier stopping;
     private final ArrayDeque<Object> waiting = new ArrayDeque<>();
-    private final ProxyHandoff proxying;
     private Exchange current;
 
     Exchanges(Endpoints endpoints, AtomicInteger inFlight, BooleanSupplier stopping) {
         this.endpoints = endpoints;
         this.inFlight = inFlight;
         this.stopping = stopping;
-        this.proxying = new ProxyHandoff(endpoints, stopping, this::answer, this::maybeEnd);
+    }
+
+    /** Returns the handlers of a connection's exchanges, this one first, in the pipeline's order. */
+    static ChannelHandler[] pipeline(Endpoints endpoints, AtomicInteger inFlight, BooleanSupplier stopping) {
+        return new ChannelHandler[] {
+            new Exchanges(endpoints, inFlight, stopping),
+            new Authentication(endpoints),
+            new Expectations(),
+            new RequestBodies(),
+            new Routing(endpoints, stopping)
+        };
     }
 
     @Override
@@ -99,7 +96,21 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void write(ChannelHandlerContext ctx, Object message, ChannelPromise promise) throws Exception {
+        if (message instanceof Reply reply) {
+            answer(ctx, reply.exchange(), reply.answer());
+            promise.trySuccess();
+            return;
+        }
+        super.write(ctx, message, promise);
+    }
+
+    @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+        if (event instanceof Reply.MayEnd mayEnd) {
+            maybeEnd(ctx, mayEnd.exchange());
+            return;
+        }
         if (event instanceof IdleStateEvent) {
             if (current != null && current.proxy != null) {
                 return; // waiting for the upstream, whose own timeout (server.upstream-timeout) bounds the wait
@@ -138,6 +149,7 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         ctx.close();
     }
 
+    /** Reads a request's head into an exchange and passes it on; answers one that cannot be read. */
     private void begin(ChannelHandlerContext ctx, HttpRequest request) {
         DecoderResult decoded = request.decoderResult();
         if (decoded.isFailure()) {
@@ -158,80 +170,8 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             answer(ctx, current, ExchangeAnswers.problem(400, "Bad Request: " + malformed.getMessage()));
             return;
         }
-        Route route = endpoints.route(path);
-        Exchange exchange = started(new Exchange(request, route, path, HttpUtil.isKeepAlive(request)));
-        current = exchange;
-        if (route.guarded() && !endpoints.authorizes(request)) {
-            if (HttpUtil.is100ContinueExpected(request)) {
-                exchange.keepAlive = false; // the client waits to send its body, which is not wanted
-            }
-            Answer problem = Answer.problem(
-                    401,
-                    "The management port needs the bearer token of server.management-token: send Authorization:"
-                            + " Bearer TOKEN.");
-            Map<String, String> headers = new LinkedHashMap<>(problem.headers());
-            headers.put("WWW-Authenticate", "Bearer realm=\"tollgate management\"");
-            answer(ctx, exchange, CompletableFuture.completedFuture(new Answer(401, headers, problem.body())));
-            return;
-        }
-        if (route.decisionApi() && !identifyCaller(ctx, exchange)) {
-            return;
-        }
-        String expectation = request.headers().get(HttpHeaderNames.EXPECT);
-        if (expectation != null && !expectation.equalsIgnoreCase("100-continue")) {
-            exchange.keepAlive = false; // its body, if any, was not sent and will not be read
-            answer(ctx, exchange, ExchangeAnswers.problem(417, "Expectation Failed: only 100-continue is supported."));
-            return;
-        }
-        if (route == Route.PROXY) {
-            proxying.proxy(ctx, exchange);
-            return;
-        }
-        boolean expectsContinue = HttpUtil.is100ContinueExpected(request);
-        boolean wantsBody = route.decisionApi() && request.method() == HttpMethod.POST;
-        if (wantsBody) {
-            if (HttpUtil.getContentLength(request, -1L) > CheckApi.MAX_BODY_BYTES) {
-                tooLarge(ctx, exchange, !expectsContinue);
-                return;
-            }
-            if (expectsContinue) {
-                ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
-            }
-            exchange.body = new ByteArrayOutputStream();
-            return; // answered once the body is read
-        }
-        if (expectsContinue) {
-            exchange.keepAlive = false; // the client waits to send its body, which is not wanted
-        }
-        answer(ctx, exchange, answerWithoutBody(ctx, exchange));
-    }
-
-    /**
-     * Names the caller of a decision API request where the file names callers, by its bearer token or its client
-     * certificate; answers 401 and returns false for a request that names none, before its body is read.
-     */
-    private boolean identifyCaller(ChannelHandlerContext ctx, Exchange exchange) {
-        Callers callers = endpoints.limits().get().config().callers();
-        if (!callers.required()) {
-            return true;
-        }
-        String authorization = exchange.request.headers().get(HttpHeaderNames.AUTHORIZATION);
-        exchange.caller = callers.identify(authorization, PeerCertificates.subject(ctx.channel()));
-        if (exchange.caller != null) {
-            return true;
-        }
-        String detail = authorization == null
-                ? "The decision API needs a caller's bearer token: send Authorization: Bearer TOKEN."
-                : "The bearer token is not one of the callers' tokens.";
-        endpoints.callerEvents().unauthenticated(exchange.route.meterName(), detail);
-        if (HttpUtil.is100ContinueExpected(exchange.request)) {
-            exchange.keepAlive = false; // the client waits to send its body, which is not wanted
-        }
-        Answer problem = Answer.problem(401, detail);
-        Map<String, String> headers = new LinkedHashMap<>(problem.headers());
-        headers.put("WWW-Authenticate", "Bearer realm=\"tollgate decision api\"");
-        answer(ctx, exchange, CompletableFuture.completedFuture(new Answer(401, headers, problem.body())));
-        return false;
+        current = started(new Exchange(request, endpoints.route(path), path, HttpUtil.isKeepAlive(request)));
+        ctx.fireChannelRead(current);
     }
 
     private Exchange started(Exchange exchange) {
@@ -239,52 +179,10 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         return exchange;
     }
 
-    private CompletableFuture<Answer> answerWithoutBody(ChannelHandlerContext ctx, Exchange exchange) {
-        HttpMethod method = exchange.request.method();
-        boolean get = method == HttpMethod.GET || method == HttpMethod.HEAD;
-        return switch (exchange.route) {
-            case CHECK, CHARGE -> ExchangeAnswers.methodNotAllowed(exchange, "POST");
-            case FORWARD_AUTH ->
-                ForwardAuth.answer(
-                                exchange.request,
-                                ctx.channel().remoteAddress(),
-                                endpoints.limits().get())
-                        .toCompletableFuture();
-            case HEALTH ->
-                get
-                        ? endpoints.readiness().answer(exchange.path)
-                        : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
-            case METRICS ->
-                get
-                        ? CompletableFuture.supplyAsync(
-                                () -> new Answer(
-                                        200,
-                                        Map.of("Content-Type", PROMETHEUS_TEXT),
-                                        endpoints.metrics().scrape().getBytes(StandardCharsets.UTF_8)),
-                                endpoints.blocking())
-                        : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
-            case PAGE ->
-                get
-                        ? CompletableFuture.completedFuture(ManagementPage.answer(exchange.path))
-                        : ExchangeAnswers.methodNotAllowed(exchange, "GET", "HEAD");
-            case ADMIN -> {
-                Map<String, List<String>> parameters;
-                try {
-                    parameters = new QueryStringDecoder(exchange.request.uri()).parameters();
-                } catch (IllegalArgumentException malformed) { // such as a % that starts no escape
-                    yield ExchangeAnswers.problem(400, "Bad Request: " + malformed.getMessage());
-                }
-                yield CompletableFuture.supplyAsync(
-                        () -> endpoints.admin().answer(method.name(), exchange.path, parameters), endpoints.blocking());
-            }
-            case NONE, PROXY, BAD_REQUEST ->
-                ExchangeAnswers.problem(
-                        404, Routes.noSuchEndpoint(exchange.path, endpoints.port(), endpoints.exposure()));
-        };
-    }
-
+    /** Takes a chunk of the current exchange's body where the exchange reads it, and ends the exchange after it. */
     private void content(ChannelHandlerContext ctx, HttpContent content) {
         Exchange exchange = current;
+        boolean last = content instanceof LastHttpContent;
         if (exchange.early != null || exchange.proxy != null) {
             if (content.decoderResult().isFailure()) {
                 ctx.close(); // the body cannot be read on: neither can the upstream's copy of it
@@ -295,28 +193,12 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             } else {
                 exchange.proxy.fromClient(content.retain());
             }
-            if (content instanceof LastHttpContent) {
+            if (last) {
                 exchange.bodyDone = true;
                 maybeEnd(ctx, exchange);
             }
             return;
         }
-        ByteBuf bytes = content.content();
-        if (exchange.body != null) {
-            int readable = bytes.readableBytes();
-            if (exchange.body.size() + readable > CheckApi.MAX_BODY_BYTES) {
-                exchange.body = null;
-                tooLarge(ctx, exchange, true);
-                exchange.discarded += readable;
-            } else {
-                byte[] read = new byte[readable];
-                bytes.readBytes(read);
-                exchange.body.writeBytes(read);
-            }
-        } else {
-            exchange.discarded += bytes.readableBytes();
-        }
-        boolean last = content instanceof LastHttpContent;
         if (content.decoderResult().isFailure()) {
             exchange.keepAlive = false;
             exchange.lingering = false;
@@ -329,6 +211,12 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
                         CompletableFuture.completedFuture(ExchangeAnswers.badMessage(
                                 content.decoderResult().cause())));
             }
+        } else if (exchange.body != null) {
+            // Its end is the body's end: an answer written at once then finds the exchange's body read
+            exchange.bodyDone = last;
+            ctx.fireChannelRead(new RequestBodies.Body(exchange, content.retain()));
+        } else {
+            exchange.discarded += content.content().readableBytes();
         }
         if (exchange.lingering && exchange.discarded >= CheckApi.LINGER_MAX_BYTES) {
             ctx.close();
@@ -338,33 +226,10 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
             return;
         }
         exchange.bodyDone = true;
-        if (exchange.body != null && !exchange.answering) {
-            byte[] body = exchange.body.toByteArray();
-            exchange.body = null;
-            Limits limits = endpoints.limits().get();
-            answer(
-                    ctx,
-                    exchange,
-                    exchange.route == Route.CHECK
-                            ? limits.checks().answer(body, ctx.executor(), exchange.caller)
-                            : limits.checks().charge(body, ctx.executor(), exchange.caller));
-        } else if (exchange.lingering && exchange.answered) {
+        if (exchange.lingering && exchange.answered) {
             ctx.close();
         }
         maybeEnd(ctx, exchange);
-    }
-
-    /**
-     * Answers 413 and closes the connection once the answer is written and, when {@code linger}, the body read
-     * and thrown away, within bounds.
-     */
-    private void tooLarge(ChannelHandlerContext ctx, Exchange exchange, boolean linger) {
-        exchange.keepAlive = false;
-        exchange.lingering = linger;
-        if (linger) {
-            ctx.executor().schedule(() -> ctx.close(), CheckApi.LINGER_MAX_SECONDS, TimeUnit.SECONDS);
-        }
-        answer(ctx, exchange, ExchangeAnswers.problem(413, CheckApi.TOO_LARGE));
     }
 
     /** Writes {@code pending}'s answer on this connection's loop, whichever thread completes it. */
@@ -372,14 +237,14 @@ final class Exchanges extends ChannelInboundHandlerAdapter {
         exchange.answering = true;
         pending.whenComplete((answer, failure) -> {
             if (ctx.executor().inEventLoop()) {
-                write(ctx, exchange, answer, failure);
+                send(ctx, exchange, answer, failure);
             } else {
-                ctx.executor().execute(() -> write(ctx, exchange, answer, failure));
+                ctx.executor().execute(() -> send(ctx, exchange, answer, failure));
             }
         });
     }
 
-    private void write(ChannelHandlerContext ctx, Exchange exchange, Answer answer, Throwable failure) {
+    private void send(ChannelHandlerContext ctx, Exchange exchange, Answer answer, Throwable failure) {
         if (failure != null) {
             LOG.log(System.Logger.Level.WARNING, "the rate limiter failed; answering 500", failure);
             answer = Answer.of(RequestDecision.limiterFailed());

@@ -135,6 +135,18 @@ class DecisionApiTest {
     }
 
     @Test
+    void aBodyThatIsNoTextIs400() {
+        // Four bytes that a JSON parser takes for UTF-32, then a "character" past U+10FFFF
+        byte[] body = {0, 0, 0, '{', 'c', 'd', 0, 0};
+
+        HttpResponse<String> response = server.send(server.request("/v1/check")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                .build());
+
+        assertProblem(response, 400, "the body must be JSON text in UTF-8");
+    }
+
+    @Test
     void aKeyLongerThanTheBoundIs400() {
         HttpResponse<String> response = check(
                 "{\"policy\": \"per-client\", \"key\": \"" + "k".repeat(CheckRequest.MAX_KEY_FIELD_LENGTH + 1) + "\"}");

@@ -137,11 +137,10 @@ final class HostileInput {
      */
     void toPort(boolean management, List<byte[]> pieces) {
         Endpoints endpoints = management ? managementPort : publicPort;
-        EmbeddedChannel channel = new EmbeddedChannel(
-                new HttpServerCodec(new HttpDecoderConfig()
-                        .setMaxInitialLineLength(DataPlane.MAX_REQUEST_LINE_BYTES)
-                        .setMaxHeaderSize(DataPlane.MAX_HEADER_BYTES)),
-                new Exchanges(endpoints, inFlight, () -> false));
+        EmbeddedChannel channel = new EmbeddedChannel(new HttpServerCodec(new HttpDecoderConfig()
+                .setMaxInitialLineLength(DataPlane.MAX_REQUEST_LINE_BYTES)
+                .setMaxHeaderSize(DataPlane.MAX_HEADER_BYTES)));
+        channel.pipeline().addLast(Exchanges.pipeline(endpoints, inFlight, () -> false));
         try {
             for (byte[] piece : pieces) {
                 if (!channel.isActive()) {

@@ -9,13 +9,7 @@ import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreProvider;
 import io.tollgate.spi.StoreSettings;
-import io.tollgate.spi.SummaryExchange;
-import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.function.Supplier;
 
 /**
  * Buckets in this process's memory ({@link InMemoryRateLimiter}), the store of a configuration that names none:
@@ -52,7 +46,9 @@ public final class MemoryStoreProvider implements StoreProvider {
 
     @Override
     public Optional<OpenedStore> adopt(RateLimiter limiter) {
-        return limiter instanceof InMemoryRateLimiter ? Optional.of(new Opened(limiter)) : Optional.empty();
+        return limiter instanceof InMemoryRateLimiter
+                ? Optional.of(OpenedStore.inProcess(SCHEMA.name(), limiter, () -> {}))
+                : Optional.empty();
     }
 
     /**
@@ -82,45 +78,7 @@ public final class MemoryStoreProvider implements StoreProvider {
                     (context.clientClock() == null ? builder : builder.timeSource(context.clientClock())).build();
             // The meters observe its decisions as any listener does; a store that decides itself reports its own
             context.extensions(MetricsRecorder.class).forEach(recorder -> limiter.onDecision(recorder.decisions()));
-            return new Opened(limiter);
+            return OpenedStore.inProcess(SCHEMA.name(), limiter, () -> {}); // the buckets go with the limiter
         }
-    }
-
-    /** A limiter in memory as a store: it always answers, and no other instance shares it. */
-    private record Opened(RateLimiter limiter) implements OpenedStore {
-
-        @Override
-        public String name() {
-            return SCHEMA.name();
-        }
-
-        @Override
-        public CompletionStage<Optional<String>> ping() {
-            return CompletableFuture.completedFuture(Optional.empty());
-        }
-
-        @Override
-        public CompletionStage<Optional<String>> ping(Duration patience) {
-            return ping();
-        }
-
-        @Override
-        public Map<String, String> details() {
-            return Map.of();
-        }
-
-        @Override
-        public boolean inProcess() {
-            return true;
-        }
-
-        @Override
-        public SummaryExchange shareSummaries(Supplier<byte[]> summaries) {
-            return null;
-        }
-
-        /** Nothing to close: the buckets go with the limiter. */
-        @Override
-        public void close() {}
     }
 }

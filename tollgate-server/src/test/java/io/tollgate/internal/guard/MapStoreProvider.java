@@ -7,13 +7,6 @@ import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreProvider;
 import io.tollgate.spi.StoreSettings;
-import io.tollgate.spi.SummaryExchange;
-import java.time.Duration;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.function.Supplier;
 
 /**
  * A store written only in tests: core's {@link MapBucketStore} under the guard, chosen by a {@code map} section. The
@@ -57,45 +50,7 @@ public final class MapStoreProvider implements StoreProvider {
             GuardedRateLimiter<String> limiter =
                     new GuardedRateLimiter<>(new MapBucketStore(clock), MapBucketStore.patient(clock));
             context.extensions(MetricsRecorder.class).forEach(recorder -> limiter.onDecision(recorder.decisions()));
-            return new Opened(limiter);
-        }
-    }
-
-    private record Opened(GuardedRateLimiter<String> limiter) implements OpenedStore {
-
-        @Override
-        public String name() {
-            return SCHEMA.name();
-        }
-
-        @Override
-        public CompletionStage<Optional<String>> ping() {
-            return CompletableFuture.completedFuture(Optional.empty());
-        }
-
-        @Override
-        public CompletionStage<Optional<String>> ping(Duration patience) {
-            return ping();
-        }
-
-        @Override
-        public Map<String, String> details() {
-            return Map.of();
-        }
-
-        @Override
-        public boolean inProcess() {
-            return true;
-        }
-
-        @Override
-        public SummaryExchange shareSummaries(Supplier<byte[]> summaries) {
-            return null;
-        }
-
-        @Override
-        public void close() {
-            limiter.close();
+            return OpenedStore.inProcess(SCHEMA.name(), limiter, limiter::close);
         }
     }
 }
