@@ -9,6 +9,7 @@ module io.tollgate {
 
     exports io.tollgate;
     exports io.tollgate.config;
+    exports io.tollgate.runtime;
     exports io.tollgate.spi;
 
     uses io.tollgate.spi.StoreProvider;

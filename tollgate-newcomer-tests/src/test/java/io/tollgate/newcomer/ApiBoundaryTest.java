@@ -66,6 +66,7 @@ class ApiBoundaryTest {
             "io.tollgate.http.RuleOutcome",
             "io.tollgate.redis.MicrometerMetrics",
             "io.tollgate.redis.RedisRateLimiter",
+            "io.tollgate.runtime.TollgateRuntime",
             "io.tollgate.server.Main",
             "io.tollgate.server.ServerConfig",
             "io.tollgate.server.TollgateServer",

@@ -38,7 +38,6 @@ class ArchitectureTest {
     private static final Set<String> KNOWN_INTERNAL_USES = Set.of(
             "tollgate-http -> io.tollgate.internal",
             "tollgate-http -> io.tollgate.internal.overload",
-            "tollgate-http -> io.tollgate.internal.top",
             "tollgate-redis -> io.tollgate.internal",
             "tollgate-redis -> io.tollgate.internal.guard",
             "tollgate-server -> io.tollgate.http.internal",

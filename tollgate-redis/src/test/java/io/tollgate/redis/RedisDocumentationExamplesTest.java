@@ -1,6 +1,7 @@
 package io.tollgate.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.lettuce.core.RedisClient;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -10,12 +11,16 @@ import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
+import io.tollgate.config.ConfigException;
+import io.tollgate.config.ConfigNode;
 import io.tollgate.fixtures.DocumentationExamples;
+import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -49,6 +54,35 @@ class RedisDocumentationExamplesTest {
         // ---
 
         assertThat(decision.remaining()).isEqualTo(9);
+    }
+
+    @Test
+    void letTheSettingsChooseTheStore() {
+        String redisUri = redis.server().uri();
+
+        // --- redis: runtime
+        // the tree of a YAML or JSON file: {redis: {uri: ..., failure-policy: local}}
+        ConfigNode settings = ConfigNode.of(Map.of("redis", Map.of("uri", redisUri, "failure-policy", "local")));
+        try (TollgateRuntime tollgate = TollgateRuntime.open(settings)) {
+            Decision decision = tollgate.limiter().tryAcquire("alice", perClient);
+            System.out.println(tollgate.description()); // redis at redis://...
+        }
+        // ---
+
+        try (TollgateRuntime again = TollgateRuntime.open(settings)) {
+            assertThat(again.limiter().tryAcquire("alice", perClient).remaining())
+                    .as("alice's bucket is in Redis, one token spent")
+                    .isEqualTo(8);
+            assertThat(again.description()).isEqualTo("redis at " + redisUri);
+        }
+        assertThatThrownBy(() -> TollgateRuntime.open(
+                        ConfigNode.of(Map.of("redis", Map.of("uri", redisUri, "failure-policy", "maybe")))))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("redis.failure-policy: must be allow, deny or local, was 'maybe'");
+        try (TollgateRuntime misspelt =
+                TollgateRuntime.open(ConfigNode.of(Map.of("reddis", Map.of("uri", redisUri))))) {
+            assertThat(misspelt.description()).isEqualTo("memory");
+        }
     }
 
     @Test
@@ -174,6 +208,6 @@ class RedisDocumentationExamplesTest {
                 "docs/redis.md",
                 "docs/resilience.md");
 
-        assertThat(examples).isEqualTo(6);
+        assertThat(examples).isEqualTo(7);
     }
 }

@@ -8,12 +8,13 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.internal.store.StoreRuntime;
 import io.tollgate.internal.store.Stores;
 import io.tollgate.internal.top.HeavyHitters;
 import io.tollgate.internal.top.KeyDisplay;
+import io.tollgate.internal.top.TopKeys;
 import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.internal.RedisStoreProvider;
+import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreSettings;
@@ -55,8 +56,9 @@ class RedisStoreProviderTest {
     void twoRuntimesOnOneRedisShareTheLimitAndWhoItLimits() throws Exception {
         try (RedisServer server = RedisServer.start()) {
             StoreSettings store = Stores.read(ConfigNode.of(Map.of("redis", Map.of("uri", server.uri()))));
-            try (StoreRuntime one = StoreRuntime.open(store, StoreContext.PLAIN, COUNTED);
-                    StoreRuntime other = StoreRuntime.open(store, StoreContext.PLAIN, COUNTED)) {
+            StoreContext counted = new StoreContext(null, List.of(COUNTED));
+            try (TollgateRuntime one = TollgateRuntime.open(store, counted);
+                    TollgateRuntime other = TollgateRuntime.open(store, counted)) {
                 List<Boolean> allowed = List.of(
                         one.limiter().tryAcquire("alice", POLICY, 1).allowed(),
                         other.limiter().tryAcquire("alice", POLICY, 1).allowed(),
@@ -71,7 +73,8 @@ class RedisStoreProviderTest {
                 HeavyHitters.Report charged;
                 do {
                     Thread.sleep(100);
-                    charged = other.topKeys()
+                    charged = other.extension(TopKeys.class)
+                            .orElseThrow()
                             .top("per-client", HeavyHitters.Measure.CHARGED, HeavyHitters.Window.ONE_MINUTE, 10)
                             .report();
                 } while (charged.total() < 2 && System.nanoTime() < deadline);

@@ -6,9 +6,9 @@ import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
 import io.tollgate.http.Rule;
 import io.tollgate.http.internal.ConfigSchema;
-import io.tollgate.http.internal.ConfigSections;
 import io.tollgate.http.internal.RuleSections;
 import io.tollgate.internal.store.Stores;
+import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits;
 import io.tollgate.server.internal.envoy.EnvoyService;
@@ -77,7 +77,7 @@ final class ServerSections {
             .with("server", SERVER)
             .with("callers", CALLER)
             .with("envoy", ENVOY)
-            .with("top-keys", ConfigSchema.TOP_KEYS));
+            .with("top-keys", TopKeysSettings.SCHEMA));
 
     /** Where the settings of the first server files went (one vocabulary, no aliases: see CHANGELOG.md). */
     private static final Map<String, String> RENAMED = Map.of(
@@ -143,7 +143,7 @@ final class ServerSections {
                 timeoutNode.duration(Duration.ofSeconds(30)),
                 sections.responses(),
                 envoy(root.child("envoy"), policies),
-                ConfigSections.topKeys(root.child("top-keys")),
+                TopKeysSettings.read(root.child("top-keys")),
                 sections.overload(),
                 forwardAuth,
                 sharedRuleKeys(server.child("decision-api-shares-rule-keys"), policies),

@@ -2,8 +2,8 @@ package io.tollgate.server;
 
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.store.StoreRuntime;
 import io.tollgate.internal.top.TopKeys;
+import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import io.tollgate.server.internal.tls.TlsFiles;
 import io.tollgate.spi.StoreContext;
@@ -42,7 +42,7 @@ public final class TollgateServer implements AutoCloseable {
 
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The store, its limiter (observed by the metrics and the top keys) and the top keys; closed last. */
-    private final StoreRuntime runtime;
+    private final TollgateRuntime runtime;
 
     private final RateLimiter limiter;
 
@@ -71,12 +71,12 @@ public final class TollgateServer implements AutoCloseable {
 
     private TollgateServer(ServerConfig config, TimeSource clock) throws Exception {
         ServerMetrics metrics = new ServerMetrics();
-        runtime = StoreRuntime.open(
-                config.store(), new StoreContext(clock, List.of(metrics.limiter())), config.topKeys());
+        runtime = TollgateRuntime.open(
+                config.store(), new StoreContext(clock, List.of(metrics.limiter(), config.topKeys())));
         limiter = runtime.limiter();
         storeDescription = runtime.description();
         store = StoreMonitor.of(runtime.store(), storeDescription, metrics::fallbackDecisions);
-        countedKeys = runtime.topKeys();
+        countedKeys = runtime.extension(TopKeys.class).orElse(null);
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics, null));
         reloader = new ConfigReloader(limits, limiter, metrics);
         Readiness readiness = new Readiness(store);

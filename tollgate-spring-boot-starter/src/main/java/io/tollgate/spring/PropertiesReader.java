@@ -4,7 +4,6 @@ import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.http.internal.ConfigSchema;
-import io.tollgate.http.internal.ConfigSections;
 import io.tollgate.internal.top.TopKeysSettings;
 import java.lang.reflect.RecordComponent;
 import java.util.Collection;
@@ -40,7 +39,7 @@ final class PropertiesReader {
      * @throws InvalidTollgatePropertiesException if a value is invalid, naming its property
      */
     static TopKeysSettings topKeys(TollgateProperties properties) {
-        return section("top-keys", tree(properties.topKeys(), ConfigSchema.TOP_KEYS), ConfigSections::topKeys);
+        return section("top-keys", tree(properties.topKeys(), TopKeysSettings.SCHEMA), TopKeysSettings::read);
     }
 
     private static <T> T section(String name, Map<String, Object> settings, Function<ConfigNode, T> reader) {

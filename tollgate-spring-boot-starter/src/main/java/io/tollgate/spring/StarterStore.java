@@ -5,10 +5,10 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.internal.guard.MetricsRecorder;
-import io.tollgate.internal.store.StoreRuntime;
 import io.tollgate.internal.store.Stores;
 import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.internal.RedisStoreProvider;
+import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreSettings;
 import java.lang.System.Logger.Level;
@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * The starter's store, opened as a {@link StoreRuntime} on what its settings and the application give: Redis of
+ * The starter's store, opened as a {@link TollgateRuntime} on what its settings and the application give: Redis of
  * Tollgate's own ({@code tollgate.redis.uri} or {@code cluster-uris}), else the application's Redis (its Lettuce
  * client shared, or a Lettuce client of Tollgate's own made from {@code spring.data.redis.*} when the application
  * is on another client), else memory. {@code tollgate.store} states the store: {@code redis} fails the start where
@@ -40,7 +40,7 @@ final class StarterStore {
      * @throws InvalidTollgatePropertiesException if a setting is invalid, or {@code tollgate.store} is {@code redis}
      *     and no Redis can be used, saying how to give one
      */
-    static StoreRuntime open(
+    static TollgateRuntime open(
             TollgateProperties properties,
             ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisClient> applicationRedis,
             ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisSettings> applicationRedisSettings,
@@ -112,7 +112,7 @@ final class StarterStore {
      * Opens {@code store} with the application's customizers last. A setting the limiter refuses is a property's
      * problem; a customizer's own exception is the application's, and passes as it is.
      */
-    private static StoreRuntime open(
+    private static TollgateRuntime open(
             StoreSettings store,
             MetricsRecorder recorder,
             List<Object> extensions,
@@ -124,13 +124,14 @@ final class StarterStore {
         if (recorder != null) {
             all.add(recorder);
         }
+        all.add(topKeys);
         all.add(new RedisStoreProvider.Customization(builder -> customizing.set(true)));
         all.addAll(customizers
                 .orderedStream()
                 .map(customizer -> new RedisStoreProvider.Customization(customizer::customize))
                 .toList());
         try {
-            return StoreRuntime.open(store, new StoreContext(null, all), topKeys);
+            return TollgateRuntime.open(store, new StoreContext(null, all));
         } catch (InvalidTollgatePropertiesException e) {
             throw e;
         } catch (IllegalArgumentException e) {

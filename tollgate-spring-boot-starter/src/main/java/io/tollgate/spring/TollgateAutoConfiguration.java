@@ -6,8 +6,8 @@ import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.internal.guard.MetricsRecorder;
-import io.tollgate.internal.store.StoreRuntime;
 import io.tollgate.redis.MicrometerMetrics;
+import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.servlet.TollgateFilter;
 import jakarta.servlet.DispatcherType;
 import java.lang.System.Logger.Level;
@@ -102,8 +102,8 @@ public final class TollgateAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     KeyCounts tollgateKeyCounts(
-            TollgateProperties properties, RateLimiter limiter, ObjectProvider<StoreRuntime> runtime) {
-        StoreRuntime store = runtime.getIfAvailable();
+            TollgateProperties properties, RateLimiter limiter, ObjectProvider<TollgateRuntime> runtime) {
+        TollgateRuntime store = runtime.getIfAvailable();
         return store != null && store.limiter() == limiter
                 ? KeyCounts.of(store, PropertiesReader.topKeys(properties))
                 : KeyCounts.of(limiter, PropertiesReader.topKeys(properties));
@@ -238,7 +238,7 @@ public final class TollgateAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean(RateLimiter.class)
-    StoreRuntime tollgateStore(
+    TollgateRuntime tollgateStore(
             TollgateProperties properties,
             ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisClient> applicationRedis,
             ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisSettings> applicationRedisSettings,
@@ -261,7 +261,7 @@ public final class TollgateAutoConfiguration {
     @Bean(destroyMethod = "")
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean(RateLimiter.class)
-    RateLimiter tollgateLimiter(StoreRuntime store) {
+    RateLimiter tollgateLimiter(TollgateRuntime store) {
         return store.limiter();
     }
 

@@ -6,6 +6,7 @@ import io.tollgate.config.ConfigSection;
 import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.http.internal.ConfigSchema;
 import io.tollgate.internal.store.MemoryStoreProvider;
+import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.internal.RedisSettings;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -79,7 +80,7 @@ class ConfigurationMetadataTest {
         names("tollgate", ConfigSchema.RULES, shared);
         names("tollgate.redis", RedisSettings.SECTION, shared);
         names("tollgate.memory", MemoryStoreProvider.SCHEMA, shared);
-        names("tollgate.top-keys", ConfigSchema.TOP_KEYS, shared);
+        names("tollgate.top-keys", TopKeysSettings.SCHEMA, shared);
 
         Set<String> inMetadata = new TreeSet<>(metadataNames());
         Set<String> startersOwn = new TreeSet<>(inMetadata);
@@ -113,7 +114,7 @@ class ConfigurationMetadataTest {
         sections.put(TollgateProperties.ClientIp.class, ConfigSchema.CLIENT_IP.keys());
         sections.put(TollgateProperties.Responses.class, ConfigSchema.RESPONSES.keys());
         sections.put(TollgateProperties.Memory.class, MemoryStoreProvider.SCHEMA.keys());
-        sections.put(TollgateProperties.TopKeys.class, ConfigSchema.TOP_KEYS.keys());
+        sections.put(TollgateProperties.TopKeys.class, TopKeysSettings.SCHEMA.keys());
         Set<String> redis = new TreeSet<>(RedisSettings.SECTION.keys());
         redis.add("use-application-redis"); // the starter's own
         sections.put(TollgateProperties.Redis.class, redis);

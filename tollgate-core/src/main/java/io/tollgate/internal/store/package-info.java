@@ -1,9 +1,7 @@
 /**
- * Where buckets live, chosen by configuration: a {@link io.tollgate.spi.StoreProvider} for each store
- * (memory in core, Redis in {@code tollgate-redis}), found by {@link java.util.ServiceLoader} and chosen by the
- * section of the configuration that names it ({@link io.tollgate.internal.store.Stores}); and the {@link
- * io.tollgate.internal.store.StoreRuntime}, the one object beneath every surface that owns the store, its
- * observers, the top keys and the order they close in.
+ * The stores found ({@link io.tollgate.internal.store.Stores}): a {@link io.tollgate.spi.StoreProvider} for each
+ * (memory's here, {@link io.tollgate.internal.store.MemoryStoreProvider}; Redis's in {@code tollgate-redis}), found
+ * by {@link java.util.ServiceLoader}, and the choice a configuration makes by the section it holds.
  *
  * <p><b>No compatibility promise.</b> Exported only to Tollgate's own modules; it may change in any release.
  */

@@ -5,19 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tollgate.Decision;
 import io.tollgate.InMemoryRateLimiter;
-import io.tollgate.Limit;
 import io.tollgate.Policy;
-import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
-import io.tollgate.internal.guard.MetricsRecorder;
-import io.tollgate.internal.top.HeavyHitters;
-import io.tollgate.internal.top.KeyDisplay;
-import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.spi.OpenedStore;
-import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreProvider;
 import io.tollgate.spi.StoreSettings;
 import java.time.Duration;
@@ -29,9 +22,6 @@ import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 
 class StoresTest {
-
-    private static final Policy POLICY = Policy.of("per-client", Limit.of(2, Rate.perHour(1)));
-    private static final TopKeysSettings COUNTED = new TopKeysSettings(true, KeyDisplay.WHOLE, 64);
 
     @Test
     void theMemoryStoreIsAProviderTheServiceLoaderFinds() {
@@ -87,52 +77,6 @@ class StoresTest {
     }
 
     @Test
-    void theRuntimesLimiterReportsToTheRecorderTheSurfaceGave() {
-        List<String> decided = new ArrayList<>();
-        MetricsRecorder recorder = new MetricsRecorder() {
-            @Override
-            public void decided(Policy policy, boolean allowed, String source) {
-                decided.add(policy.name() + " " + allowed + " " + source);
-            }
-        };
-        try (StoreRuntime runtime = StoreRuntime.open(
-                MemoryStoreProvider.Settings.DEFAULTS, new StoreContext(null, List.of(recorder)), disabled())) {
-            runtime.limiter().tryAcquire("alice", POLICY, 1);
-
-            assertThat(decided).containsExactly("per-client true memory");
-            assertThat(runtime.topKeys()).isNull();
-        }
-    }
-
-    @Test
-    void theRuntimeCountsWhoItLimitsUntilItIsClosed() {
-        StoreRuntime runtime = StoreRuntime.open(MemoryStoreProvider.Settings.DEFAULTS, StoreContext.PLAIN, COUNTED);
-        RateLimiter limiter = runtime.limiter();
-        for (int i = 0; i < 5; i++) {
-            limiter.tryAcquire("mallory", POLICY, 1);
-        }
-        HeavyHitters.Report refused = runtime.topKeys()
-                .top("per-client", HeavyHitters.Measure.REFUSED, HeavyHitters.Window.ONE_MINUTE, 10)
-                .report();
-
-        runtime.close();
-        runtime.close(); // a second close does nothing
-        limiter.tryAcquire("mallory", POLICY, 1);
-
-        assertThat(refused.keys()).singleElement().satisfies(key -> {
-            assertThat(key.key()).isEqualTo("mallory");
-            assertThat(key.count()).isEqualTo(3);
-        });
-        assertThat(runtime.topKeys()
-                        .top("per-client", HeavyHitters.Measure.REFUSED, HeavyHitters.Window.ONE_MINUTE, 10)
-                        .report()
-                        .keys())
-                .as("closed: the counts no longer listen")
-                .singleElement()
-                .satisfies(key -> assertThat(key.count()).isEqualTo(3));
-    }
-
-    @Test
     void aLimiterInMemoryIsAdoptedAsAStoreThatAlwaysAnswersAndSharesNothing() throws Exception {
         RateLimiter own = InMemoryRateLimiter.builder().build();
 
@@ -159,9 +103,5 @@ class StoresTest {
             }
         };
         assertThat(Stores.adopt(ofItsOwn)).as("a limiter no provider knows").isEmpty();
-    }
-
-    private static TopKeysSettings disabled() {
-        return new TopKeysSettings(false, KeyDisplay.MASKED, 64);
     }
 }

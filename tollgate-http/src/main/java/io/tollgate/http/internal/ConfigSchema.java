@@ -73,9 +73,6 @@ public final class ConfigSchema {
             "max-wait",
             "retry-after");
 
-    /** Who is limited: how the keys refused and charged most are shown, and how many each summary holds. */
-    public static final ConfigSection TOP_KEYS = ConfigSection.of("top-keys", "enabled", "show", "capacity");
-
     /** What a rules file holds, and the part of the server's file that it shares. */
     public static final ConfigSection RULES = ConfigSection.of("rules file")
             .with("policies", POLICY)

@@ -16,8 +16,6 @@ import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.ResponseCost;
 import io.tollgate.http.Rule;
-import io.tollgate.internal.top.KeyDisplay;
-import io.tollgate.internal.top.TopKeysSettings;
 import java.nio.file.Path;
 import java.time.DateTimeException;
 import java.time.Duration;
@@ -452,28 +450,5 @@ public final class ConfigSections {
         }
         clientIps.groupIpv6By64(node.child("group-ipv6-by-64").bool(false));
         return clientIps.build();
-    }
-
-    /**
-     * Reads the {@code top-keys} section: {@code enabled}, {@code show} ({@code whole}, {@code masked} or {@code
-     * digest}) and {@code capacity} (8 to 4096); an absent node gives the defaults.
-     *
-     * @throws ConfigException if a setting is invalid, naming it
-     */
-    public static TopKeysSettings topKeys(ConfigNode node) {
-        node.checkKeys(ConfigSchema.TOP_KEYS);
-        ConfigNode show = node.child("show");
-        KeyDisplay display;
-        try {
-            display = show.isPresent() ? KeyDisplay.of(show.requiredString()) : TopKeysSettings.DEFAULTS.show();
-        } catch (IllegalArgumentException e) {
-            throw show.error(e.getMessage());
-        }
-        ConfigNode capacity = node.child("capacity");
-        long keys = capacity.longValue(TopKeysSettings.DEFAULTS.capacity());
-        if (keys < 8 || keys > 4096) {
-            throw capacity.error("must be 8 to 4096, was " + keys);
-        }
-        return new TopKeysSettings(node.child("enabled").bool(TopKeysSettings.DEFAULTS.enabled()), display, (int) keys);
     }
 }
