@@ -3,7 +3,6 @@ package io.tollgate.runtime;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.internal.store.Stores;
 import io.tollgate.internal.top.TopKeys;
 import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.spi.OpenedStore;

@@ -42,13 +42,10 @@ class ArchitectureTest {
             "tollgate-redis -> io.tollgate.internal.guard",
             "tollgate-server -> io.tollgate.http.internal",
             "tollgate-server -> io.tollgate.internal",
-            "tollgate-server -> io.tollgate.internal.store",
             "tollgate-server -> io.tollgate.internal.top",
             "tollgate-spring-boot-starter -> io.tollgate.http.internal",
             "tollgate-spring-boot-starter -> io.tollgate.internal.guard",
-            "tollgate-spring-boot-starter -> io.tollgate.internal.store",
             "tollgate-spring-boot-starter -> io.tollgate.internal.top",
-            "tollgate-spring-boot-starter -> io.tollgate.redis.internal",
             "tollgate-spring-boot-starter -> io.tollgate.servlet.internal",
             "tollgate-spring-cloud-gateway -> io.tollgate.spring.internal");
 

@@ -2,8 +2,8 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.internal.store.Stores;
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.runtime.Stores;
 import io.tollgate.testing.RedisExtension;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;

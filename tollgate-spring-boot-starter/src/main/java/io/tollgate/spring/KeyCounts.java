@@ -2,10 +2,10 @@ package io.tollgate.spring;
 
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.store.Stores;
 import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.internal.top.TopKeys;
 import io.tollgate.internal.top.TopKeysSettings;
+import io.tollgate.runtime.Stores;
 import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.spi.OpenedStore;
 import java.util.Optional;

@@ -5,9 +5,10 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.internal.guard.MetricsRecorder;
-import io.tollgate.internal.store.Stores;
 import io.tollgate.internal.top.TopKeysSettings;
-import io.tollgate.redis.internal.RedisStoreProvider;
+import io.tollgate.redis.RedisConnection;
+import io.tollgate.redis.RedisCustomization;
+import io.tollgate.runtime.Stores;
 import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreSettings;
@@ -64,22 +65,21 @@ final class StarterStore {
         ApplicationRedisConfiguration.ApplicationRedisSettings settings =
                 redisNamed || !useApplication || shared != null ? null : applicationRedisSettings.getIfAvailable();
         if (shared != null) {
-            extensions.add(new RedisStoreProvider.Connection(
-                    shared.description().get(), builder -> {
-                        AbstractRedisClient client = shared.client().get();
-                        if (client instanceof RedisClusterClient cluster) {
-                            builder.clusterClient(cluster);
-                        } else if (client instanceof RedisClient standalone) {
-                            builder.client(standalone);
-                        } else {
-                            throw new InvalidTollgatePropertiesException(
-                                    "the application's Redis connection factory has no Lettuce client Tollgate can share ("
-                                            + client + "); set tollgate.redis.uri",
-                                    null);
-                        }
-                    }));
+            extensions.add(new RedisConnection(shared.description().get(), builder -> {
+                AbstractRedisClient client = shared.client().get();
+                if (client instanceof RedisClusterClient cluster) {
+                    builder.clusterClient(cluster);
+                } else if (client instanceof RedisClient standalone) {
+                    builder.client(standalone);
+                } else {
+                    throw new InvalidTollgatePropertiesException(
+                            "the application's Redis connection factory has no Lettuce client Tollgate can share ("
+                                    + client + "); set tollgate.redis.uri",
+                            null);
+                }
+            }));
         } else if (settings != null) {
-            extensions.add(new RedisStoreProvider.Connection(settings.description(), settings.connection()));
+            extensions.add(new RedisConnection(settings.description(), settings.connection()));
         }
         if (redisNamed || !extensions.isEmpty()) {
             return open(redis, recorder, extensions, topKeys, properties, customizers);
@@ -125,10 +125,10 @@ final class StarterStore {
             all.add(recorder);
         }
         all.add(topKeys);
-        all.add(new RedisStoreProvider.Customization(builder -> customizing.set(true)));
+        all.add(new RedisCustomization(builder -> customizing.set(true)));
         all.addAll(customizers
                 .orderedStream()
-                .map(customizer -> new RedisStoreProvider.Customization(customizer::customize))
+                .map(customizer -> new RedisCustomization(customizer::customize))
                 .toList());
         try {
             return TollgateRuntime.open(store, new StoreContext(null, all));

@@ -1,7 +1,7 @@
 package io.tollgate.spring;
 
 import io.tollgate.RateLimiter;
-import io.tollgate.internal.store.Stores;
+import io.tollgate.runtime.Stores;
 import io.tollgate.spi.OpenedStore;
 import java.time.Duration;
 import java.util.Optional;

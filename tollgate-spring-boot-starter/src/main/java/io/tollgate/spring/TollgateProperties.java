@@ -3,7 +3,7 @@ package io.tollgate.spring;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.http.RequestLimiter;
-import io.tollgate.redis.internal.RedisSettings;
+import io.tollgate.redis.RedisRateLimiter;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -278,16 +278,18 @@ public record TollgateProperties(
             List<String> clusterUris,
             @DefaultValue("true") boolean useApplicationRedis,
 
-            @DefaultValue(RedisSettings.DEFAULT_TIMEOUT_MILLIS + "ms")
+            @DefaultValue(RedisRateLimiter.DEFAULT_TIMEOUT_MILLIS + "ms")
             Duration timeout,
 
-            @DefaultValue(RedisSettings.DEFAULT_KEY_PREFIX) String keyPrefix,
+            @DefaultValue(RedisRateLimiter.DEFAULT_KEY_PREFIX)
+            String keyPrefix,
+
             @DefaultValue("local") FailurePolicy failurePolicy,
             Integer expectedInstances,
             @DefaultValue("true") boolean batching,
             boolean requireRedisAtStart,
 
-            @DefaultValue(RedisSettings.DEFAULT_DENY_CACHE_MAX_AGE_MILLIS + "ms")
+            @DefaultValue(RedisRateLimiter.DEFAULT_DENY_CACHE_MAX_AGE_MILLIS + "ms")
             Duration denyCacheMaxAge,
 
             String username,

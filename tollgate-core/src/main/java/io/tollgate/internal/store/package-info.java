@@ -1,7 +1,6 @@
 /**
- * The stores found ({@link io.tollgate.internal.store.Stores}): a {@link io.tollgate.spi.StoreProvider} for each
- * (memory's here, {@link io.tollgate.internal.store.MemoryStoreProvider}; Redis's in {@code tollgate-redis}), found
- * by {@link java.util.ServiceLoader}, and the choice a configuration makes by the section it holds.
+ * The memory store's provider ({@link io.tollgate.internal.store.MemoryStoreProvider}), the store of a configuration
+ * that names none, found as every store is ({@link io.tollgate.runtime.Stores}).
  *
  * <p><b>No compatibility promise.</b> Exported only to Tollgate's own modules; it may change in any release.
  */

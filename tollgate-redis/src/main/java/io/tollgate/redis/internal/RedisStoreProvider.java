@@ -4,6 +4,8 @@ import io.tollgate.RateLimiter;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
 import io.tollgate.redis.MicrometerMetrics;
+import io.tollgate.redis.RedisConnection;
+import io.tollgate.redis.RedisCustomization;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreContext;
@@ -16,13 +18,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
  * Buckets in Redis ({@link RedisRateLimiter}): chosen by a {@code redis} section ({@link RedisSettings}). A surface
- * that connects to Redis its own way (the starter sharing the application's client) adds a {@link Connection} to
- * the store's context, and one that lets the application adjust the limiter a {@link Customization}. Stateless.
+ * that connects to Redis its own way (the starter sharing the application's client) adds a {@link RedisConnection}
+ * to the store's context, and one that lets the application adjust the limiter a {@link RedisCustomization}.
+ * Stateless.
  */
 public final class RedisStoreProvider implements StoreProvider {
 
@@ -42,32 +44,6 @@ public final class RedisStoreProvider implements StoreProvider {
     @Override
     public Optional<OpenedStore> adopt(RateLimiter limiter) {
         return limiter instanceof RedisRateLimiter redis ? Optional.of(new Opened(redis, false)) : Optional.empty();
-    }
-
-    /**
-     * How a surface connects the limiter to Redis where the settings name none, applied before the settings.
-     *
-     * @param description where it connects, for log lines, such as {@code the application's Redis at host:6379}
-     * @param connect sets the connection on the builder
-     */
-    public record Connection(String description, Consumer<RedisRateLimiter.Builder> connect) {
-
-        public Connection {
-            Objects.requireNonNull(description, "description");
-            Objects.requireNonNull(connect, "connect");
-        }
-    }
-
-    /**
-     * What the surface changes on the limiter's builder once the settings are applied, just before it is built.
-     *
-     * @param customize changes the builder
-     */
-    public record Customization(Consumer<RedisRateLimiter.Builder> customize) {
-
-        public Customization {
-            Objects.requireNonNull(customize, "customize");
-        }
     }
 
     /**
@@ -100,8 +76,8 @@ public final class RedisStoreProvider implements StoreProvider {
         }
 
         /**
-         * Builds the limiter: the surface's {@link Connection} (where the settings name no Redis), the settings, the
-         * context's recorder and clock, then the surface's {@link Customization}s.
+         * Builds the limiter: the surface's {@link RedisConnection} (where the settings name no Redis), the settings,
+         * the context's recorder and clock, then the surface's {@link RedisCustomization}s.
          *
          * @throws IllegalArgumentException if the builder refuses a setting, naming it
          * @throws IllegalStateException if Redis cannot be reached and the settings require it at the start
@@ -110,7 +86,7 @@ public final class RedisStoreProvider implements StoreProvider {
         public OpenedStore open(StoreContext context) {
             RedisRateLimiter.Builder builder = RedisRateLimiter.builder();
             if (!redis.hasTarget()) {
-                context.extensions(Connection.class).forEach(connection -> {
+                context.extensions(RedisConnection.class).forEach(connection -> {
                     builder.describedAs(connection.description());
                     connection.connect().accept(builder);
                 });
@@ -120,7 +96,7 @@ public final class RedisStoreProvider implements StoreProvider {
             if (context.clientClock() != null) {
                 builder.clientClock(context.clientClock());
             }
-            context.extensions(Customization.class)
+            context.extensions(RedisCustomization.class)
                     .forEach(step -> step.customize().accept(builder));
             return new Opened(builder.build(), true);
         }

@@ -1,9 +1,10 @@
-package io.tollgate.internal.store;
+package io.tollgate.runtime;
 
 import io.tollgate.RateLimiter;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
+import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreProvider;
 import io.tollgate.spi.StoreSettings;
@@ -17,8 +18,12 @@ import java.util.Optional;
 import java.util.ServiceLoader;
 
 /**
- * The stores that can be chosen, found once by {@link ServiceLoader}, and the choice a configuration makes: the
- * store whose section it holds, or memory ({@link #DEFAULT}) when it holds none. Thread-safe.
+ * The stores on the class path (or module path), found once by {@link ServiceLoader} ({@link StoreProvider}), and the
+ * choice a configuration makes: the store whose section it holds, or memory ({@link #DEFAULT}) when it holds none.
+ * For programs that read a whole file of Tollgate's settings, as the server does: the stores' sections join the
+ * file's keys ({@link #withSections}), and the store is read before anything opens ({@link #read(ConfigNode)}).
+ *
+ * <p>Thread-safe; no instances.
  */
 public final class Stores {
 

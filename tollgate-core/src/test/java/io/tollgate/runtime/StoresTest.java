@@ -1,4 +1,4 @@
-package io.tollgate.internal.store;
+package io.tollgate.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,6 +10,7 @@ import io.tollgate.RateLimiter;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
+import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreProvider;
 import io.tollgate.spi.StoreSettings;
