@@ -73,6 +73,7 @@ class ApiBoundaryTest {
             "io.tollgate.server.Main",
             "io.tollgate.server.ServerConfig",
             "io.tollgate.server.TollgateServer",
+            "io.tollgate.servlet.ServletRequestView",
             "io.tollgate.servlet.TollgateFilter",
             "io.tollgate.spi.OpenedStore",
             "io.tollgate.spi.StoreContext",

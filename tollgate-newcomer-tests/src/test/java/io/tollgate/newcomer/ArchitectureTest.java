@@ -44,9 +44,7 @@ class ArchitectureTest {
             "tollgate-server -> io.tollgate.internal",
             "tollgate-server -> io.tollgate.internal.top",
             "tollgate-spring-boot-starter -> io.tollgate.http.internal",
-            "tollgate-spring-boot-starter -> io.tollgate.internal.guard",
             "tollgate-spring-boot-starter -> io.tollgate.internal.top",
-            "tollgate-spring-boot-starter -> io.tollgate.servlet.internal",
             "tollgate-spring-cloud-gateway -> io.tollgate.spring.internal");
 
     /** Main source files longer than {@value #MOST_LINES} lines. */

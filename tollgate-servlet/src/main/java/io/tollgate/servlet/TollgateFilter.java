@@ -5,7 +5,6 @@ import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.http.RuleOutcome;
-import io.tollgate.servlet.internal.ServletRequestView;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;

@@ -2,7 +2,7 @@ package io.tollgate.spring;
 
 import io.tollgate.http.HttpRequestView;
 import io.tollgate.http.RequestDecision;
-import io.tollgate.servlet.internal.ServletRequestView;
+import io.tollgate.servlet.ServletRequestView;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.web.context.request.RequestContextHolder;

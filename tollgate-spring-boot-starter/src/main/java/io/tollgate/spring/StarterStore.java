@@ -4,8 +4,8 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.internal.top.TopKeysSettings;
+import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisConnection;
 import io.tollgate.redis.RedisCustomization;
 import io.tollgate.runtime.Stores;
@@ -46,7 +46,7 @@ final class StarterStore {
             ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisClient> applicationRedis,
             ObjectProvider<ApplicationRedisConfiguration.ApplicationRedisSettings> applicationRedisSettings,
             ObjectProvider<TollgateRedisCustomizer> customizers,
-            MetricsRecorder recorder,
+            MicrometerMetrics recorder,
             TopKeysSettings topKeys) {
         StoreSettings redis = read(REDIS, properties.redis());
         boolean redisNamed = redis.needs().isEmpty();
@@ -114,7 +114,7 @@ final class StarterStore {
      */
     private static TollgateRuntime open(
             StoreSettings store,
-            MetricsRecorder recorder,
+            MicrometerMetrics recorder,
             List<Object> extensions,
             TopKeysSettings topKeys,
             TollgateProperties properties,

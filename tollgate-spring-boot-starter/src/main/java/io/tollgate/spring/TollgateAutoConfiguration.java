@@ -5,7 +5,6 @@ import io.tollgate.RateLimiter;
 import io.tollgate.http.MicrometerRequestMetrics;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
-import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.servlet.TollgateFilter;
@@ -269,7 +268,7 @@ public final class TollgateAutoConfiguration {
      * Where the limiter reports its work, when the application has one meter registry (else the supplier gives
      * null), and how to forget what a warm-up recorded there.
      */
-    record LimiterMetrics(Supplier<MetricsRecorder> recorder, Runnable forgetWarmUp) {}
+    record LimiterMetrics(Supplier<MicrometerMetrics> recorder, Runnable forgetWarmUp) {}
 
     /** The servlet filter, when there are rules. */
     @Configuration(proxyBeanMethods = false)

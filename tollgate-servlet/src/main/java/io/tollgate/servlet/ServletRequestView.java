@@ -1,4 +1,4 @@
-package io.tollgate.servlet.internal;
+package io.tollgate.servlet;
 
 import io.tollgate.http.HttpRequestView;
 import jakarta.servlet.http.HttpServletRequest;
@@ -7,18 +7,24 @@ import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
- * A servlet request as {@link HttpRequestView} sees it, for code that finds client keys outside the filter,
- * such as an annotation on a controller method. Lives as long as the request; not thread-safe.
+ * A servlet request as {@link HttpRequestView} sees it: what {@link TollgateFilter} decides, and what code that
+ * decides a request outside the filter passes to {@code RequestLimiter.decide}, such as the starter's {@code
+ * @RateLimit} on a controller method or a servlet of one's own. Lives as long as the request; not thread-safe.
  */
 public final class ServletRequestView implements HttpRequestView {
 
     private final HttpServletRequest request;
 
-    /** Views {@code request}. */
+    /**
+     * Views {@code request}.
+     *
+     * @throws NullPointerException if request is null
+     */
     public ServletRequestView(HttpServletRequest request) {
-        this.request = request;
+        this.request = Objects.requireNonNull(request, "request");
     }
 
     @Override
