@@ -8,13 +8,16 @@ import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreProvider;
 import io.tollgate.spi.StoreSettings;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
 /**
@@ -30,6 +33,8 @@ public final class Stores {
     /** The store of a configuration that names none: buckets in this process's memory. */
     public static final String DEFAULT = MemoryStoreProvider.SCHEMA.name();
 
+    private static final System.Logger LOG = System.getLogger("io.tollgate");
+
     /** Every provider found, by section, the default first. */
     private static final Map<String, StoreProvider> PROVIDERS = load();
 
@@ -37,8 +42,23 @@ public final class Stores {
 
     private static Map<String, StoreProvider> load() {
         List<StoreProvider> found = new ArrayList<>();
-        ServiceLoader.load(StoreProvider.class, StoreProvider.class.getClassLoader())
-                .forEach(found::add);
+        Iterator<StoreProvider> providers = ServiceLoader.load(
+                        StoreProvider.class, StoreProvider.class.getClassLoader())
+                .iterator();
+        while (true) {
+            try {
+                if (!providers.hasNext()) {
+                    break;
+                }
+                found.add(providers.next());
+            } catch (ServiceConfigurationError e) {
+                // A broken jar must not stop a file that names another store; one that names it hears of it
+                LOG.log(
+                        Level.WARNING,
+                        "tollgate: a store provider could not be loaded, and is left out: {0}",
+                        e.getMessage());
+            }
+        }
         if (found.stream().noneMatch(provider -> provider.section().equals(DEFAULT))) {
             found.add(new MemoryStoreProvider()); // a class path that lost core's service file still has memory
         }

@@ -90,7 +90,7 @@ public final class TollgateRuntime implements AutoCloseable {
      * Opens the store that {@code settings} describe (as its provider read them), with what {@code context} adds.
      * Who is limited is counted where the context carries the settings of top keys, as Tollgate's surfaces give them.
      *
-     * @throws io.tollgate.config.ConfigException if a setting cannot be applied, naming it
+     * @throws IllegalArgumentException if a setting cannot be applied, naming it
      * @throws IllegalStateException if the store cannot be reached and its settings require it at the start
      */
     public static TollgateRuntime open(StoreSettings settings, StoreContext context) {

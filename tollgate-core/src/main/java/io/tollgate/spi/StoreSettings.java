@@ -28,7 +28,7 @@ public interface StoreSettings {
      * Opens the store: connects, loads what it needs, and returns a limiter on it, with what {@code context} adds
      * that the store knows (such as where the limiter reports).
      *
-     * @throws io.tollgate.config.ConfigException if a setting cannot be applied, naming it
+     * @throws IllegalArgumentException if a setting cannot be applied, naming it
      * @throws IllegalStateException if the store cannot be reached and the settings require it at the start
      */
     OpenedStore open(StoreContext context);

@@ -244,9 +244,19 @@ class ServerJarIT {
                         refill: 1/h
                 """);
 
-        ServerProcess without = ServerProcess.runWith(classPath, "--config", config.toString(), "--port", "0");
+        // Without its services file, and beside a broken one (a provider whose class is missing): an unknown setting
+        Path broken = dir.resolve("broken-store");
+        Files.createDirectories(broken.resolve("META-INF/services"));
+        Files.writeString(
+                broken.resolve("META-INF/services/" + StoreProvider.class.getName()), "com.example.MissingStore\n");
+        List<Path> withBroken = new ArrayList<>(classPath);
+        withBroken.add(broken);
+        ServerProcess without = ServerProcess.runWith(withBroken, "--config", config.toString(), "--port", "0");
         assertThat(without.awaitExit()).isEqualTo(2);
-        assertThat(without.err()).contains("unknown setting 'map'");
+        assertThat(without.err())
+                .contains("unknown setting 'map'")
+                .contains("a store provider could not be loaded, and is left out")
+                .contains("com.example.MissingStore");
 
         List<Path> withServices = new ArrayList<>(classPath);
         withServices.add(services);
