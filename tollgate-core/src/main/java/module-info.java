@@ -11,6 +11,7 @@ module io.tollgate {
     exports io.tollgate.config;
     exports io.tollgate.runtime;
     exports io.tollgate.spi;
+    exports io.tollgate.top;
 
     uses io.tollgate.spi.StoreProvider;
 
@@ -22,12 +23,6 @@ module io.tollgate {
             io.tollgate.redis,
             io.tollgate.server,
             io.tollgate.spring;
-    exports io.tollgate.internal.top to
-            io.tollgate.http,
-            io.tollgate.redis,
-            io.tollgate.server,
-            io.tollgate.spring,
-            io.tollgate.benchmarks;
     exports io.tollgate.internal.overload to
             io.tollgate.http,
             io.tollgate.server,

@@ -3,11 +3,11 @@ package io.tollgate.runtime;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.internal.top.TopKeys;
-import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreSettings;
+import io.tollgate.top.TopKeys;
+import io.tollgate.top.TopKeysSettings;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,8 +36,6 @@ public final class TollgateRuntime implements AutoCloseable {
 
     private final StoreSettings settings;
     private final OpenedStore store;
-    /** What the runtime keeps beside the store, such as the count of who is limited. */
-    private final List<Object> extensions;
     /** Who the instances limit; null unless counted. */
     private final TopKeys topKeys;
 
@@ -47,7 +45,6 @@ public final class TollgateRuntime implements AutoCloseable {
         this.settings = settings;
         this.store = store;
         this.topKeys = topKeys;
-        this.extensions = topKeys == null ? List.of() : List.of(topKeys);
     }
 
     /**
@@ -136,12 +133,11 @@ public final class TollgateRuntime implements AutoCloseable {
     }
 
     /**
-     * Returns what the runtime keeps beside the store of {@code type}, such as the count of who is limited that
-     * Tollgate's surfaces show; empty when it keeps none.
+     * Returns who the instances sharing the store limit, where the runtime counts it (its context carries the settings
+     * of top keys, or its configuration a {@code top-keys} section, with counting on); empty otherwise.
      */
-    public <T> Optional<T> extension(Class<T> type) {
-        Objects.requireNonNull(type, "type");
-        return extensions.stream().filter(type::isInstance).map(type::cast).findFirst();
+    public Optional<TopKeys> topKeys() {
+        return Optional.ofNullable(topKeys);
     }
 
     /**

@@ -11,11 +11,11 @@ import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.internal.guard.MetricsRecorder;
 import io.tollgate.internal.store.MemoryStoreProvider;
-import io.tollgate.internal.top.HeavyHitters;
-import io.tollgate.internal.top.KeyDisplay;
-import io.tollgate.internal.top.TopKeys;
-import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.spi.StoreContext;
+import io.tollgate.top.HeavyHitters;
+import io.tollgate.top.KeyDisplay;
+import io.tollgate.top.TopKeys;
+import io.tollgate.top.TopKeysSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +37,7 @@ class TollgateRuntimeTest {
                     .isTrue();
             assertThat(tollgate.limiter().tryAcquire("alice", POLICY, 1).allowed())
                     .isFalse();
-            assertThat(tollgate.extension(TopKeys.class))
+            assertThat(tollgate.topKeys())
                     .as("no top-keys section: nothing counted")
                     .isEmpty();
         }
@@ -78,7 +78,7 @@ class TollgateRuntimeTest {
         for (int i = 0; i < 5; i++) {
             limiter.tryAcquire("mallory", POLICY, 1);
         }
-        TopKeys counts = tollgate.extension(TopKeys.class).orElseThrow();
+        TopKeys counts = tollgate.topKeys().orElseThrow();
         long before = refused(counts);
 
         tollgate.close();
@@ -94,11 +94,11 @@ class TollgateRuntimeTest {
         try (TollgateRuntime tollgate = TollgateRuntime.open(
                 MemoryStoreProvider.Settings.DEFAULTS,
                 new StoreContext(null, List.of(new TopKeysSettings(false, KeyDisplay.MASKED, 64))))) {
-            assertThat(tollgate.extension(TopKeys.class)).isEmpty();
+            assertThat(tollgate.topKeys()).isEmpty();
         }
         try (TollgateRuntime tollgate =
                 TollgateRuntime.open(MemoryStoreProvider.Settings.DEFAULTS, new StoreContext(null, List.of(COUNTED)))) {
-            assertThat(tollgate.extension(TopKeys.class)).isPresent();
+            assertThat(tollgate.topKeys()).isPresent();
             assertThat(tollgate).hasToString("TollgateRuntime[memory, top keys]");
         }
     }

@@ -94,7 +94,12 @@ class ApiBoundaryTest {
             "io.tollgate.spring.TollgateRequestLimiterCustomizer",
             "io.tollgate.spring.TollgateWebFilter",
             "io.tollgate.spring.gateway.TollgateGatewayAutoConfiguration",
-            "io.tollgate.spring.gateway.TollgateGatewayRateLimiter");
+            "io.tollgate.spring.gateway.TollgateGatewayRateLimiter",
+            "io.tollgate.top.HeavyHitters",
+            "io.tollgate.top.KeyDisplay",
+            "io.tollgate.top.TopKey",
+            "io.tollgate.top.TopKeys",
+            "io.tollgate.top.TopKeysSettings");
 
     @Test
     void publicTypesOutsideInternalPackagesAreExactlyTheApi() throws IOException {

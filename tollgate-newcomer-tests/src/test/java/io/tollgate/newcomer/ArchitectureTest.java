@@ -42,9 +42,7 @@ class ArchitectureTest {
             "tollgate-redis -> io.tollgate.internal.guard",
             "tollgate-server -> io.tollgate.http.internal",
             "tollgate-server -> io.tollgate.internal",
-            "tollgate-server -> io.tollgate.internal.top",
             "tollgate-spring-boot-starter -> io.tollgate.http.internal",
-            "tollgate-spring-boot-starter -> io.tollgate.internal.top",
             "tollgate-spring-cloud-gateway -> io.tollgate.spring.internal");
 
     /** Main source files longer than {@value #MOST_LINES} lines. */

@@ -8,10 +8,6 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.internal.top.HeavyHitters;
-import io.tollgate.internal.top.KeyDisplay;
-import io.tollgate.internal.top.TopKeys;
-import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.redis.internal.RedisStoreProvider;
 import io.tollgate.runtime.Stores;
 import io.tollgate.runtime.TollgateRuntime;
@@ -19,6 +15,9 @@ import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreSettings;
 import io.tollgate.testing.RedisServer;
+import io.tollgate.top.HeavyHitters;
+import io.tollgate.top.KeyDisplay;
+import io.tollgate.top.TopKeysSettings;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -73,7 +72,7 @@ class RedisStoreProviderTest {
                 HeavyHitters.Report charged;
                 do {
                     Thread.sleep(100);
-                    charged = other.extension(TopKeys.class)
+                    charged = other.topKeys()
                             .orElseThrow()
                             .top("per-client", HeavyHitters.Measure.CHARGED, HeavyHitters.Window.ONE_MINUTE, 10)
                             .report();

@@ -2,11 +2,11 @@ package io.tollgate.server;
 
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.top.TopKeys;
 import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import io.tollgate.server.internal.tls.TlsFiles;
 import io.tollgate.spi.StoreContext;
+import io.tollgate.top.TopKeys;
 import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.time.Duration;
@@ -76,7 +76,7 @@ public final class TollgateServer implements AutoCloseable {
         limiter = runtime.limiter();
         storeDescription = runtime.description();
         store = StoreMonitor.of(runtime.store(), storeDescription, metrics::fallbackDecisions);
-        countedKeys = runtime.extension(TopKeys.class).orElse(null);
+        countedKeys = runtime.topKeys().orElse(null);
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics, null));
         reloader = new ConfigReloader(limits, limiter, metrics);
         Readiness readiness = new Readiness(store);

@@ -3,9 +3,9 @@ package io.tollgate.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.fixtures.DocumentationExamples;
-import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.testing.RedisExtension;
 import io.tollgate.testing.RequiredBinary;
+import io.tollgate.top.KeyDisplay;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,8 +2,8 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.testing.RedisExtension;
+import io.tollgate.top.KeyDisplay;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.fixtures.ManualTimeSource;
-import io.tollgate.internal.top.KeyDisplay;
+import io.tollgate.top.KeyDisplay;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import org.junit.jupiter.api.AfterEach;

@@ -2,12 +2,12 @@ package io.tollgate.spring;
 
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.top.KeyDisplay;
-import io.tollgate.internal.top.TopKeys;
-import io.tollgate.internal.top.TopKeysSettings;
 import io.tollgate.runtime.Stores;
 import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.spi.OpenedStore;
+import io.tollgate.top.KeyDisplay;
+import io.tollgate.top.TopKeys;
+import io.tollgate.top.TopKeysSettings;
 import java.util.Optional;
 
 /**
@@ -56,7 +56,7 @@ record KeyCounts(TopKeys top, KeyDisplay show, boolean owned) implements AutoClo
 
     /** Returns the counts that {@code store} keeps (null when it counts none), shown as {@code settings} say. */
     static KeyCounts of(TollgateRuntime store, TopKeysSettings settings) {
-        return new KeyCounts(store.extension(TopKeys.class).orElse(null), settings.show(), false);
+        return new KeyCounts(store.topKeys().orElse(null), settings.show(), false);
     }
 
     /** Stops counting, stops publishing this instance's counts, and withdraws them. */

@@ -4,7 +4,7 @@ import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
 import io.tollgate.http.RequestLimiterConfig;
 import io.tollgate.http.internal.ConfigSchema;
-import io.tollgate.internal.top.TopKeysSettings;
+import io.tollgate.top.TopKeysSettings;
 import java.lang.reflect.RecordComponent;
 import java.util.Collection;
 import java.util.LinkedHashMap;

@@ -2,9 +2,9 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.internal.top.KeyDisplay;
 import io.tollgate.spring.testapp.TestApplication;
 import io.tollgate.testing.RedisExtension;
+import io.tollgate.top.KeyDisplay;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -1,4 +1,4 @@
-package io.tollgate.internal.top;
+package io.tollgate.top;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

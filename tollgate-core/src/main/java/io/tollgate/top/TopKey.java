@@ -1,4 +1,4 @@
-package io.tollgate.internal.top;
+package io.tollgate.top;
 
 /**
  * One of the keys that weighed most in a window: its estimated weight (requests refused, or tokens charged), at

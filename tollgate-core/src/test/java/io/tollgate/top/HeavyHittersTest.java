@@ -1,4 +1,4 @@
-package io.tollgate.internal.top;
+package io.tollgate.top;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import io.tollgate.TimeSource;
 import io.tollgate.fixtures.ManualTimeSource;
-import io.tollgate.internal.top.HeavyHitters.Measure;
-import io.tollgate.internal.top.HeavyHitters.Report;
-import io.tollgate.internal.top.HeavyHitters.Window;
+import io.tollgate.top.HeavyHitters.Measure;
+import io.tollgate.top.HeavyHitters.Report;
+import io.tollgate.top.HeavyHitters.Window;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.tollgate.internal.top;
+package io.tollgate.top;
 
 import io.tollgate.DecisionListener;
 import io.tollgate.RateLimiter;
@@ -17,7 +17,7 @@ import java.util.function.Supplier;
  * merged on every read. Where the store cannot be asked, a read covers this instance alone and says so. Close it before the limiter: it stops
  * counting, and withdraws this instance's counts while the connection is still open.
  *
- * <p>Thread-safe. For the modules of Tollgate; no compatibility promise.
+ * <p>Thread-safe.
  */
 public final class TopKeys implements AutoCloseable {
 

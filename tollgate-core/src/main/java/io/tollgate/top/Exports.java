@@ -1,7 +1,7 @@
-package io.tollgate.internal.top;
+package io.tollgate.top;
 
-import io.tollgate.internal.top.HeavyHitters.Measure;
-import io.tollgate.internal.top.HeavyHitters.Window;
+import io.tollgate.top.HeavyHitters.Measure;
+import io.tollgate.top.HeavyHitters.Window;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;

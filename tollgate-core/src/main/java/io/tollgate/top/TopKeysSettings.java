@@ -1,4 +1,4 @@
-package io.tollgate.internal.top;
+package io.tollgate.top;
 
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;

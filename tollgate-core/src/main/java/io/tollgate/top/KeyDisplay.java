@@ -1,4 +1,4 @@
-package io.tollgate.internal.top;
+package io.tollgate.top;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
