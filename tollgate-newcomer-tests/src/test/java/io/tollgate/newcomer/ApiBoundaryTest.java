@@ -86,6 +86,7 @@ class ApiBoundaryTest {
             "io.tollgate.spring.RateLimitExceptionHandler",
             "io.tollgate.spring.RateLimitExceptionResolver",
             "io.tollgate.spring.RateLimits",
+            "io.tollgate.spring.RulesInForce",
             "io.tollgate.spring.TollgateAutoConfiguration",
             "io.tollgate.spring.TollgateEndpoint",
             "io.tollgate.spring.TollgateHealthIndicator",

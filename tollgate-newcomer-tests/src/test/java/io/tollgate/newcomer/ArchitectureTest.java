@@ -42,8 +42,7 @@ class ArchitectureTest {
             "tollgate-redis -> io.tollgate.internal.guard",
             "tollgate-server -> io.tollgate.http.internal",
             "tollgate-server -> io.tollgate.internal",
-            "tollgate-spring-boot-starter -> io.tollgate.http.internal",
-            "tollgate-spring-cloud-gateway -> io.tollgate.spring.internal");
+            "tollgate-spring-boot-starter -> io.tollgate.http.internal");
 
     /** Main source files longer than {@value #MOST_LINES} lines. */
     private static final Set<String> KNOWN_LONG_FILES = Set.of(

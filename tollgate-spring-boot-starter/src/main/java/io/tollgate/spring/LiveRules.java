@@ -3,7 +3,6 @@ package io.tollgate.spring;
 import io.tollgate.Policy;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
-import io.tollgate.spring.internal.RulesInForce;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,8 +1,8 @@
 package io.tollgate.spring.gateway;
 
+import io.tollgate.spring.RulesInForce;
 import io.tollgate.spring.TollgateAutoConfiguration;
 import io.tollgate.spring.TollgateProperties;
-import io.tollgate.spring.internal.RulesInForce;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;

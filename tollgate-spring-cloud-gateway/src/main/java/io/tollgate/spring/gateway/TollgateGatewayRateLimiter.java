@@ -7,7 +7,7 @@ import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.RuleOutcome;
-import io.tollgate.spring.internal.RulesInForce;
+import io.tollgate.spring.RulesInForce;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

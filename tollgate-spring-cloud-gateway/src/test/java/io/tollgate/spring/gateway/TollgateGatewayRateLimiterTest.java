@@ -8,7 +8,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.http.RequestLimiter;
-import io.tollgate.spring.internal.RulesInForce;
+import io.tollgate.spring.RulesInForce;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;

@@ -1,4 +1,4 @@
-package io.tollgate.spring.internal;
+package io.tollgate.spring;
 
 import io.tollgate.Policy;
 import io.tollgate.http.RequestLimiter;
@@ -6,7 +6,9 @@ import java.util.Map;
 
 /**
  * The request limiter and the policies of {@code tollgate.*} in force, which a refresh of the environment
- * replaces; the starter registers one as a bean. Internal: no compatibility promise. Thread-safe.
+ * replaces: the starter registers one as a bean, which the filters, {@link RateLimit @RateLimit} and Spring Cloud
+ * Gateway's limiter read on every request, and which an application's own code may read as they do, to decide a
+ * request or a call by the rules in force. Thread-safe.
  */
 public interface RulesInForce {
 
