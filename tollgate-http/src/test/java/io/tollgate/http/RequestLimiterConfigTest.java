@@ -389,6 +389,22 @@ class RequestLimiterConfigTest {
     }
 
     @Test
+    void anAliasThatHoldsItselfIsAnErrorNotAStackOverflow() {
+        assertThatThrownBy(() -> RequestLimiterConfig.parse("a: &a [x, *a]\n", "t.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("values nest deeper than 64 levels (or an alias holds itself)");
+    }
+
+    @Test
+    void valuesNestedDeeperThanAnySectionAreAnError() {
+        String deep = "a: " + "[".repeat(70) + "x" + "]".repeat(70) + "\n";
+
+        assertThatThrownBy(() -> RequestLimiterConfig.parse(deep, "t.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("t.yaml: not valid YAML: Nesting Depth exceeded max 50");
+    }
+
+    @Test
     void theTopLevelMustBeAMap() {
         assertThatThrownBy(() -> RequestLimiterConfig.parse("- a\n- b\n", "t.yaml"))
                 .hasMessage("t.yaml:1: the top level must be a map of settings");

@@ -30,6 +30,13 @@ import org.yaml.snakeyaml.nodes.Tag;
  */
 final class YamlTree {
 
+    /**
+     * How deep values may nest while they are read: beyond SnakeYAML's own limit on the text (50 levels), reached
+     * only by an alias that nests a value in itself ({@code a: &a [*a]}), which ends in an error rather than in a
+     * stack overflow.
+     */
+    static final int MAX_DEPTH = 64;
+
     private YamlTree() {}
 
     /**
@@ -51,14 +58,20 @@ final class YamlTree {
             throw new ConfigException(0, "not valid YAML: " + oneLine(e.getMessage()), e);
         }
         Map<String, Integer> lines = new HashMap<>();
-        Object value = root == null ? null : convert(root, "", lines);
+        Object value = root == null ? null : convert(root, "", lines, 0);
         if (value != null && !(value instanceof Map)) {
             throw new ConfigException(1, "the top level must be a map of settings");
         }
         return ConfigNode.of(value == null ? Map.of() : (Map<String, Object>) value, lines);
     }
 
-    private static Object convert(Node node, String path, Map<String, Integer> lines) {
+    private static Object convert(Node node, String path, Map<String, Integer> lines, int depth) {
+        if (depth > MAX_DEPTH) {
+            throw new ConfigException(
+                    node.getStartMark().getLine() + 1,
+                    (path.isEmpty() ? "configuration" : path.substring(0, Math.min(path.length(), 200)))
+                            + ": values nest deeper than " + MAX_DEPTH + " levels (or an alias holds itself)");
+        }
         lines.putIfAbsent(path, node.getStartMark().getLine() + 1);
         if (node instanceof MappingNode mapping) {
             Map<String, Object> map = new LinkedHashMap<>();
@@ -74,14 +87,14 @@ final class YamlTree {
                             keyNode.getStartMark().getLine() + 1,
                             (path.isEmpty() ? "configuration" : path) + ": duplicate key " + key);
                 }
-                map.put(key, convert(tuple.getValueNode(), childPath, lines));
+                map.put(key, convert(tuple.getValueNode(), childPath, lines, depth + 1));
             }
             return map;
         }
         if (node instanceof SequenceNode sequence) {
             List<Object> list = new ArrayList<>();
             for (Node element : sequence.getValue()) {
-                list.add(convert(element, path + "[" + list.size() + "]", lines));
+                list.add(convert(element, path + "[" + list.size() + "]", lines, depth + 1));
             }
             return list;
         }
