@@ -29,11 +29,8 @@ module io.tollgate {
             io.tollgate.spring,
             io.tollgate.benchmarks;
     exports io.tollgate.internal.store to
-            io.tollgate.redis,
-            io.tollgate.http,
             io.tollgate.server,
-            io.tollgate.spring,
-            io.tollgate.benchmarks;
+            io.tollgate.spring;
     exports io.tollgate.internal.guard to
             io.tollgate.redis,
             io.tollgate.server,

@@ -3,23 +3,20 @@ package io.tollgate.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.tollgate.Decision;
 import io.tollgate.InMemoryRateLimiter;
-import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
+import io.tollgate.fixtures.LimiterOfItsOwn;
 import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreProvider;
 import io.tollgate.spi.StoreSettings;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
-import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 
 class StoresTest {
@@ -87,22 +84,7 @@ class StoresTest {
         assertThat(adopted.inProcess()).isTrue();
         assertThat(adopted.ping().toCompletableFuture().get()).isEmpty();
         assertThat(adopted.shareSummaries(() -> new byte[0])).isNull();
-        RateLimiter ofItsOwn = new RateLimiter() {
-            @Override
-            public Decision tryAcquire(String key, Policy policy, long cost) {
-                return own.tryAcquire(key, policy, cost);
-            }
-
-            @Override
-            public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
-                return own.tryAcquireAsync(key, policy, cost);
-            }
-
-            @Override
-            public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
-                return own.acquire(key, policy, cost, maxWait);
-            }
-        };
+        RateLimiter ofItsOwn = new LimiterOfItsOwn(own, "of its own");
         assertThat(Stores.adopt(ofItsOwn)).as("a limiter no provider knows").isEmpty();
     }
 }

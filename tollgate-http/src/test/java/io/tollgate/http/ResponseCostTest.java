@@ -4,18 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.tollgate.Decision;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
+import io.tollgate.fixtures.LimiterOfItsOwn;
 import io.tollgate.fixtures.ManualTimeSource;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -278,22 +277,7 @@ class ResponseCostTest {
 
         @Test
         void aLimiterThatCannotChargeLosesTheSettlementButNeverFailsTheResponse() {
-            RateLimiter decidesOnly = new RateLimiter() {
-                @Override
-                public Decision tryAcquire(String key, Policy policy, long cost) {
-                    return limiter.tryAcquire(key, policy, cost);
-                }
-
-                @Override
-                public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
-                    return limiter.tryAcquireAsync(key, policy, cost);
-                }
-
-                @Override
-                public boolean acquire(String key, Policy policy, long cost, Duration maxWait) {
-                    return limiter.tryAcquire(key, policy, cost).allowed();
-                }
-            };
+            RateLimiter decidesOnly = new LimiterOfItsOwn(limiter, "decides only");
             RequestLimiter requests = RequestLimiter.builder(decidesOnly)
                     .rule(Rule.builder(tenPerTenSeconds)
                             .responseCost(ResponseCost.fromHeader("X-Tokens-Used"))

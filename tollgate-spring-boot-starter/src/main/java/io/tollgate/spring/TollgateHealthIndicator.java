@@ -19,19 +19,21 @@ import org.springframework.boot.health.contributor.HealthIndicator;
  */
 public class TollgateHealthIndicator implements HealthIndicator {
 
-    /** The longest a health check waits for Redis, beyond which it reports it down. */
+    /** The longest a health check waits for the store, beyond which it reports it down. */
     static final Duration WAIT = Duration.ofSeconds(2);
 
     private final RateLimiter limiter;
+    /** The limiter's store, where a store Tollgate knows holds it: found once, asked on every check. */
+    private final Optional<OpenedStore> known;
 
     /** Reports on {@code limiter}. */
     public TollgateHealthIndicator(RateLimiter limiter) {
         this.limiter = limiter;
+        this.known = Stores.adopt(limiter);
     }
 
     @Override
     public Health health() {
-        Optional<OpenedStore> known = Stores.adopt(limiter);
         if (known.isEmpty() || known.get().inProcess()) {
             // An application's own limiter is not called "memory": it may keep its buckets anywhere.
             return Health.up()

@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
-import io.tollgate.Decision;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.fixtures.DocumentationExamples;
+import io.tollgate.fixtures.LimiterOfItsOwn;
 import io.tollgate.fixtures.LoggedLines;
 import io.tollgate.http.PolicySource;
 import io.tollgate.http.RequestLimiter;
@@ -28,7 +28,6 @@ import java.time.Duration;
 import java.time.ZoneId;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletionStage;
 import java.util.logging.LogRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -119,22 +118,7 @@ class TollgateAutoConfigurationTest {
     @Test
     void aLimiterOfTheApplicationsOwnThatTellsNoListenerIsNotCountedAndTheLogSaysSo() {
         RateLimiter memory = InMemoryRateLimiter.create();
-        RateLimiter own = new RateLimiter() {
-            @Override
-            public Decision tryAcquire(String key, Policy policy, long cost) {
-                return memory.tryAcquire(key, policy, cost);
-            }
-
-            @Override
-            public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
-                return memory.tryAcquireAsync(key, policy, cost);
-            }
-
-            @Override
-            public boolean acquire(String key, Policy policy, long cost, Duration maxWait) {
-                return false;
-            }
-        };
+        RateLimiter own = new LimiterOfItsOwn(memory, "OwnLimiter");
 
         runner.withPropertyValues(POLICY).withBean(RateLimiter.class, () -> own).run(context -> {
             assertThat(context).hasNotFailed();

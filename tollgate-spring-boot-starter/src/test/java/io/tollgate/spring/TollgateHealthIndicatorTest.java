@@ -2,15 +2,13 @@ package io.tollgate.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.Decision;
 import io.tollgate.InMemoryRateLimiter;
-import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
+import io.tollgate.fixtures.LimiterOfItsOwn;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
-import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.health.contributor.Health;
@@ -33,27 +31,7 @@ class TollgateHealthIndicatorTest {
     @Test
     void anApplicationsOwnLimiterIsUpUnderItsOwnName() {
         InMemoryRateLimiter delegate = InMemoryRateLimiter.create();
-        RateLimiter own = new RateLimiter() {
-            @Override
-            public Decision tryAcquire(String key, Policy policy, long cost) {
-                return delegate.tryAcquire(key, policy, cost);
-            }
-
-            @Override
-            public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
-                return delegate.tryAcquireAsync(key, policy, cost);
-            }
-
-            @Override
-            public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
-                return delegate.acquire(key, policy, cost, maxWait);
-            }
-
-            @Override
-            public String toString() {
-                return "OwnLimiter";
-            }
-        };
+        RateLimiter own = new LimiterOfItsOwn(delegate, "OwnLimiter");
 
         Health health = new TollgateHealthIndicator(own).health();
 
