@@ -9,6 +9,7 @@ module io.tollgate {
 
     exports io.tollgate;
     exports io.tollgate.config;
+    exports io.tollgate.guard;
     exports io.tollgate.runtime;
     exports io.tollgate.spi;
     exports io.tollgate.top;
@@ -31,9 +32,4 @@ module io.tollgate {
     exports io.tollgate.internal.store to
             io.tollgate.server,
             io.tollgate.spring;
-    exports io.tollgate.internal.guard to
-            io.tollgate.redis,
-            io.tollgate.server,
-            io.tollgate.spring,
-            io.tollgate.benchmarks;
 }

@@ -1,11 +1,5 @@
 package io.tollgate.config;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.InvalidPathException;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -226,30 +220,7 @@ public final class ConfigNode {
                     + new TreeSet<>(
                             source.keySet().stream().map(String::valueOf).toList()));
         }
-        ConfigNode env = child("env");
-        if (env.isPresent()) {
-            String name = env.requiredString();
-            String read = System.getenv(name);
-            if (read == null || read.isBlank()) {
-                throw env.error("the environment variable " + name + " is not set");
-            }
-            return read.strip();
-        }
-        ConfigNode file = child("file");
-        String path = file.requiredString();
-        String read;
-        try {
-            read = Files.readString(Path.of(path), StandardCharsets.UTF_8).strip();
-        } catch (IOException | InvalidPathException e) {
-            throw file.error("cannot read the file '" + path + "': "
-                    + (e instanceof NoSuchFileException
-                            ? "no such file"
-                            : e.getClass().getSimpleName()));
-        }
-        if (read.isEmpty()) {
-            throw file.error("the file '" + path + "' is empty");
-        }
-        return read;
+        return SecretSources.read(child("env"), child("file"));
     }
 
     /**

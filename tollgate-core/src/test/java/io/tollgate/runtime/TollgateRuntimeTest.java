@@ -9,7 +9,7 @@ import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.internal.guard.MetricsRecorder;
+import io.tollgate.guard.MetricsRecorder;
 import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.top.HeavyHitters;

@@ -4,7 +4,7 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.tollgate.Degradation;
-import io.tollgate.internal.guard.StoreFailure;
+import io.tollgate.guard.StoreFailure;
 import io.tollgate.redis.internal.NotABucketException;
 import io.tollgate.redis.internal.TokenBucketScript;
 import java.io.IOException;

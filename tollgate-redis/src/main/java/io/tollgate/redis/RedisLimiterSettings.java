@@ -8,8 +8,8 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.tollgate.FailurePolicy;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.guard.GuardSettings;
-import io.tollgate.internal.guard.MetricsRecorder;
+import io.tollgate.guard.GuardSettings;
+import io.tollgate.guard.MetricsRecorder;
 import io.tollgate.redis.internal.RedisSettings;
 import java.time.Duration;
 import java.util.HashMap;
@@ -364,7 +364,7 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
             throw new IllegalStateException("give exactly one of uri, clusterUris, clusterRedisUris, client,"
                     + " clusterClient, connection or clusterConnection; " + given + " were given");
         }
-        RedisConnector connector = connector();
+        RedisConnector connector = RedisClients.connector(this);
         if (description != null) {
             connector.describedAs(description);
         }
@@ -375,39 +375,5 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
                             + connector.notConnected());
         }
         return connector;
-    }
-
-    private RedisConnector connector() {
-        if (connection != null) {
-            return RedisConnector.of(connection, connection.async());
-        }
-        if (clusterConnection != null) {
-            return RedisConnector.of(clusterConnection, clusterConnection.async());
-        }
-        if (client != null) {
-            return RedisConnector.onClient(client);
-        }
-        if (clusterClient != null) {
-            return RedisConnector.onClusterClient(clusterClient);
-        }
-        RedisConnector.Credentials credentials =
-                password == null ? null : new RedisConnector.Credentials(username, password);
-        if (redisUri != null) {
-            return RedisConnector.toUri(RedisConnector.withCredentials(redisUri, credentials), sslOptions);
-        }
-        if (clusterRedisUris != null) {
-            return RedisConnector.toCluster(
-                    clusterRedisUris.stream()
-                            .map(seed -> RedisConnector.withCredentials(seed, credentials))
-                            .toList(),
-                    sslOptions);
-        }
-        return uri != null
-                ? RedisConnector.toUri(RedisConnector.redisUri(uri, credentials), sslOptions)
-                : RedisConnector.toCluster(
-                        clusterUris.stream()
-                                .map(seed -> RedisConnector.redisUri(seed, credentials))
-                                .toList(),
-                        sslOptions);
     }
 }

@@ -100,7 +100,7 @@ final class ConfigReloader implements AutoCloseable {
                     e.getMessage());
             return new Result(false, e.getMessage(), List.of());
         }
-        List<String> restart = running.restartOnlyChanges(next);
+        List<String> restart = StartOnlySettings.changed(running, next);
         limits.set(Limits.of(running.reloadedAs(next), limiter, metrics, limits.get()));
         metrics.reloaded(true);
         String detail = "reloaded " + file + ": " + counted(next.policies().size(), "policy", "policies") + ", "

@@ -89,7 +89,7 @@ final class DataPlane implements AutoCloseable {
      * @throws SSLException if a port's TLS context cannot be made
      */
     DataPlane(
-            ServerConfig.Listeners listeners,
+            Listeners listeners,
             Supplier<Limits> limits,
             Readiness readiness,
             ServerMetrics metrics,
@@ -112,8 +112,8 @@ final class DataPlane implements AutoCloseable {
                 new DefaultThreadFactory("tollgate-blocking", true));
         pool.allowCoreThreadTimeOut(true);
         this.blocking = pool;
-        ServerConfig.Management management = listeners.management();
-        ServerConfig.DecisionPort decision = listeners.decision();
+        Listeners.Management management = listeners.management();
+        Listeners.DecisionPort decision = listeners.decision();
         List<Channel> bound = new ArrayList<>(3);
         try {
             bound.add(listen(

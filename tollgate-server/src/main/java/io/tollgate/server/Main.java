@@ -79,8 +79,8 @@ public final class Main {
         try {
             server = TollgateServer.start(config);
         } catch (Exception e) {
-            ServerConfig.Management management = config.management();
-            ServerConfig.DecisionPort decision = config.listeners().decision();
+            Listeners.Management management = config.management();
+            Listeners.DecisionPort decision = config.listeners().decision();
             String where = config.host() + ":" + config.port()
                     + (decision == null ? "" : " (decision API " + decision.host() + ":" + decision.port() + ")")
                     + (management == null ? "" : " (management " + management.host() + ":" + management.port() + ")");

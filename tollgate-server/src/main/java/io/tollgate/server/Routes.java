@@ -40,7 +40,7 @@ final class Routes {
      * @param proxy whether the server has an upstream
      * @param forwardAuth whether it answers {@value ForwardAuth#PATH} ({@code server.forward-auth})
      */
-    static Route publicRoute(String path, ServerConfig.PublicExposure exposure, boolean proxy, boolean forwardAuth) {
+    static Route publicRoute(String path, Listeners.PublicExposure exposure, boolean proxy, boolean forwardAuth) {
         if (forwardAuth && path.equals(ForwardAuth.PATH)) {
             return Route.FORWARD_AUTH;
         }
@@ -79,7 +79,7 @@ final class Routes {
     }
 
     /** The detail of a 404 for {@code path} on a port of role {@code port}, saying which endpoints there are. */
-    static String noSuchEndpoint(String path, Port port, ServerConfig.PublicExposure exposure) {
+    static String noSuchEndpoint(String path, Port port, Listeners.PublicExposure exposure) {
         return switch (port) {
             case MANAGEMENT ->
                 "No such endpoint on the management port: " + path + ". Its endpoints are / (the live page),"

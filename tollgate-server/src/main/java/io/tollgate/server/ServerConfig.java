@@ -8,6 +8,7 @@ import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.internal.YamlConfig;
 import io.tollgate.runtime.Stores;
+import io.tollgate.server.Listeners.Management;
 import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import io.tollgate.server.internal.tls.TlsSettings;
@@ -20,7 +21,6 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -72,88 +72,6 @@ public final class ServerConfig {
     private final Path source;
     /** The port that {@link #withPort} set over the file's, or null. */
     private final Integer portOverride;
-
-    /**
-     * Where the server listens, and what its public port serves besides its role (proxying, or the decision API
-     * without an upstream). Taken at a start only: a reload keeps them.
-     *
-     * @param host the address the public port binds
-     * @param port the public port, 0 for a free one
-     * @param tls the public port's TLS, or null for plain HTTP
-     * @param management the management port, or null without one
-     * @param decision the decision API's own port beside a proxy, or null without one
-     * @param exposure what the public port serves that is not its role, as the file says
-     */
-    record Listeners(
-            String host,
-            int port,
-            TlsSettings tls,
-            Management management,
-            DecisionPort decision,
-            PublicExposure exposure) {
-
-        Listeners withPort(int otherPort) {
-            return new Listeners(host, otherPort, tls, management, decision, exposure);
-        }
-    }
-
-    /**
-     * The decision API's own listener beside a proxy ({@code server.decision-port}): the services that ask for
-     * decisions reach it; the proxy's clients do not.
-     *
-     * @param port the port, 0 for a free one
-     * @param host the address it binds
-     * @param tls its TLS, or null for plain HTTP
-     */
-    record DecisionPort(int port, String host, TlsSettings tls) {}
-
-    /**
-     * What a proxy's public port serves besides proxying, each only where the file says so in a setting named
-     * for it ({@code server.expose-decision-api-publicly}, {@code server.expose-health-publicly}, {@code
-     * server.expose-metrics-publicly}); the server warns at its start for each. A decision server's public port
-     * serves the decision API and health as its role, and metrics only where the file says so.
-     *
-     * @param decisionApi {@code /v1/check} and {@code /v1/charge} on a proxy's public port
-     * @param health {@code /healthz} and {@code /readyz} on a proxy's public port
-     * @param metrics {@code /metrics} on the public port
-     */
-    record PublicExposure(boolean decisionApi, boolean health, boolean metrics) {
-
-        /** The public port serves its role alone. */
-        static final PublicExposure NONE = new PublicExposure(false, false, false);
-
-        /** Returns the settings that expose something, named as the file names them. */
-        List<String> settings() {
-            List<String> named = new ArrayList<>();
-            if (decisionApi) {
-                named.add("server.expose-decision-api-publicly");
-            }
-            if (health) {
-                named.add("server.expose-health-publicly");
-            }
-            if (metrics) {
-                named.add("server.expose-metrics-publicly");
-            }
-            return named;
-        }
-    }
-
-    /**
-     * The management port's listener.
-     *
-     * @param port the port, 0 for a free one
-     * @param host the address it binds
-     * @param token the bearer token every request must carry, or null for none
-     * @param tls its TLS, or null for plain HTTP
-     */
-    record Management(int port, String host, String token, TlsSettings tls) {
-
-        @Override
-        public String toString() {
-            return "Management[" + host + ":" + port + (token == null ? "" : ", token") + (tls == null ? "" : ", tls")
-                    + "]"; // never the token
-        }
-    }
 
     /**
      * Envoy's rate limit service.
@@ -360,46 +278,6 @@ public final class ServerConfig {
                 warmUp,
                 source,
                 portOverride);
-    }
-
-    /** Returns the settings of {@code next} that differ from this one's and take effect only at a start. */
-    List<String> restartOnlyChanges(ServerConfig next) {
-        List<String> changed = new ArrayList<>();
-        if (!host().equals(next.host()) || port() != next.port()) {
-            changed.add("server.host and server.port");
-        }
-        if (!Objects.equals(listeners.tls(), next.listeners.tls())) {
-            changed.add("server.tls");
-        }
-        if (!Objects.equals(listeners.decision(), next.listeners.decision())) {
-            changed.add("server.decision-port and server.decision-host");
-        }
-        if (!listeners.exposure().equals(next.listeners.exposure())) {
-            changed.add("server.expose-*-publicly");
-        }
-        if (!shutdownTimeout.equals(next.shutdownTimeout)) {
-            changed.add("server.shutdown-timeout");
-        }
-        if (!idleTimeout.equals(next.idleTimeout)) {
-            changed.add("server.idle-timeout");
-        }
-        if (!Objects.equals(upstream, next.upstream) || !upstreamTimeout.equals(next.upstreamTimeout)) {
-            changed.add("server.upstream and server.upstream-timeout");
-        }
-        if (!Objects.equals(management(), next.management())) {
-            changed.add("server.management-*");
-        }
-        if ((envoy == null) != (next.envoy == null) || (envoy != null && !envoy.listensAs(next.envoy))) {
-            changed.add("envoy.port, envoy.host and envoy.tls");
-        }
-        if (!topKeys.equals(next.topKeys)) {
-            changed.add("top-keys");
-        }
-        if (!store.equals(next.store)) {
-            // the store that is not the default is the one the file added, removed or changed
-            changed.add(store.name().equals(Stores.DEFAULT) ? next.store.name() : store.name());
-        }
-        return changed;
     }
 
     /** Returns the address the server binds, {@code 0.0.0.0} (every interface) unless the file says. */

@@ -8,7 +8,7 @@ import io.tollgate.http.Rule;
 import io.tollgate.http.internal.ConfigSchema;
 import io.tollgate.http.internal.RuleSections;
 import io.tollgate.runtime.Stores;
-import io.tollgate.server.internal.access.Callers;
+import io.tollgate.server.internal.access.CallersSection;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits;
 import io.tollgate.server.internal.envoy.EnvoyService;
 import io.tollgate.server.internal.tls.TlsFiles;
@@ -19,15 +19,12 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import javax.security.auth.x500.X500Principal;
 
 /**
  * Reads the server's file into a {@link ServerConfig}: the sections it shares with a rules file (by {@link
@@ -68,14 +65,10 @@ final class ServerSections {
             .with("decision-tls", TLS)
             .with("management-tls", TLS);
 
-    /** One caller of the decision API and Envoy's service. */
-    private static final ConfigSection CALLER =
-            ConfigSection.of("caller", "name", "token", "certificate-subject", "policies", "key-prefix");
-
     /** The server's file: what a rules file holds, the stores, and the server's own sections. */
     private static final ConfigSection TOP = Stores.withSections(ConfigSchema.RULES
             .with("server", SERVER)
-            .with("callers", CALLER)
+            .with("callers", CallersSection.CALLER)
             .with("envoy", ENVOY)
             .with("top-keys", TopKeysSettings.SCHEMA));
 
@@ -124,7 +117,7 @@ final class ServerSections {
             throw root.child("overload").error("protects the upstream from overload, so it needs server.upstream");
         }
         dataPlane(server.child("data-plane"));
-        ServerConfig.Listeners listeners = new ServerConfig.Listeners(
+        Listeners listeners = new Listeners(
                 host,
                 port,
                 tls(server.child("tls")),
@@ -147,78 +140,10 @@ final class ServerSections {
                 sections.overload(),
                 forwardAuth,
                 sharedRuleKeys(server.child("decision-api-shares-rule-keys"), policies),
-                callers(root.child("callers"), policies),
+                CallersSection.read(root.child("callers"), policies),
                 server.child("warm-up").bool(true),
                 null,
                 null);
-    }
-
-    /**
-     * Reads the callers: each a unique name, a token (a {@linkplain ConfigNode#secret secret}) or a certificate
-     * subject or both, and optionally the policies it may ask of and the prefix of its keys.
-     */
-    private static Callers callers(ConfigNode node, Map<String, Policy> policies) {
-        if (node.isPresent() && node.elements().isEmpty()) {
-            throw node.error("must list at least one caller, each with a name and a token or a certificate-subject");
-        }
-        List<Callers.Caller> callers = new ArrayList<>();
-        Map<String, String> names = new HashMap<>();
-        List<byte[]> tokens = new ArrayList<>();
-        for (ConfigNode caller : node.elements()) {
-            caller.checkKeys(CALLER);
-            ConfigNode nameNode = caller.child("name");
-            String name = nameNode.requiredString();
-            if (!Callers.NAME.matcher(name).matches()) {
-                throw nameNode.error("must be 1 to 64 letters, digits, '_', '-' or '.', was '" + name + "'");
-            }
-            if (names.putIfAbsent(name, nameNode.path()) != null) {
-                throw nameNode.error("'" + name + "' is also the name of " + names.get(name));
-            }
-            ConfigNode tokenNode = caller.child("token");
-            String token = tokenNode.secret(null);
-            byte[] digest = null;
-            if (token != null) {
-                if (!token.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
-                    throw tokenNode.error("must be printable ASCII without spaces, as a bearer token is sent");
-                }
-                digest = Callers.digest(token);
-                for (int i = 0; i < tokens.size(); i++) {
-                    if (tokens.get(i) != null && java.util.Arrays.equals(tokens.get(i), digest)) {
-                        throw tokenNode.error(
-                                "is the token of " + callers.get(i).name() + " too; give each caller" + " its own");
-                    }
-                }
-            }
-            ConfigNode subjectNode = caller.child("certificate-subject");
-            String subject = subjectNode.isPresent() ? certificateSubject(subjectNode) : null;
-            if (token == null && subject == null) {
-                throw caller.error("needs a token, a certificate-subject (with a TLS port that asks for client"
-                        + " certificates), or both");
-            }
-            Set<String> allowed = new LinkedHashSet<>();
-            for (ConfigNode policy : caller.child("policies").elements()) {
-                String policyName = policy.requiredString();
-                if (!policies.containsKey(policyName)) {
-                    throw policy.error("unknown policy '" + policyName + "'; defined: "
-                            + (policies.isEmpty() ? "none" : String.join(", ", new TreeSet<>(policies.keySet()))));
-                }
-                allowed.add(policyName);
-            }
-            tokens.add(digest);
-            callers.add(new Callers.Caller(
-                    name, digest, subject, allowed, caller.child("key-prefix").string("")));
-        }
-        return new Callers(callers);
-    }
-
-    /** Reads a certificate's subject as an X.500 name, kept in its canonical form for comparison. */
-    private static String certificateSubject(ConfigNode node) {
-        String text = node.requiredString();
-        try {
-            return new X500Principal(text).getName(X500Principal.CANONICAL);
-        } catch (IllegalArgumentException e) {
-            throw node.error("must be an X.500 name such as CN=checkout,O=Example, was '" + text + "'");
-        }
     }
 
     /** Reads the policies whose decision API keys are the proxy rules' keys: each one defined, none twice. */
@@ -252,7 +177,7 @@ final class ServerSections {
         }
     }
 
-    private static ServerConfig.Management management(ConfigNode server) {
+    private static Listeners.Management management(ConfigNode server) {
         ConfigNode portNode = server.child("management-port");
         ConfigNode hostNode = server.child("management-host");
         ConfigNode tokenNode = server.child("management-token");
@@ -269,7 +194,7 @@ final class ServerSections {
         if (token != null && (token.isBlank() || !token.chars().allMatch(c -> c > 0x20 && c < 0x7f))) {
             throw tokenNode.error("must be printable ASCII without spaces, as a bearer token is sent");
         }
-        return new ServerConfig.Management(
+        return new Listeners.Management(
                 port,
                 hostNode.string(ServerConfig.DEFAULT_MANAGEMENT_HOST),
                 token,
@@ -316,7 +241,7 @@ final class ServerSections {
      * Reads the decision API's own port: only beside a proxy, whose public port does not serve it; without an
      * upstream the public port serves the decision API.
      */
-    private static ServerConfig.DecisionPort decisionPort(ConfigNode server, boolean proxy) {
+    private static Listeners.DecisionPort decisionPort(ConfigNode server, boolean proxy) {
         ConfigNode portNode = server.child("decision-port");
         ConfigNode hostNode = server.child("decision-host");
         if (!portNode.isPresent()) {
@@ -331,7 +256,7 @@ final class ServerSections {
             throw portNode.error("applies only beside a proxy (server.upstream): without an upstream the public port"
                     + " serves the decision API; remove it, or set server.port");
         }
-        return new ServerConfig.DecisionPort(
+        return new Listeners.DecisionPort(
                 port(portNode, 0),
                 hostNode.string(ServerConfig.DEFAULT_DECISION_HOST),
                 tls(server.child("decision-tls")));
@@ -342,7 +267,7 @@ final class ServerSections {
      * share the upstream's paths and its clients, so each takes a setting of its own; a decision server's public
      * port serves both as its role, so there the settings are refused as saying nothing.
      */
-    private static ServerConfig.PublicExposure exposure(ConfigNode server, boolean proxy) {
+    private static Listeners.PublicExposure exposure(ConfigNode server, boolean proxy) {
         ConfigNode decisionApi = server.child("expose-decision-api-publicly");
         ConfigNode health = server.child("expose-health-publicly");
         if (!proxy) {
@@ -353,7 +278,7 @@ final class ServerSections {
                 }
             }
         }
-        return new ServerConfig.PublicExposure(
+        return new Listeners.PublicExposure(
                 decisionApi.bool(false),
                 health.bool(false),
                 server.child("expose-metrics-publicly").bool(false));

@@ -1,6 +1,6 @@
 package io.tollgate.server;
 
-import io.tollgate.internal.guard.GuardedRateLimiter;
+import io.tollgate.guard.GuardedRateLimiter;
 import io.tollgate.spi.OpenedStore;
 import java.lang.System.Logger.Level;
 import java.time.Duration;

@@ -80,7 +80,7 @@ public final class TollgateServer implements AutoCloseable {
         limits = new AtomicReference<>(Limits.of(config, limiter, metrics, null));
         reloader = new ConfigReloader(limits, limiter, metrics);
         Readiness readiness = new Readiness(store);
-        ServerConfig.Management management = config.management();
+        Listeners.Management management = config.management();
         host = config.host();
         scheme = config.listeners().tls() == null ? "http" : "https";
         decisionScheme = config.listeners().decision() == null
@@ -182,7 +182,7 @@ public final class TollgateServer implements AutoCloseable {
      * that serves health; 0 for none, or for one of TLS, whose loopback in plain text it cannot send.
      */
     private int loopbackPort(ServerConfig config) {
-        ServerConfig.Management management = config.management();
+        Listeners.Management management = config.management();
         if (management != null) {
             return management.tls() == null ? managementUri().getPort() : 0;
         }
@@ -195,7 +195,7 @@ public final class TollgateServer implements AutoCloseable {
     }
 
     /** What the started line adds for the public port's exposures: a warning, or nothing. */
-    static String exposed(ServerConfig.PublicExposure exposure) {
+    static String exposed(Listeners.PublicExposure exposure) {
         List<String> settings = exposure.settings();
         return settings.isEmpty()
                 ? ""

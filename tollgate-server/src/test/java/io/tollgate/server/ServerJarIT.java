@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.tollgate.internal.guard.MapStoreProvider;
+import io.tollgate.guard.MapStoreProvider;
 import io.tollgate.redis.internal.TokenBucketScript;
 import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
@@ -231,8 +231,8 @@ class ServerJarIT {
         Files.writeString(
                 services.resolve("META-INF/services/" + StoreProvider.class.getName()),
                 MapStoreProvider.class.getName() + "\n");
-        List<Path> classPath = List.of(
-                codeOf(MapStoreProvider.class), codeOf(Class.forName("io.tollgate.internal.guard.MapBucketStore")));
+        List<Path> classPath =
+                List.of(codeOf(MapStoreProvider.class), codeOf(Class.forName("io.tollgate.guard.MapBucketStore")));
         Path config = Files.writeString(dir.resolve("map.yaml"), """
                 map: {}
                 server:

@@ -4,7 +4,7 @@ import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.RateLimiter;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
-import io.tollgate.internal.guard.MetricsRecorder;
+import io.tollgate.guard.MetricsRecorder;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreProvider;

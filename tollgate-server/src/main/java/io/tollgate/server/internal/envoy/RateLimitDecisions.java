@@ -1,6 +1,5 @@
 package io.tollgate.server.internal.envoy;
 
-import com.google.protobuf.Duration;
 import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
@@ -18,7 +17,6 @@ import io.tollgate.server.internal.envoy.proto.RateLimitDescriptor;
 import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
-import io.tollgate.server.internal.envoy.proto.RateLimitResponse.DescriptorStatus;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -96,7 +94,7 @@ final class RateLimitDecisions {
      * One descriptor of the request: what it matched, if anything, and its decision once made (null without
      * a bucket: no match, a limit of 0 that refuses every request, or an unlimited one).
      */
-    private record Checked(Match match, long cost, CompletableFuture<Decision> decision) {
+    record Checked(Match match, long cost, CompletableFuture<Decision> decision) {
 
         boolean unlimited() {
             return match != null && match.unlimited();
@@ -290,7 +288,7 @@ final class RateLimitDecisions {
         RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
         response.setOverallCode(refused ? Code.OVER_LIMIT : Code.OK);
         for (Checked one : checked) {
-            response.addStatuses(status(one, refused));
+            response.addStatuses(DescriptorStatuses.of(one, refused));
             if (one.match() != null) {
                 metrics.decided(
                         domain,
@@ -331,44 +329,6 @@ final class RateLimitDecisions {
             }
         }
         return rule;
-    }
-
-    /**
-     * The status of one descriptor: its own decision (a shadow one always {@code OK}), with the tokens it
-     * holds once a refused request's charges are given back.
-     */
-    private static DescriptorStatus status(Checked one, boolean refused) {
-        DescriptorStatus.Builder status = DescriptorStatus.newBuilder();
-        if (one.match() == null) {
-            return status.setCode(Code.OK).build();
-        }
-        Match match = one.match();
-        if (one.unlimited()) {
-            // As envoyproxy/ratelimit answers one: no current limit, and all the requests a uint32 counts
-            return status.setCode(Code.OK).setLimitRemaining(-1).build();
-        }
-        if (one.blocked()) {
-            status.setCode(match.shadow() ? Code.OK : Code.OVER_LIMIT);
-            CurrentLimits.of(match, null).ifPresent(status::setCurrentLimit);
-            return status.build();
-        }
-        Decision decision = one.decision().join();
-        status.setCode(decision.allowed() || match.shadow() ? Code.OK : Code.OVER_LIMIT);
-        long remaining = decision.remaining();
-        if (refused && decision.allowed() && !decision.degraded()) {
-            remaining = Math.min(decision.limit().capacity(), remaining + one.cost());
-        }
-        status.setLimitRemaining((int) Math.min(remaining, 0xFFFF_FFFFL));
-        status.setDurationUntilReset(duration(decision.resetAfterMicros()));
-        CurrentLimits.of(match, decision.limit()).ifPresent(status::setCurrentLimit);
-        return status.build();
-    }
-
-    private static Duration duration(long micros) {
-        return Duration.newBuilder()
-                .setSeconds(micros / 1_000_000)
-                .setNanos((int) (micros % 1_000_000) * 1_000)
-                .build();
     }
 
     /**

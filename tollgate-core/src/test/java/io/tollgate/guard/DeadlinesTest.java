@@ -1,0 +1,364 @@
+package io.tollgate.guard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(30)
+class DeadlinesTest {
+
+    /** A reader that runs the task it is asked to at once. */
+    private static final Executor READER_THAT_KEEPS_UP = Runnable::run;
+
+    private final Deadlines deadlines = new Deadlines(Duration.ofMillis(200));
+
+    /**
+     * Time that passes only while the deadlines' thread waits, and exactly as long as it asked: no thread is ever held
+     * up, so when a call ends can be asserted to the millisecond. (On the machine's clock a thread on two busy cores
+     * may wait tens of milliseconds for one, and the deadlines rightly add that to the store's budget.)
+     */
+    private final VirtualTime virtualTime = new VirtualTime();
+
+    private final Deadlines onVirtualTime = new Deadlines(Duration.ofMillis(200), virtualTime);
+
+    @AfterEach
+    void close() {
+        deadlines.close();
+        onVirtualTime.close();
+    }
+
+    @Test
+    void aCallThatOutlastsTheBudgetFailsWithATimeoutOnceTheBudgetIsSpent() {
+        long start = System.nanoTime();
+
+        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>());
+
+        assertThatThrownBy(call::join)
+                .isInstanceOf(CompletionException.class)
+                .cause()
+                .isInstanceOf(TimeoutException.class)
+                .hasMessage("no answer within 200 ms");
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(200L, 2_000L);
+    }
+
+    @Test
+    void aCallThatCompletesInTimeKeepsItsAnswer() throws Exception {
+        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>());
+
+        call.complete("answer");
+        TimeUnit.MILLISECONDS.sleep(400);
+
+        assertThat(call.join()).isEqualTo("answer");
+    }
+
+    @Test
+    void aCallWhoseAnswerArrivedInTimeWaitsOneMoreBudgetToBeDelivered() throws Exception {
+        StoreAnswer answer = new StoreAnswer();
+        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), answer);
+
+        TimeUnit.MILLISECONDS.sleep(100);
+        answer.arrived();
+        TimeUnit.MILLISECONDS.sleep(200); // past the deadline: the answer waits for its turn to be delivered
+        call.complete("answer");
+
+        assertThat(call.join()).isEqualTo("answer");
+    }
+
+    @Test
+    void aCallWhoseAnswerArrivedButIsNeverDeliveredTimesOutOneBudgetLater() {
+        StoreAnswer answer = new StoreAnswer();
+        answer.arrived();
+        long start = System.nanoTime();
+
+        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), answer);
+
+        assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(400L, 2_000L);
+    }
+
+    @Test
+    void aCallWhoseReaderKeepsUpIsEndedAtItsDeadline() {
+        long endedAfter = virtualMillisUntilTimedOut(new StoreAnswer(READER_THAT_KEEPS_UP));
+
+        assertThat(endedAfter)
+                .as("the reader ran the task at once: the store is late, no budget more")
+                .isEqualTo(200L);
+    }
+
+    @Test
+    void aCallWhoseReaderIsHeldUpAtItsDeadlineKeepsTheAnswerReadOnceTheReaderIsFree() throws Exception {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            CountDownLatch busy = new CountDownLatch(1);
+            CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), new StoreAnswer(reader));
+            // The reader is busy past the deadline (another reply's answers, say); then it reads this answer
+            reader.execute(() -> {
+                await(busy);
+                call.complete("answer");
+            });
+
+            TimeUnit.MILLISECONDS.sleep(300);
+            assertThat(call)
+                    .as("past its deadline, while its reader is held up")
+                    .isNotDone();
+            busy.countDown();
+
+            assertThat(call.join()).isEqualTo("answer");
+        } finally {
+            reader.shutdownNow();
+        }
+    }
+
+    @Test
+    void aCallWhoseReaderIsHeldUpAndNeverReadsAnAnswerIsEndedOneBudgetAfterItsDeadline() {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        CountDownLatch busy = new CountDownLatch(1);
+        reader.execute(() -> await(busy));
+        try {
+            long endedAfter = millisUntilTimedOut(new StoreAnswer(reader));
+
+            assertThat(endedAfter)
+                    .as("one budget, then one more while the reader did not run the task")
+                    .isBetween(400L, 2_000L);
+        } finally {
+            busy.countDown();
+            reader.shutdownNow();
+        }
+    }
+
+    @Test
+    void aCallWrittenAtOnceWhoseReaderKeepsUpIsEndedAtItsDeadline() {
+        StoreAnswer answer = new StoreAnswer(READER_THAT_KEEPS_UP);
+        answer.sent(virtualTime.nanoTime());
+
+        assertThat(virtualMillisUntilTimedOut(answer))
+                .as("the store had its whole budget from the write")
+                .isEqualTo(200L);
+    }
+
+    @Test
+    void aCallWrittenLateByItsHeldUpReaderIsGivenOneBudgetMore() {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            StoreAnswer answer = new StoreAnswer(reader);
+            // The reader, held up until just before the deadline, writes the request then, and is free when asked
+            reader.execute(() -> {
+                sleepMillis(185);
+                answer.sent(System.nanoTime());
+            });
+
+            assertThat(millisUntilTimedOut(answer))
+                    .as("written 15 ms before its deadline: the store has not had its time")
+                    .isBetween(390L, 2_000L);
+        } finally {
+            reader.shutdownNow();
+        }
+    }
+
+    @Test
+    void aCallWhoseReaderHasStoppedIsEndedAtItsDeadline() {
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        reader.shutdown();
+
+        assertThat(virtualMillisUntilTimedOut(new StoreAnswer(reader))).isEqualTo(200L);
+    }
+
+    /** Starts a call that waits for {@code answer}, which never comes; returns when it timed out, in ms. */
+    private long millisUntilTimedOut(StoreAnswer answer) {
+        long start = System.nanoTime();
+        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), answer);
+
+        assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    /** As {@link #millisUntilTimedOut(StoreAnswer)}, on {@link #virtualTime}. */
+    private long virtualMillisUntilTimedOut(StoreAnswer answer) {
+        long start = virtualTime.nanoTime();
+        CompletableFuture<String> call = onVirtualTime.limit(new CompletableFuture<>(), answer);
+
+        assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+        return TimeUnit.NANOSECONDS.toMillis(virtualTime.nanoTime() - start);
+    }
+
+    /** A clock that moves only when the deadlines' thread waits, by exactly what it asked to wait. */
+    private static final class VirtualTime implements Deadlines.Parker {
+
+        private final AtomicLong now = new AtomicLong(TimeUnit.SECONDS.toNanos(1));
+
+        @Override
+        public void parkNanos(Object blocker, long nanos) {
+            now.addAndGet(nanos);
+            Thread.yield(); // lets a reader thread that was asked a task run, as it would while the thread slept
+        }
+
+        @Override
+        public long nanoTime() {
+            return now.get();
+        }
+    }
+
+    private static void sleepMillis(long millis) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
+    void eachCallHasItsOwnBudgetCountedFromItsStart() throws Exception {
+        CompletableFuture<String> first = deadlines.limit(new CompletableFuture<>());
+        TimeUnit.MILLISECONDS.sleep(100);
+        CompletableFuture<String> second = deadlines.limit(new CompletableFuture<>());
+
+        // read on the thread that ends the first call, as it ends it: this test's thread may be held up meanwhile
+        boolean secondDoneWhenFirstEnded =
+                first.handle((answer, failure) -> second.isDone()).join();
+
+        assertThat(secondDoneWhenFirstEnded)
+                .as("a hundred milliseconds from its deadline")
+                .isFalse();
+        assertThat(second.handle((answer, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
+    }
+
+    @Test
+    void aCallWhoseDeadlinePassedWhileThisProcessStalledKeepsTheAnswerReadRightAfter() throws Exception {
+        StallingParker parker = new StallingParker();
+        Deadlines stalling = new Deadlines(Duration.ofMillis(200), parker);
+        try {
+            CompletableFuture<String> call = stalling.limit(new CompletableFuture<>());
+            parker.stallNextPark();
+            TimeUnit.MILLISECONDS.sleep(300); // nothing of the process runs: the deadline passes meanwhile
+
+            parker.resume();
+            TimeUnit.MILLISECONDS.sleep(5); // the reader of the store's answers resumes too, and reads it
+            call.complete("answer");
+
+            assertThat(call.join()).isEqualTo("answer");
+        } finally {
+            parker.resume();
+            stalling.close();
+        }
+    }
+
+    @Test
+    void aCallStillUnansweredAfterAStallIsEndedAtMostOneBudgetLater() throws Exception {
+        StallingParker parker = new StallingParker();
+        Deadlines stalling = new Deadlines(Duration.ofMillis(200), parker);
+        try {
+            CompletableFuture<String> call = stalling.limit(new CompletableFuture<>());
+            parker.stallNextPark();
+            TimeUnit.MILLISECONDS.sleep(300);
+
+            long resumed = System.nanoTime();
+            parker.resume();
+            Throwable failure = call.handle((answer, thrown) -> thrown).join();
+
+            assertThat(failure).isInstanceOf(TimeoutException.class);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumed))
+                    .as("its deadline moved by the stall, at most one budget: 400 ms after it started")
+                    .isBetween(50L, 2_000L);
+        } finally {
+            parker.resume();
+            stalling.close();
+        }
+    }
+
+    /** Parks as the JVM does, except that the park after {@link #stallNextPark} lasts until {@link #resume}. */
+    private static final class StallingParker implements Deadlines.Parker {
+
+        private final CountDownLatch stalled = new CountDownLatch(1);
+        private final CountDownLatch resumed = new CountDownLatch(1);
+        private volatile boolean stallNext;
+
+        /** Returns once the thread is in its stalled park. */
+        void stallNextPark() throws InterruptedException {
+            stallNext = true;
+            assertThat(stalled.await(10, TimeUnit.SECONDS)).isTrue();
+        }
+
+        void resume() {
+            resumed.countDown();
+        }
+
+        @Override
+        public void parkNanos(Object blocker, long nanos) {
+            if (!stallNext) {
+                LockSupport.parkNanos(blocker, nanos);
+                return;
+            }
+            stallNext = false;
+            stalled.countDown();
+            try {
+                resumed.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Test
+    void callsFromManyThreadsAreAllEndedAfterAnIdlePause() throws Exception {
+        deadlines
+                .limit(new CompletableFuture<>())
+                .handle((answer, failure) -> failure)
+                .join();
+        TimeUnit.MILLISECONDS.sleep(50); // the thread is parked with nothing to wait for
+        ExecutorService threads = Executors.newFixedThreadPool(8);
+        List<CompletableFuture<Object>> calls = new ArrayList<>();
+        try {
+            List<CompletableFuture<CompletableFuture<Object>>> started = new ArrayList<>();
+            for (int i = 0; i < 2_000; i++) {
+                int n = i;
+                started.add(CompletableFuture.supplyAsync(
+                        () -> {
+                            CompletableFuture<Object> call = deadlines.limit(new CompletableFuture<>());
+                            if (n % 2 == 0) {
+                                call.complete(n);
+                            }
+                            return call;
+                        },
+                        threads));
+            }
+            started.forEach(call -> calls.add(call.join()));
+        } finally {
+            threads.shutdown();
+        }
+
+        for (int i = 0; i < calls.size(); i++) {
+            Object outcome = calls.get(i)
+                    .handle((answer, failure) -> failure != null ? failure : answer)
+                    .join();
+            if (i % 2 == 0) {
+                assertThat(outcome).isEqualTo(i);
+            } else {
+                assertThat(outcome).isInstanceOf(TimeoutException.class);
+            }
+        }
+    }
+}
