@@ -13,11 +13,14 @@ module io.tollgate.redis {
     uses org.slf4j.spi.SLF4JServiceProvider;
 
     provides io.tollgate.spi.StoreProvider with
-            io.tollgate.redis.internal.RedisStoreProvider;
+            io.tollgate.redis.internal.store.RedisStoreProvider;
 
     exports io.tollgate.redis;
     exports io.tollgate.redis.internal to
             io.tollgate.server,
             io.tollgate.spring,
             io.tollgate.benchmarks;
+    exports io.tollgate.redis.internal.store to
+            io.tollgate.server,
+            io.tollgate.spring;
 }

@@ -26,6 +26,10 @@ import java.util.concurrent.TimeUnit;
  */
 final class RedisClients {
 
+    static {
+        Slf4jWithoutProvider.quiet(); // before Lettuce first logs
+    }
+
     /**
      * Lettuce's own command timeout, for clients the limiter creates: not the time budget (the limiter
      * enforces that itself), but a bound on how long a command that nobody waits for any more stays queued
@@ -36,8 +40,8 @@ final class RedisClients {
     private RedisClients() {}
 
     /**
-     * Returns the connector to the one way to reach Redis that {@code settings} were given: a settings.connection or a
-     * settings.client of the application's, or a settings.client created here for a URI or Cluster seeds, with the credentials given
+     * Returns the connector to the one way to reach Redis that {@code settings} were given: a connection or a
+     * client of the application's, or a client created here for a URI or Cluster seeds, with the credentials given
      * apart.
      *
      * @throws IllegalArgumentException if a URI is not a Redis URI

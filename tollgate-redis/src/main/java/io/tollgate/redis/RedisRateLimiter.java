@@ -15,15 +15,16 @@ import io.tollgate.TimeSource;
 import io.tollgate.guard.CircuitBreaker;
 import io.tollgate.guard.GuardedRateLimiter;
 import io.tollgate.internal.Arguments;
-import io.tollgate.redis.internal.RedisInternals;
 import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.redis.internal.ScriptArguments;
+import io.tollgate.spi.SummaryExchange;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * A {@link RateLimiter} whose buckets live in Redis, so that every instance of a service enforces one
@@ -86,12 +87,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final FailurePolicy failurePolicy;
     private final Duration timeout;
     private final byte[] summariesKey;
-
-    static {
-        // Tollgate's own modules reach the connection through io.tollgate.redis.internal, never users
-        RedisInternals.grant(
-                (limiter, summaries) -> new SharedSummaries(limiter.connector, limiter.summariesKey, summaries));
-    }
 
     private RedisRateLimiter(Builder builder, RedisConnector connector) {
         this.connector = connector;
@@ -333,6 +328,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
             throw new IllegalArgumentException("maxWait must be positive, was " + maxWait);
         }
         return store.ping(maxWait);
+    }
+
+    /**
+     * Starts publishing {@code summaries} (asked for each time: a top-keys counter's export) through this limiter's
+     * connection, at once and then every few seconds, and reading the other instances' from the same Redis, until the
+     * returned exchange is closed; close it before the limiter. How the top keys of instances that share a Redis are
+     * merged.
+     *
+     * @throws NullPointerException if summaries is null
+     */
+    public SummaryExchange shareSummaries(Supplier<byte[]> summaries) {
+        return new SharedSummaries(connector, summariesKey, Objects.requireNonNull(summaries, "summaries"));
     }
 
     /**

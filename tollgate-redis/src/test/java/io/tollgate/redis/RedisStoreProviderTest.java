@@ -8,7 +8,7 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.redis.internal.RedisStoreProvider;
+import io.tollgate.redis.internal.store.RedisStoreProvider;
 import io.tollgate.runtime.Stores;
 import io.tollgate.runtime.TollgateRuntime;
 import io.tollgate.spi.OpenedStore;

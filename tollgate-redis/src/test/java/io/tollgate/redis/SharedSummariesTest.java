@@ -2,7 +2,6 @@ package io.tollgate.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.redis.internal.RedisInternals;
 import io.tollgate.spi.SummaryExchange;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisExtension;
@@ -112,8 +111,7 @@ class SharedSummariesTest {
     }
 
     private SummaryExchange share(RedisRateLimiter limiter, String summaries) {
-        SummaryExchange exchange =
-                RedisInternals.shareSummaries(limiter, () -> summaries.getBytes(StandardCharsets.UTF_8));
+        SummaryExchange exchange = limiter.shareSummaries(() -> summaries.getBytes(StandardCharsets.UTF_8));
         opened.add(exchange);
         return exchange;
     }

@@ -5,7 +5,7 @@ import static io.tollgate.server.YamlNodes.map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.fixtures.DocumentationExamples;
-import io.tollgate.redis.internal.RedisStoreProvider;
+import io.tollgate.redis.internal.store.RedisStoreProvider;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package io.tollgate.server;
 
 import io.tollgate.TimeSource;
-import io.tollgate.redis.internal.RedisStoreProvider;
+import io.tollgate.redis.internal.store.RedisStoreProvider;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -11,7 +11,7 @@ import io.tollgate.http.ClientKey;
 import io.tollgate.http.Rule;
 import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.redis.internal.RedisSettings;
-import io.tollgate.redis.internal.RedisStoreProvider;
+import io.tollgate.redis.internal.store.RedisStoreProvider;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -7,7 +7,7 @@ import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.redis.internal.RedisSettings;
-import io.tollgate.redis.internal.RedisStoreProvider;
+import io.tollgate.redis.internal.store.RedisStoreProvider;
 import io.tollgate.testing.RedisExtension;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -14,7 +14,7 @@ import java.util.Set;
 /**
  * The {@code redis} settings as every surface names them (the server's file, the starter's {@code
  * tollgate.redis.*}), framework-neutral, with the defaults of the Redis limiter: read from a {@link ConfigNode} by
- * {@link #read}, and put onto a {@link io.tollgate.redis.RedisRateLimiter.Builder} by {@link RedisSettingsMapping}.
+ * {@link #read}, and put onto a {@link io.tollgate.redis.RedisRateLimiter.Builder} by {@code RedisSettingsMapping}.
  *
  * @param uri one Redis ({@code redis://}, {@code rediss://}, {@code redis-sentinel://}), or null
  * @param clusterUris the seed nodes of a Redis Cluster, or empty; at most one of uri and these is given

@@ -1,6 +1,7 @@
-package io.tollgate.redis.internal;
+package io.tollgate.redis.internal.store;
 
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.redis.internal.RedisSettings;
 
 /**
  * Puts the {@code redis} settings onto a {@link RedisRateLimiter.Builder}: the one mapping that the server

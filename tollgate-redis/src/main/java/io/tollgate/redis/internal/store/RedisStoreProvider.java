@@ -1,4 +1,4 @@
-package io.tollgate.redis.internal;
+package io.tollgate.redis.internal.store;
 
 import io.tollgate.RateLimiter;
 import io.tollgate.config.ConfigNode;
@@ -7,6 +7,7 @@ import io.tollgate.redis.MicrometerMetrics;
 import io.tollgate.redis.RedisConnection;
 import io.tollgate.redis.RedisCustomization;
 import io.tollgate.redis.RedisRateLimiter;
+import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreProvider;
@@ -135,7 +136,7 @@ public final class RedisStoreProvider implements StoreProvider {
 
         @Override
         public SummaryExchange shareSummaries(Supplier<byte[]> summaries) {
-            return RedisInternals.shareSummaries(limiter, summaries);
+            return limiter.shareSummaries(summaries);
         }
 
         @Override
