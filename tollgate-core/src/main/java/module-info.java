@@ -1,8 +1,9 @@
 /**
- * Tollgate's core: the API ({@code io.tollgate}) and the in-memory limiter. Its internal packages are exported
- * only to Tollgate's own modules, so that on the module path no application can come to depend on them; on the
- * class path (Spring Boot, servlet containers, the server's jar) the same line is kept by the build's {@code
- * ApiBoundaryTest}.
+ * Tollgate's core: the API ({@code io.tollgate}), the in-memory limiter and the token bucket arithmetic every
+ * store repeats, the guard a store outside the process sits under, overload protection, top keys, the configuration
+ * tree, the store SPI and the runtime that opens a store. Its one internal package, the memory store's provider, is
+ * exported only to Tollgate's own modules; on the class path (Spring Boot, servlet containers, the server's jar)
+ * the same line is kept by the build's {@code ApiBoundaryTest}.
  */
 module io.tollgate {
     requires com.github.benmanes.caffeine;
@@ -10,6 +11,7 @@ module io.tollgate {
     exports io.tollgate;
     exports io.tollgate.config;
     exports io.tollgate.guard;
+    exports io.tollgate.overload;
     exports io.tollgate.runtime;
     exports io.tollgate.spi;
     exports io.tollgate.top;
@@ -19,16 +21,6 @@ module io.tollgate {
     provides io.tollgate.spi.StoreProvider with
             io.tollgate.internal.store.MemoryStoreProvider;
 
-    exports io.tollgate.internal to
-            io.tollgate.http,
-            io.tollgate.redis,
-            io.tollgate.server,
-            io.tollgate.spring;
-    exports io.tollgate.internal.overload to
-            io.tollgate.http,
-            io.tollgate.server,
-            io.tollgate.spring,
-            io.tollgate.benchmarks;
     exports io.tollgate.internal.store to
             io.tollgate.server,
             io.tollgate.spring;

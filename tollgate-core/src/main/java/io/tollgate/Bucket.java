@@ -1,6 +1,5 @@
 package io.tollgate;
 
-import io.tollgate.internal.TokenBucket;
 import java.util.List;
 
 /**

@@ -1,6 +1,5 @@
 package io.tollgate;
 
-import io.tollgate.internal.WarmUpKeys;
 import java.util.Objects;
 
 /**

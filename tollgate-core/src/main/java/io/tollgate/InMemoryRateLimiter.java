@@ -2,10 +2,6 @@ package io.tollgate;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.tollgate.internal.Arguments;
-import io.tollgate.internal.DecisionListeners;
-import io.tollgate.internal.InFlightSlots;
-import io.tollgate.internal.TokenBucket;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -115,7 +111,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
         BucketKey bucketKey = bucketKey(key, policy, cost);
-        long maxWaitMicros = Arguments.acquireWaitMicros(maxWait);
+        long maxWaitMicros = LimiterArguments.acquireWaitMicros(maxWait);
         for (; ; ) {
             long now = timeSource.nowMicros();
             Bucket bucket = bucket(bucketKey, policy, now);
@@ -198,7 +194,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     /**
      * Takes a slot of {@code limit} for {@code key} if fewer than its maximum are open in this limiter; the
-     * stage is complete at once. Keys longer than {@value Arguments#MAX_KEY_LENGTH} characters are kept as
+     * stage is complete at once. Keys longer than {@value LimiterArguments#MAX_KEY_LENGTH} characters are kept as
      * their digest, as for buckets. Slots are counted only while a permit of the key is open.
      *
      * @throws IllegalArgumentException if the key is empty
@@ -217,8 +213,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
      */
     @Override
     public Permit tryAcquirePermit(String key, ConcurrencyLimit limit) {
-        Arguments.checkPermit(key, limit);
-        return slots.tryAcquire(Arguments.boundedKey(key), limit, limit.maxInFlight(), null);
+        LimiterArguments.checkPermit(key, limit);
+        return slots.tryAcquire(LimiterArguments.boundedKey(key), limit, limit.maxInFlight(), null);
     }
 
     /**
@@ -229,8 +225,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
      */
     @Override
     public int inFlight(String key, ConcurrencyLimit limit) {
-        Arguments.checkPermit(key, limit);
-        return slots.inFlight(Arguments.boundedKey(key), limit);
+        LimiterArguments.checkPermit(key, limit);
+        return slots.inFlight(LimiterArguments.boundedKey(key), limit);
     }
 
     /**
@@ -310,14 +306,14 @@ public final class InMemoryRateLimiter implements RateLimiter {
     }
 
     private static BucketKey bucketKey(String key, Policy policy, long cost) {
-        Arguments.checkRequest(key, policy, cost);
-        return new BucketKey(policy.name(), Arguments.boundedKey(key));
+        LimiterArguments.checkRequest(key, policy, cost);
+        return new BucketKey(policy.name(), LimiterArguments.boundedKey(key));
     }
 
     /** As {@link #bucketKey}, for a charge or refund, whose cost may exceed the capacity. */
     private static BucketKey chargeKey(String key, Policy policy, long cost) {
-        Arguments.checkCharge(key, policy, cost);
-        return new BucketKey(policy.name(), Arguments.boundedKey(key));
+        LimiterArguments.checkCharge(key, policy, cost);
+        return new BucketKey(policy.name(), LimiterArguments.boundedKey(key));
     }
 
     private Bucket bucket(BucketKey bucketKey, Policy policy, long now) {

@@ -1,12 +1,10 @@
 package io.tollgate;
 
-import io.tollgate.internal.PolicyArithmetic;
-
 /**
  * A bucket whose state is an array (each limit's debt, then each quota's count) checked and charged under the
  * bucket's own lock, so that a request takes from all of it or from none: several limits ({@link
  * MultiLimitBucket}) or quotas ({@link QuotaBucket}). Both decide with {@link PolicyArithmetic}, which for a
- * policy without quotas is {@link io.tollgate.internal.TokenBucket}'s arithmetic on its limits.
+ * policy without quotas is {@link io.tollgate.TokenBucket}'s arithmetic on its limits.
  */
 abstract sealed class LockedBucket extends Bucket permits MultiLimitBucket, QuotaBucket {
 

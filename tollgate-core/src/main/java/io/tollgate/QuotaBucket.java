@@ -1,7 +1,5 @@
 package io.tollgate;
 
-import io.tollgate.internal.PolicyArithmetic;
-import io.tollgate.internal.TokenBucket;
 import java.util.Arrays;
 import java.util.List;
 

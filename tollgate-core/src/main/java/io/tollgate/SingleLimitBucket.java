@@ -1,6 +1,5 @@
 package io.tollgate;
 
-import io.tollgate.internal.TokenBucket;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 

@@ -1,7 +1,5 @@
 package io.tollgate;
 
-import io.tollgate.internal.Arguments;
-import io.tollgate.internal.WarmUpKeys;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -33,7 +31,8 @@ final class WarmUpDecisions {
     private WarmUpDecisions() {}
 
     static boolean run(RateLimiter limiter, Duration maxTime) {
-        long deadline = System.nanoTime() + Math.min(Arguments.maxWaitMicros(maxTime), Long.MAX_VALUE / 4_000) * 1_000;
+        long deadline =
+                System.nanoTime() + Math.min(LimiterArguments.maxWaitMicros(maxTime), Long.MAX_VALUE / 4_000) * 1_000;
         String prefix = WarmUpKeys.key(UUID.randomUUID() + "-");
         CompletableFuture<?>[] wave = new CompletableFuture<?>[IN_FLIGHT];
         for (int done = 0; done < DECISIONS; done += IN_FLIGHT + 1) {

@@ -1,6 +1,5 @@
 package io.tollgate;
 
-import io.tollgate.internal.TokenBucket;
 import java.math.BigInteger;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -41,7 +41,7 @@ public interface BucketStore<A> {
      *
      * @param batchable whether the request may travel with others, rather than alone: an ordinary decision
      *     ({@code maxWaitMicros} 0), or a charge that takes a positive cost whatever the buckets hold ({@code
-     *     maxWaitMicros} at least {@link io.tollgate.internal.TokenBucket#MAX_TICKS})
+     *     maxWaitMicros} at least {@link io.tollgate.TokenBucket#MAX_TICKS})
      */
     CompletableFuture<StoreReply> charge(A address, Policy policy, long cost, long maxWaitMicros, boolean batchable);
 

@@ -3,7 +3,7 @@ package io.tollgate.guard;
 import io.tollgate.Degradation;
 import io.tollgate.Policy;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.WarmUpKeys;
+import io.tollgate.WarmUpKeys;
 import java.lang.System.Logger.Level;
 import java.lang.ref.WeakReference;
 import java.util.Locale;

@@ -5,7 +5,7 @@ import io.tollgate.DecisionEvent;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Policy;
-import io.tollgate.internal.PolicyArithmetic;
+import io.tollgate.PolicyArithmetic;
 import java.util.concurrent.CompletableFuture;
 
 /**

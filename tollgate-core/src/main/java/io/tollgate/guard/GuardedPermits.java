@@ -3,9 +3,9 @@ package io.tollgate.guard;
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
+import io.tollgate.InFlightSlots;
+import io.tollgate.LimiterArguments;
 import io.tollgate.Permit;
-import io.tollgate.internal.Arguments;
-import io.tollgate.internal.InFlightSlots;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -98,7 +98,7 @@ final class GuardedPermits<A> {
             case DENY -> InFlightSlots.refused(limit, 0, degradation);
             case LOCAL ->
                 local.tryAcquire(
-                        Arguments.boundedKey(key),
+                        LimiterArguments.boundedKey(key),
                         limit,
                         Math.max(1, limit.maxInFlight() / Math.max(1, guard.instances())),
                         degradation);

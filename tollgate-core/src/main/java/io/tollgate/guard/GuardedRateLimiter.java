@@ -5,16 +5,16 @@ import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Decision;
 import io.tollgate.DecisionEvent;
 import io.tollgate.DecisionListener;
+import io.tollgate.DecisionListeners;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
+import io.tollgate.LimiterArguments;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.Arguments;
-import io.tollgate.internal.DecisionListeners;
-import io.tollgate.internal.TokenBucket;
+import io.tollgate.TokenBucket;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -135,7 +135,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     /** Decides without blocking; the stage completes within the budget, never exceptionally for a fault. */
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
-        Arguments.checkRequest(key, policy, cost);
+        LimiterArguments.checkRequest(key, policy, cost);
         return decide(key, policy, cost, time.nowMicros());
     }
 
@@ -197,8 +197,8 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     @Override
     public boolean acquire(String key, Policy policy, long cost, Duration maxWait) throws InterruptedException {
-        Arguments.checkRequest(key, policy, cost);
-        long maxWaitMicros = Arguments.acquireWaitMicros(maxWait);
+        LimiterArguments.checkRequest(key, policy, cost);
+        long maxWaitMicros = LimiterArguments.acquireWaitMicros(maxWait);
         long now = time.nowMicros();
         if (denyCache != null && denyCache.refusedForMicros(policy, key, cost, now) > maxWaitMicros) {
             listeners.decided(key, policy, cost, false, DecisionEvent.DENY_CACHE);
@@ -227,7 +227,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     @Override
     public CompletionStage<Permit> tryAcquirePermitAsync(String key, ConcurrencyLimit limit) {
-        Arguments.checkPermit(key, limit);
+        LimiterArguments.checkPermit(key, limit);
         return permitsOrRefuse().tryAcquire(key, limit);
     }
 
@@ -239,7 +239,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     @Override
     public int inFlight(String key, ConcurrencyLimit limit) {
-        Arguments.checkPermit(key, limit);
+        LimiterArguments.checkPermit(key, limit);
         return permitsOrRefuse().inFlight(key, limit);
     }
 
@@ -362,7 +362,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     @Override
     public CompletionStage<Void> refundAsync(String key, Policy policy, long cost) {
-        Arguments.checkCharge(key, policy, cost); // what a charge took may be given back at once
+        LimiterArguments.checkCharge(key, policy, cost); // what a charge took may be given back at once
         // Any wait: a refund must land on a bucket in debt too (tokens taken ahead, or charged after the fact)
         return adjustments.adjust(key, policy, -cost, ANY_WAIT_MICROS).thenApply(reply -> null);
     }
@@ -375,7 +375,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
      */
     @Override
     public CompletionStage<BucketState> chargeAsync(String key, Policy policy, long cost) {
-        Arguments.checkCharge(key, policy, cost);
+        LimiterArguments.checkCharge(key, policy, cost);
         return adjustments.adjust(key, policy, cost, ANY_WAIT_MICROS).thenApply(reply -> {
             listeners.charged(key, policy, cost, source);
             return BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS));
@@ -393,6 +393,6 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     static long micros(Duration duration) {
-        return Arguments.maxWaitMicros(duration);
+        return LimiterArguments.maxWaitMicros(duration);
     }
 }

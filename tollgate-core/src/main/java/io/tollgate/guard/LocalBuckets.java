@@ -7,7 +7,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.TimeSource;
-import io.tollgate.internal.TokenBucket;
+import io.tollgate.TokenBucket;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -1,9 +1,9 @@
 package io.tollgate.guard;
 
 import io.tollgate.BucketState;
+import io.tollgate.LimiterArguments;
 import io.tollgate.Policy;
 import io.tollgate.Propagation;
-import io.tollgate.internal.Arguments;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +27,7 @@ final class OperatorCalls<A> {
 
     /** See {@link GuardedRateLimiter#inspect}. */
     BucketState inspect(String key, Policy policy) {
-        Arguments.checkRequest(key, policy, 1);
+        LimiterArguments.checkRequest(key, policy, 1);
         A address = guard.store.address(key, policy);
         StoreReply reply = await(address, () -> guard.store.charge(address, policy, 0, 0, false));
         return BucketState.of(policy.limits(), reply.debtsBefore());
@@ -35,14 +35,14 @@ final class OperatorCalls<A> {
 
     /** See {@link GuardedRateLimiter#holds}. */
     boolean holds(String key, Policy policy) {
-        Arguments.checkRequest(key, policy, 1);
+        LimiterArguments.checkRequest(key, policy, 1);
         A address = guard.store.address(key, policy);
         return await(address, () -> guard.store.exists(address));
     }
 
     /** See {@link GuardedRateLimiter#reset}. */
     Propagation reset(String key, Policy policy) {
-        Arguments.checkRequest(key, policy, 1);
+        LimiterArguments.checkRequest(key, policy, 1);
         A address = guard.store.address(key, policy);
         await(address, () -> guard.store.delete(address));
         guard.changesHeard.heard(policy.name(), key); // this instance's requests still on their way predate it too

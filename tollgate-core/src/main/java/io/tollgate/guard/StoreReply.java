@@ -2,7 +2,7 @@ package io.tollgate.guard;
 
 import io.tollgate.Decision;
 import io.tollgate.Policy;
-import io.tollgate.internal.PolicyArithmetic;
+import io.tollgate.PolicyArithmetic;
 
 /**
  * What the store reported for one request: the time it decided, and the debt of each limit of the bucket just

@@ -4,7 +4,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
-import io.tollgate.internal.WarmUpKeys;
+import io.tollgate.WarmUpKeys;
 import java.time.Duration;
 import java.util.List;
 

@@ -1,7 +1,7 @@
 package io.tollgate.http;
 
 import io.tollgate.Priority;
-import io.tollgate.internal.overload.OverloadGuard;
+import io.tollgate.overload.OverloadGuard;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;

@@ -1,12 +1,12 @@
 package io.tollgate.http;
 
 import io.tollgate.Decision;
+import io.tollgate.LimiterArguments;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.Priority;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.RateLimitFields;
-import io.tollgate.internal.Arguments;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -46,7 +46,7 @@ import java.util.function.Function;
 public final class RequestLimiter {
 
     /** The longest client key used as it is; longer keys are replaced by their digest. */
-    public static final int MAX_KEY_LENGTH = Arguments.MAX_KEY_LENGTH;
+    public static final int MAX_KEY_LENGTH = LimiterArguments.MAX_KEY_LENGTH;
 
     /** The problem type of a refusal because the limiter is unavailable and fails closed. */
     public static final String UNAVAILABLE_TYPE = "urn:tollgate:limiter-unavailable";
@@ -158,7 +158,7 @@ public final class RequestLimiter {
      */
     public RuleOutcome check(Rule rule, String key) {
         checkHasPolicy(rule);
-        String bounded = Arguments.boundedKey(Objects.requireNonNull(key, "key"));
+        String bounded = LimiterArguments.boundedKey(Objects.requireNonNull(key, "key"));
         RuleOutcome outcome = new RuleOutcome(rule, bounded, limiter.tryAcquire(bounded, rule.policy(), rule.cost()));
         metrics.decided(outcome);
         return outcome;
@@ -175,7 +175,7 @@ public final class RequestLimiter {
      */
     public CompletionStage<RuleOutcome> checkAsync(Rule rule, String key) {
         checkHasPolicy(rule);
-        String bounded = Arguments.boundedKey(Objects.requireNonNull(key, "key"));
+        String bounded = LimiterArguments.boundedKey(Objects.requireNonNull(key, "key"));
         return limiter.tryAcquireAsync(bounded, rule.policy(), rule.cost()).thenApply(decision -> {
             RuleOutcome outcome = new RuleOutcome(rule, bounded, decision);
             metrics.decided(outcome);

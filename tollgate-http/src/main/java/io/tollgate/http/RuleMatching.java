@@ -1,8 +1,8 @@
 package io.tollgate.http;
 
+import io.tollgate.LimiterArguments;
 import io.tollgate.Policy;
 import io.tollgate.Priority;
-import io.tollgate.internal.Arguments;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -101,7 +101,7 @@ final class RuleMatching {
             }
             applied.add(rule);
             policies.add(policy);
-            keys.add(Arguments.boundedKey(key));
+            keys.add(LimiterArguments.boundedKey(key));
             if (overload != null) { // without protection, no request needs a priority: nothing to look up
                 priority = higher(priority, priority(rule, policy));
             }

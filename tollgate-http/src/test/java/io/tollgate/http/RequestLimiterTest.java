@@ -8,10 +8,10 @@ import io.tollgate.Decision;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
+import io.tollgate.LimiterArguments;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.fixtures.ManualTimeSource;
-import io.tollgate.internal.Arguments;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -207,7 +207,7 @@ class RequestLimiterTest {
         assertThat(first.outcomes().get(0).key()).startsWith("sha256:").hasSize(50);
         assertThat(again.allowed()).isFalse();
         assertThat(other.allowed()).isTrue();
-        assertThat(Arguments.boundedKey("k".repeat(RequestLimiter.MAX_KEY_LENGTH)))
+        assertThat(LimiterArguments.boundedKey("k".repeat(RequestLimiter.MAX_KEY_LENGTH)))
                 .isEqualTo("k".repeat(RequestLimiter.MAX_KEY_LENGTH));
     }
 

@@ -1,6 +1,6 @@
 package io.tollgate.redis;
 
-import io.tollgate.internal.Arguments;
+import io.tollgate.LimiterArguments;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -9,8 +9,8 @@ import java.util.Base64;
 /**
  * Names the Redis key of a bucket: {@code PREFIX + policy + ":" + client key}, as UTF-8 bytes.
  *
- * <p>The client key is first bounded by the one key rule ({@link Arguments#boundedKey}: over {@value
- * Arguments#MAX_KEY_LENGTH} characters, {@code sha256:} and a digest), as the in-memory limiter bounds it, so
+ * <p>The client key is first bounded by the one key rule ({@link LimiterArguments#boundedKey}: over {@value
+ * LimiterArguments#MAX_KEY_LENGTH} characters, {@code sha256:} and a digest), as the in-memory limiter bounds it, so
  * that a key names the same bucket in memory and on Redis. Redis keys are binary-safe, so the bounded key is
  * used as it is, with two exceptions that are replaced by {@code "#" + base64url(SHA-256)} of the key's UTF-16
  * code units: a key that UTF-8 cannot represent exactly (a lone surrogate would otherwise collide with {@code
@@ -26,7 +26,7 @@ final class BucketKeys {
 
     byte[] key(String policy, String clientKey) {
         byte[] policyBytes = policy.getBytes(StandardCharsets.US_ASCII); // policy and limit names are ASCII
-        byte[] client = encode(Arguments.boundedKey(clientKey));
+        byte[] client = encode(LimiterArguments.boundedKey(clientKey));
         byte[] key = new byte[prefix.length + policyBytes.length + 1 + client.length];
         System.arraycopy(prefix, 0, key, 0, prefix.length);
         System.arraycopy(policyBytes, 0, key, prefix.length, policyBytes.length);
@@ -69,7 +69,7 @@ final class BucketKeys {
 
     /** A bounded client key's bytes in a Redis key: its UTF-8 form, or {@code #} and a digest (see above). */
     private static byte[] encode(String clientKey) {
-        if (clientKey.charAt(0) != '#' && !Arguments.hasLoneSurrogate(clientKey)) {
+        if (clientKey.charAt(0) != '#' && !LimiterArguments.hasLoneSurrogate(clientKey)) {
             return clientKey.getBytes(StandardCharsets.UTF_8);
         }
         return hashed(clientKey);

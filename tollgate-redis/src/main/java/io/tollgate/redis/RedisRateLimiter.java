@@ -7,6 +7,7 @@ import io.tollgate.DecisionEvent;
 import io.tollgate.DecisionListener;
 import io.tollgate.FailurePolicy;
 import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.LimiterArguments;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.Propagation;
@@ -14,7 +15,6 @@ import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.guard.CircuitBreaker;
 import io.tollgate.guard.GuardedRateLimiter;
-import io.tollgate.internal.Arguments;
 import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.redis.internal.ScriptArguments;
 import io.tollgate.spi.SummaryExchange;
@@ -178,7 +178,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public boolean warmUp(Duration maxTime) {
-        long maxNanos = Math.min(Arguments.maxWaitMicros(maxTime), Long.MAX_VALUE / 4_000) * 1_000;
+        long maxNanos = Math.min(LimiterArguments.maxWaitMicros(maxTime), Long.MAX_VALUE / 4_000) * 1_000;
         long deadline = System.nanoTime() + maxNanos;
         String notReady = store.prepare(maxNanos, CONNECT_WAIT);
         if (notReady != null) {

@@ -41,7 +41,7 @@ Calendar quotas: when the policy has any, ARGV[4] ends with "@Q;Q" (each "COUNT/
 Reply: { now, D1, D2, ..., U1, U2, ... }: with Ui what quota i counted in the current period before this
          request; the time of the decision in microseconds, and the debt of each limit just
          before this request, after refill (and conversion, if the policy changed). The caller works out
-         the decision from them with io.tollgate.internal.TokenBucket, the arithmetic this script repeats;
+         the decision from them with io.tollgate.TokenBucket, the arithmetic this script repeats;
          the request was charged exactly when that decision allows it. Or { now, -1, message } when the key
          holds something else than a bucket (a key of another type, or another program's string). The batch
          script replies in the same shape.

@@ -4,7 +4,7 @@ the include line that names this file in token_bucket.lua and token_bucket_batch
 so that the script Redis runs is whole. It uses no KEYS or ARGV and replies nothing: it defines
 constants and functions only. It follows clock.lua, which both scripts include first.
 
-This is io.tollgate.internal.TokenBucket in Lua, step for step. Time is counted in ticks of 1/N microsecond
+This is io.tollgate.TokenBucket in Lua, step for step. Time is counted in ticks of 1/N microsecond
 and a token is worth P ticks (N and P of each limit's rate, in lowest terms). A bucket's state is its debt:
 the ticks until it is full again, 0 when full. Every value stays an integer no larger than 2^53, which Lua's
 doubles hold exactly; divisions go through math.fmod, which is exact.

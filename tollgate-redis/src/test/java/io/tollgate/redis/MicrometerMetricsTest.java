@@ -10,7 +10,7 @@ import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
-import io.tollgate.internal.WarmUpKeys;
+import io.tollgate.WarmUpKeys;
 import io.tollgate.testing.RedisExtension;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;

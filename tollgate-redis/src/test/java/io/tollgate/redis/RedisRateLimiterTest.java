@@ -9,12 +9,12 @@ import io.tollgate.Decision;
 import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.Limit;
+import io.tollgate.LimiterArguments;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.fixtures.LoggedLines;
 import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.guard.CircuitBreaker;
-import io.tollgate.internal.Arguments;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import io.tollgate.testing.TestDepth;
@@ -253,14 +253,14 @@ class RedisRateLimiterTest {
             limiter.tryAcquire(huge, TEN_PER_SECOND);
 
             assertThat(StoredKeys.of(redis.server()))
-                    .containsExactly("tollgate:ten:" + Arguments.boundedKey(huge))
+                    .containsExactly("tollgate:ten:" + LimiterArguments.boundedKey(huge))
                     .allSatisfy(key -> assertThat(key).startsWith("tollgate:ten:sha256:"));
         }
 
         @Test
         void keepsAKeyOfTheLongestLengthAsItIsWhateverItsBytes() {
             // 256 characters of three UTF-8 bytes each: the rule counts characters, in memory and on Redis alike
-            String longest = "键".repeat(Arguments.MAX_KEY_LENGTH);
+            String longest = "键".repeat(LimiterArguments.MAX_KEY_LENGTH);
 
             limiter.tryAcquire(longest, TEN_PER_SECOND);
 

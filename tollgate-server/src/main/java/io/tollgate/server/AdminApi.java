@@ -1,10 +1,10 @@
 package io.tollgate.server;
 
+import io.tollgate.LimiterArguments;
 import io.tollgate.Policy;
 import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.internal.AdminViews;
-import io.tollgate.internal.Arguments;
 import io.tollgate.server.CheckApi.Answer;
 import io.tollgate.top.HeavyHitters;
 import io.tollgate.top.KeyDisplay;
@@ -232,7 +232,7 @@ final class AdminApi {
                 throw new CheckRequest.BadRequest(
                         400, "The key is longer than " + CheckRequest.MAX_KEY_FIELD_LENGTH + " characters.");
             }
-            return new BucketAddress(policy, Arguments.boundedKey(key));
+            return new BucketAddress(policy, LimiterArguments.boundedKey(key));
         }
 
         static String decode(String text) throws CheckRequest.BadRequest {

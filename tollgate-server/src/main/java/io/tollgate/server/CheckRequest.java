@@ -6,8 +6,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import io.tollgate.LimiterArguments;
 import io.tollgate.Policy;
-import io.tollgate.internal.Arguments;
 import java.io.CharConversionException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,7 +30,7 @@ record CheckRequest(List<Check> checks, boolean batch) {
     /**
      * The longest key a request may name, in characters: a bound on the request, past which it is refused (400).
      * It is not the key rule: a key of up to this length is decided under the one key rule as everywhere
-     * ({@link io.tollgate.internal.Arguments#boundedKey}: past 256 characters its bucket is kept under its
+     * ({@link io.tollgate.LimiterArguments#boundedKey}: past 256 characters its bucket is kept under its
      * digest).
      */
     static final int MAX_KEY_FIELD_LENGTH = 1024;
@@ -116,7 +116,7 @@ record CheckRequest(List<Check> checks, boolean batch) {
         if (fields.cost == null) {
             throw new BadRequest(400, "cost is required: the tokens to take, at least 1");
         }
-        return check(fields, "", policies, (policy, cost) -> Arguments.checkCharge("charge", policy, cost));
+        return check(fields, "", policies, (policy, cost) -> LimiterArguments.checkCharge("charge", policy, cost));
     }
 
     /** Checks a cost against a policy, throwing {@code IllegalArgumentException} with what is wrong. */

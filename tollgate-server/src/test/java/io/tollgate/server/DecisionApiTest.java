@@ -2,8 +2,8 @@ package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.LimiterArguments;
 import io.tollgate.fixtures.ManualTimeSource;
-import io.tollgate.internal.Arguments;
 import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -164,7 +164,7 @@ class DecisionApiTest {
         HttpResponse<String> again = check("{\"policy\": \"per-client\", \"key\": \"" + longKey + "\"}");
         HttpResponse<String> other = check("{\"policy\": \"per-client\", \"key\": \"" + sibling + "\"}");
         HttpResponse<String> inspected = server.management(
-                "GET", "/admin/buckets/per-client/" + Arguments.boundedKey(CheckApi.KEY_PREFIX + longKey));
+                "GET", "/admin/buckets/per-client/" + LimiterArguments.boundedKey(CheckApi.KEY_PREFIX + longKey));
 
         assertThat(drained.statusCode()).isEqualTo(200);
         assertThat(again.statusCode()).as("the same bucket").isEqualTo(429);

@@ -13,10 +13,10 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
 import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.LimiterArguments;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
 import io.tollgate.http.HttpRequestView;
-import io.tollgate.internal.Arguments;
 import io.tollgate.server.internal.envoy.EnvoyRequests;
 import io.tollgate.top.KeyDisplay;
 import io.tollgate.top.TopKeys;
@@ -222,9 +222,9 @@ final class HostileInput {
 
     /** The key rule: at most its bound, the key itself up to it, a digest past it. */
     static void boundedKey(String key) {
-        String bounded = Arguments.boundedKey(key);
-        assertThat(bounded.length()).isLessThanOrEqualTo(Arguments.MAX_KEY_LENGTH);
-        if (key.length() <= Arguments.MAX_KEY_LENGTH) {
+        String bounded = LimiterArguments.boundedKey(key);
+        assertThat(bounded.length()).isLessThanOrEqualTo(LimiterArguments.MAX_KEY_LENGTH);
+        if (key.length() <= LimiterArguments.MAX_KEY_LENGTH) {
             assertThat(bounded).isEqualTo(key);
         } else {
             assertThat(bounded).startsWith("sha256:");

@@ -1,7 +1,7 @@
 package io.tollgate.benchmarks.shedding;
 
 import io.tollgate.Priority;
-import io.tollgate.internal.overload.OverloadGuard;
+import io.tollgate.overload.OverloadGuard;
 import java.util.concurrent.CompletableFuture;
 
 /** Tollgate's overload guard as a {@link Gate}. */

@@ -1,7 +1,7 @@
 package io.tollgate.benchmarks.shedding;
 
 import io.tollgate.Priority;
-import io.tollgate.internal.overload.OverloadGuard;
+import io.tollgate.overload.OverloadGuard;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

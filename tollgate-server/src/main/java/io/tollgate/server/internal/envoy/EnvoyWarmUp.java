@@ -8,7 +8,7 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
-import io.tollgate.internal.WarmUpKeys;
+import io.tollgate.WarmUpKeys;
 import io.tollgate.server.internal.envoy.proto.RateLimitDescriptor;
 import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse;

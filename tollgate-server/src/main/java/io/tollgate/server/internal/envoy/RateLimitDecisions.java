@@ -2,13 +2,13 @@ package io.tollgate.server.internal.envoy;
 
 import io.tollgate.Decision;
 import io.tollgate.Limit;
+import io.tollgate.LimiterArguments;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import io.tollgate.http.RuleOutcome;
-import io.tollgate.internal.Arguments;
 import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Entry;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Match;
@@ -245,7 +245,7 @@ final class RateLimitDecisions {
             return CompletableFuture.completedFuture(never(policy));
         }
         try {
-            return limiter.tryAcquireAsync(Arguments.boundedKey(match.bucketKey()), policy, cost)
+            return limiter.tryAcquireAsync(LimiterArguments.boundedKey(match.bucketKey()), policy, cost)
                     .toCompletableFuture();
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
@@ -344,7 +344,7 @@ final class RateLimitDecisions {
             }
             Decision decision = one.decision().join();
             if (decision.allowed() && !decision.degraded()) {
-                String key = Arguments.boundedKey(one.match().bucketKey());
+                String key = LimiterArguments.boundedKey(one.match().bucketKey());
                 CompletableFuture<Void> refund;
                 try {
                     refund = limiter.refundAsync(key, one.match().policy(), one.cost())

@@ -1,9 +1,7 @@
-package io.tollgate.internal;
+package io.tollgate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.ConcurrencyLimit;
-import io.tollgate.Permit;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

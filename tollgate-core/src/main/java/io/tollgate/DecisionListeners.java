@@ -1,8 +1,5 @@
-package io.tollgate.internal;
+package io.tollgate;
 
-import io.tollgate.DecisionEvent;
-import io.tollgate.DecisionListener;
-import io.tollgate.Policy;
 import java.lang.System.Logger.Level;
 import java.util.Arrays;
 import java.util.Objects;
@@ -13,7 +10,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * them. With no listener, telling costs one read of a volatile field and makes no event. Listeners are added and
  * removed rarely (a copy of the array each time) and told often.
  *
- * <p>Thread-safe. For the modules of Tollgate; no compatibility promise.
+ * <p>Thread-safe. For a {@link RateLimiter} of one's own, which tells its listeners through one; applications have
+ * no need of it.
  */
 public final class DecisionListeners {
 

@@ -1,6 +1,5 @@
-package io.tollgate.internal;
+package io.tollgate;
 
-import io.tollgate.RateLimiter;
 import java.util.UUID;
 
 /**
@@ -12,7 +11,7 @@ import java.util.UUID;
  * and thrown away on the first real request; what a warm-up recorded is removed once it is done
  * ({@code MicrometerMetrics.forgetWarmUp}).
  *
- * <p>For the modules of Tollgate; no compatibility promise.
+ * <p>For a limiter or a front door of one's own that warms up as Tollgate's do; applications have no need of it.
  */
 public final class WarmUpKeys {
 

@@ -1,8 +1,5 @@
-package io.tollgate.internal;
+package io.tollgate;
 
-import io.tollgate.ConcurrencyLimit;
-import io.tollgate.Degradation;
-import io.tollgate.Permit;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

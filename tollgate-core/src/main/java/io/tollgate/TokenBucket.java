@@ -1,8 +1,5 @@
-package io.tollgate.internal;
+package io.tollgate;
 
-import io.tollgate.Decision;
-import io.tollgate.Limit;
-import io.tollgate.Rate;
 import java.util.List;
 
 /**

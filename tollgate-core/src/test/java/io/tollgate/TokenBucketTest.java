@@ -1,12 +1,7 @@
-package io.tollgate.internal;
+package io.tollgate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tollgate.Decision;
-import io.tollgate.InMemoryRateLimiter;
-import io.tollgate.Limit;
-import io.tollgate.Policy;
-import io.tollgate.Rate;
 import io.tollgate.fixtures.ManualTimeSource;
 import java.time.Duration;
 import java.util.List;

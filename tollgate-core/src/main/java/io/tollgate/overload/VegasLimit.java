@@ -1,4 +1,4 @@
-package io.tollgate.internal.overload;
+package io.tollgate.overload;
 
 /**
  * A limit on requests in flight learnt from their latency, after TCP Vegas (Brakmo and Peterson, 1995) as

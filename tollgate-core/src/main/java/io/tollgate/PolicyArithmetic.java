@@ -1,9 +1,5 @@
-package io.tollgate.internal;
+package io.tollgate;
 
-import io.tollgate.CalendarQuota;
-import io.tollgate.Decision;
-import io.tollgate.Limit;
-import io.tollgate.Policy;
 import java.util.Arrays;
 import java.util.List;
 
@@ -18,7 +14,8 @@ import java.util.List;
  * whatever the state ({@code maxWaitMicros} of {@link TokenBucket#MAX_TICKS} or more), which counts beyond
  * the quota, and a refund (a negative cost), which counts down to zero.
  *
- * <p>Public only for backends, as {@link TokenBucket} is. Stateless and thread-safe.
+ * <p>For stores that keep the state elsewhere and work out decisions from it, as {@link TokenBucket} is;
+ * applications have no need of it. Stateless and thread-safe.
  */
 public final class PolicyArithmetic {
 

@@ -1,4 +1,4 @@
-package io.tollgate.internal.overload;
+package io.tollgate.overload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,9 +1,5 @@
-package io.tollgate.internal;
+package io.tollgate;
 
-import io.tollgate.ConcurrencyLimit;
-import io.tollgate.Limit;
-import io.tollgate.Policy;
-import io.tollgate.RateLimiter;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -16,7 +12,7 @@ import java.util.Objects;
  * backends reject the same calls with the same messages. For implementations of {@code RateLimiter};
  * applications have no need of it.
  */
-public final class Arguments {
+public final class LimiterArguments {
 
     /**
      * The longest key kept as it is, in characters: longer keys are replaced by their digest ({@link
@@ -24,7 +20,7 @@ public final class Arguments {
      */
     public static final int MAX_KEY_LENGTH = 256;
 
-    private Arguments() {}
+    private LimiterArguments() {}
 
     /**
      * Checks one request: a non-empty key, a policy, and a cost that the policy could ever admit.

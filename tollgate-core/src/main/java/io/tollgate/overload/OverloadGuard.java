@@ -1,4 +1,4 @@
-package io.tollgate.internal.overload;
+package io.tollgate.overload;
 
 import io.tollgate.Priority;
 import java.util.ArrayDeque;
