@@ -9,7 +9,4 @@ module io.tollgate.http {
     requires static micrometer.core;
 
     exports io.tollgate.http;
-    exports io.tollgate.http.internal to
-            io.tollgate.server,
-            io.tollgate.spring;
 }

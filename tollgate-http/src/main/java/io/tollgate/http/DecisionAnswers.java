@@ -5,7 +5,6 @@ import io.tollgate.Degradation;
 import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.Priority;
-import io.tollgate.http.internal.RateLimitFields;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

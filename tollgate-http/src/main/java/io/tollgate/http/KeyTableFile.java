@@ -1,7 +1,6 @@
 package io.tollgate.http;
 
 import io.tollgate.config.ConfigException;
-import io.tollgate.http.internal.YamlConfig;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.UncheckedIOException;

@@ -6,7 +6,6 @@ import io.tollgate.Permit;
 import io.tollgate.Policy;
 import io.tollgate.Priority;
 import io.tollgate.RateLimiter;
-import io.tollgate.http.internal.RateLimitFields;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,7 +27,7 @@ import java.util.function.Function;
  * rules never end the check.
  *
  * <p><b>Responses.</b> Every limited response, allowed or refused, carries {@code RateLimit-Policy} and
- * {@code RateLimit} ({@link RateLimitFields}) for the rules checked. A refused request is answered with 429
+ * {@code RateLimit} for the rules checked. A refused request is answered with 429
  * Too Many Requests (or the configured status), {@code Retry-After} in whole seconds (rounded up, at least
  * 1), {@code Cache-Control: no-store}, and by default an RFC 9457 {@code application/problem+json} body
  * that names the violated policies. A request refused only because the limiter could not decide and fails
@@ -75,13 +74,7 @@ public final class RequestLimiter {
         this.limiter = builder.limiter;
         this.rules = List.copyOf(builder.rules);
         this.metrics = builder.metrics;
-        this.answers = new DecisionAnswers(
-                builder.legacyHeaders,
-                builder.degradedHeader,
-                builder.refusalStatus,
-                builder.unavailableStatus,
-                builder.refusalContentType,
-                builder.refusalBody);
+        this.answers = builder.answers();
         this.overload = builder.overload;
         this.matching = new RuleMatching(
                 rules,
@@ -282,17 +275,11 @@ public final class RequestLimiter {
     }
 
     /** Settings for a {@link RequestLimiter}. Not thread-safe. */
-    public static final class Builder {
+    public static final class Builder extends AnswerSettings<Builder> {
 
         private final RateLimiter limiter;
         private final List<Rule> rules = new ArrayList<>();
         private ClientIpResolver clientIps = ClientIpResolver.peerOnly();
-        private boolean legacyHeaders;
-        private boolean degradedHeader;
-        private int refusalStatus = DEFAULT_REFUSAL_STATUS;
-        private int unavailableStatus = DEFAULT_UNAVAILABLE_STATUS;
-        private String refusalContentType = ProblemJson.CONTENT_TYPE;
-        private Function<Refusal, String> refusalBody = DecisionAnswers.problemBody(DEFAULT_PROBLEM_TYPE);
         private RequestMetrics metrics = RequestMetrics.NONE;
         private OverloadProtection overload;
         private final Map<String, Priority> priorities = new HashMap<>();
@@ -316,85 +303,6 @@ public final class RequestLimiter {
         /** Sets how the client IP is found (default: the connection's peer, no proxy trusted). */
         public Builder clientIps(ClientIpResolver clientIps) {
             this.clientIps = Objects.requireNonNull(clientIps, "clientIps");
-            return this;
-        }
-
-        /** Also writes {@code X-RateLimit-Limit}, {@code -Remaining} and {@code -Reset} (default off). */
-        public Builder legacyHeaders(boolean legacyHeaders) {
-            this.legacyHeaders = legacyHeaders;
-            return this;
-        }
-
-        /**
-         * Writes {@code Tollgate-Degraded} on responses whose decision a failure policy made, such as {@code
-         * "per-ip";cause=timeout;fallback=allow} (default off: clients need not know).
-         */
-        public Builder degradedHeader(boolean degradedHeader) {
-            this.degradedHeader = degradedHeader;
-            return this;
-        }
-
-        /**
-         * Sets the status of a refusal (default 429; some prefer 503).
-         *
-         * @throws IllegalArgumentException unless status is a 4xx or 5xx status
-         */
-        public Builder refusalStatus(int status) {
-            if (status < 400 || status > 599) {
-                throw new IllegalArgumentException("refusal status must be 4xx or 5xx, was " + status);
-            }
-            this.refusalStatus = status;
-            return this;
-        }
-
-        /**
-         * Sets the status of a refusal because the limiter could not decide and fails closed (default
-         * {@value RequestLimiter#DEFAULT_UNAVAILABLE_STATUS}): the client did not exceed anything, and should
-         * not be told so.
-         *
-         * @throws IllegalArgumentException unless status is a 4xx or 5xx status
-         */
-        public Builder unavailableStatus(int status) {
-            if (status < 400 || status > 599) {
-                throw new IllegalArgumentException("unavailable status must be 4xx or 5xx, was " + status);
-            }
-            this.unavailableStatus = status;
-            return this;
-        }
-
-        /**
-         * Sets the {@code type} URI of the default problem body of a refusal (default {@code about:blank}),
-         * and goes back to that body if {@link #refusalBody} was set.
-         *
-         * @throws IllegalArgumentException if uri is blank
-         */
-        public Builder problemType(String uri) {
-            Objects.requireNonNull(uri, "uri");
-            if (uri.isBlank()) {
-                throw new IllegalArgumentException("problem type must not be blank; the default is about:blank");
-            }
-            this.refusalContentType = ProblemJson.CONTENT_TYPE;
-            this.refusalBody = DecisionAnswers.problemBody(uri);
-            return this;
-        }
-
-        /**
-         * Replaces the body of a refusal: {@code body} is called for every refused request, on the thread that
-         * decided it, and its text is sent in UTF-8 as {@code contentType}. It must not block, and should not
-         * throw: an exception fails the request with a 500. The header fields stay as described in {@link
-         * RequestLimiter}.
-         *
-         * @throws IllegalArgumentException if contentType is blank
-         * @throws NullPointerException if an argument is null
-         */
-        public Builder refusalBody(String contentType, Function<Refusal, String> body) {
-            Objects.requireNonNull(contentType, "contentType");
-            Objects.requireNonNull(body, "body");
-            if (contentType.isBlank()) {
-                throw new IllegalArgumentException("content type of a refusal body must not be blank");
-            }
-            this.refusalContentType = contentType;
-            this.refusalBody = body;
             return this;
         }
 

@@ -10,7 +10,6 @@ import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
-import io.tollgate.http.internal.AdminViews;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

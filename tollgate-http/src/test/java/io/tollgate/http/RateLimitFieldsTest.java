@@ -6,7 +6,6 @@ import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
-import io.tollgate.http.internal.RateLimitFields;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

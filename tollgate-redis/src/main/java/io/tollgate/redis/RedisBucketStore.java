@@ -17,6 +17,7 @@ import io.tollgate.redis.internal.ScriptArguments;
 import io.tollgate.redis.internal.TokenBucketScript;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -178,6 +179,20 @@ final class RedisBucketStore implements BucketStore<byte[]> {
             return "loading the scripts into Redis at " + connector.target() + " failed: "
                     + RedisFailures.classify(e, timeout, "").detail();
         }
+    }
+
+    /**
+     * Returns {@code duration}, checked to be positive.
+     *
+     * @throws IllegalArgumentException if it is zero or negative, naming it as {@code name}
+     * @throws NullPointerException if it is null
+     */
+    static Duration positive(Duration duration, String name) {
+        Objects.requireNonNull(duration, name);
+        if (duration.isZero() || duration.isNegative()) {
+            throw new IllegalArgumentException(name + " must be positive, was " + duration);
+        }
+        return duration;
     }
 
     /**

@@ -320,6 +320,22 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
         return self();
     }
 
+    /**
+     * Returns the limiter, and logs one line saying where its buckets live, its budget and failure
+     * policy, and whether it is connected. When it opens its own connection and Redis is not reachable
+     * yet, it waits for its first attempt (at most two seconds: a refused connection or a wrong password
+     * fails at once, an address that does not answer takes the connect timeout of one second), then
+     * returns anyway: until Redis answers, the failure policy decides, and the limiter keeps trying to
+     * connect every second. With {@link #requireRedisAtStart} it throws instead.
+     *
+     * @throws IllegalStateException unless exactly one way to reach Redis was given; or if Redis is
+     *     required at start and cannot be reached, saying why (such as Redis's {@code WRONGPASS})
+     * @throws IllegalArgumentException if a URI is not a Redis URI
+     */
+    public RedisRateLimiter build() {
+        return new RedisRateLimiter(this, connect());
+    }
+
     @SuppressWarnings("unchecked")
     private B self() {
         return (B) this;

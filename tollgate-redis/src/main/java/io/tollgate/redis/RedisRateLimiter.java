@@ -13,7 +13,6 @@ import io.tollgate.Policy;
 import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
-import io.tollgate.guard.CircuitBreaker;
 import io.tollgate.guard.GuardedRateLimiter;
 import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.redis.internal.ScriptArguments;
@@ -81,36 +80,28 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     private final RedisConnector connector;
     private final RedisBucketStore store;
     private final GuardedRateLimiter<byte[]> guard;
-    private final LiveInstances liveInstances;
-    private final String instanceId;
-    private final BucketChanges changes;
+    private final Neighbours neighbours;
     private final FailurePolicy failurePolicy;
     private final Duration timeout;
     private final byte[] summariesKey;
 
-    private RedisRateLimiter(Builder builder, RedisConnector connector) {
+    RedisRateLimiter(RedisLimiterSettings<?> builder, RedisConnector connector) {
         this.connector = connector;
         this.failurePolicy = builder.failurePolicy;
         this.timeout = builder.timeout;
         BucketKeys keys = new BucketKeys(builder.keyPrefix);
         this.summariesKey = keys.summariesKey();
-        this.instanceId = LiveInstances.newId();
-        String instance = instanceId;
-        this.changes =
-                new BucketChanges(connector, keys.changesChannel(), keys.instancesKey(), instance, connector.pubSub());
+        this.neighbours = new Neighbours(connector, keys);
         this.store = new RedisBucketStore(
-                connector, keys, new ScriptArguments(builder.clientClock), changes, builder.batching, builder.timeout);
+                connector,
+                keys,
+                new ScriptArguments(builder.clientClock),
+                neighbours.changes(),
+                builder.batching,
+                builder.timeout);
         RedisPermits permits = new RedisPermits(connector, keys, builder.clientClock, builder.timeout);
         this.guard = new GuardedRateLimiter<>(store, permits, builder.guardSettings(LOG));
-        // Announced even with a count fixed (which the count then does not change): a reset waits for the
-        // confirmations of the live instances. Subscribed first: an instance live is one that hears changes.
-        this.liveInstances = new LiveInstances(
-                connector,
-                keys.instancesKey(),
-                instance,
-                builder.expectedInstances > 0 ? live -> {} : guard::instancesCounted);
-        changes.listen(guard, builder.timeout.multipliedBy(4));
-        liveInstances.start(builder.timeout.multipliedBy(4));
+        neighbours.join(guard, builder.expectedInstances == 0, builder.timeout.multipliedBy(4));
         LOG.log(
                 Level.INFO,
                 "Tollgate keeps its buckets in {0}; budget {1} ms, on failure {2}, batching {3}; {4}",
@@ -323,11 +314,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      * @throws NullPointerException if maxWait is null
      */
     public CompletionStage<Optional<String>> ping(Duration maxWait) {
-        Objects.requireNonNull(maxWait, "maxWait");
-        if (maxWait.isZero() || maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait must be positive, was " + maxWait);
-        }
-        return store.ping(maxWait);
+        return store.ping(RedisBucketStore.positive(maxWait, "maxWait"));
     }
 
     /**
@@ -349,11 +336,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     @Override
     public void close() {
-        if (liveInstances != null) {
-            liveInstances.close(timeout);
-        }
+        neighbours.leave(timeout);
         guard.close(); // gives back the open permits while the connection is still there
-        changes.close();
+        neighbours.close();
         connector.close();
     }
 
@@ -381,11 +366,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return guard.instances();
     }
 
-    /** Returns the worst state among the circuit breakers (one per Redis Cluster master, else one). */
-    CircuitBreaker.State breakerState() {
-        return guard.breakerState();
-    }
-
     /**
      * Returns the worst state among the circuit breakers in front of Redis (one per Cluster master, else
      * one), as the metrics name it: {@code closed} (Redis is called), {@code half_open} (a probe is let
@@ -395,14 +375,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return guard.breakerState().name().toLowerCase(Locale.ROOT);
     }
 
-    /** Returns the id this limiter announces among the live instances, as a {@link Propagation} names it; for tests. */
-    String instanceId() {
-        return instanceId;
-    }
-
-    /** Returns how many times this limiter (re)subscribed to the channel of changes; for tests. */
-    long changeSubscriptions() {
-        return changes.subscriptions();
+    /** Returns the other instances that share this limiter's Redis, as it knows them; for tests. */
+    Neighbours neighbours() {
+        return neighbours;
     }
 
     /** Returns the guard around the Redis store; for tests. */
@@ -418,21 +393,5 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     public static final class Builder extends RedisLimiterSettings<Builder> {
 
         private Builder() {}
-
-        /**
-         * Returns the limiter, and logs one line saying where its buckets live, its budget and failure
-         * policy, and whether it is connected. When it opens its own connection and Redis is not reachable
-         * yet, it waits for its first attempt (at most two seconds: a refused connection or a wrong password
-         * fails at once, an address that does not answer takes the connect timeout of one second), then
-         * returns anyway: until Redis answers, the failure policy decides, and the limiter keeps trying to
-         * connect every second. With {@link #requireRedisAtStart} it throws instead.
-         *
-         * @throws IllegalStateException unless exactly one way to reach Redis was given; or if Redis is
-         *     required at start and cannot be reached, saying why (such as Redis's {@code WRONGPASS})
-         * @throws IllegalArgumentException if a URI is not a Redis URI
-         */
-        public RedisRateLimiter build() {
-            return new RedisRateLimiter(this, connect());
-        }
     }
 }

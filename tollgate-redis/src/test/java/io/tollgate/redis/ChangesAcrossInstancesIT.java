@@ -79,7 +79,8 @@ class ChangesAcrossInstancesIT {
         assertThat(reset.complete()).isTrue();
         assertThat(reset.confirmed())
                 .containsExactlyInAnyOrder(
-                        three.get(1).instanceId(), three.get(2).instanceId());
+                        three.get(1).neighbours().id(),
+                        three.get(2).neighbours().id());
         for (RedisRateLimiter other : three.subList(1, 3)) {
             assertThat(other.tryAcquire("alice", THREE_AN_HOUR).allowed())
                     .as("the very next request on another instance is admitted")
@@ -102,7 +103,7 @@ class ChangesAcrossInstancesIT {
 
         assertThat(reset.complete()).isFalse();
         assertThat(reset.unconfirmed()).containsExactly("gone/42/0badf00d");
-        assertThat(reset.confirmed()).containsExactly(other.instanceId());
+        assertThat(reset.confirmed()).containsExactly(other.neighbours().id());
         assertThat(tookMillis).as("waited for it, as long as the bound").isGreaterThanOrEqualTo(1_000);
         assertThat(other.tryAcquire("alice", THREE_AN_HOUR).allowed()).isTrue();
     }
@@ -125,9 +126,10 @@ class ChangesAcrossInstancesIT {
             one.reset("carol smith", THREE_AN_HOUR);
 
             assertThat(heard.poll(5, TimeUnit.SECONDS))
-                    .isEqualTo("changed " + one.instanceId() + " 1 hourly:carol smith");
+                    .isEqualTo("changed " + one.neighbours().id() + " 1 hourly:carol smith");
             assertThat(heard.poll(5, TimeUnit.SECONDS))
-                    .isEqualTo("heard " + other.instanceId() + " " + one.instanceId() + " 1");
+                    .isEqualTo("heard " + other.neighbours().id() + " "
+                            + one.neighbours().id() + " 1");
         } finally {
             client.shutdown();
         }
@@ -182,7 +184,7 @@ class ChangesAcrossInstancesIT {
                     "under a flood of %,d refusals/s on %,d keys, the reset was confirmed after %d ms%n",
                     perSecond, keys, confirmedAfter);
             assertThat(perSecond).as("the flood is still on").isGreaterThan(1_000);
-            assertThat(reset.confirmed()).containsExactly(other.instanceId());
+            assertThat(reset.confirmed()).containsExactly(other.neighbours().id());
             assertThat(admitted).as("the next request after the reset answered").isTrue();
         } finally {
             stop.set(true);
@@ -213,7 +215,8 @@ class ChangesAcrossInstancesIT {
                 assertThat(reset.confirmed())
                         .as("key %s", key)
                         .containsExactlyInAnyOrder(
-                                three.get(1).instanceId(), three.get(2).instanceId());
+                                three.get(1).neighbours().id(),
+                                three.get(2).neighbours().id());
                 for (RedisRateLimiter other : three.subList(1, 3)) {
                     assertThat(other.tryAcquire(key, THREE_AN_HOUR).allowed())
                             .as("key %s on another instance", key)
@@ -248,8 +251,8 @@ class ChangesAcrossInstancesIT {
         Duration ceiling = Duration.ofSeconds(2);
         RedisRateLimiter one = limiter(b -> b.denyCacheMaxAge(ceiling));
         RedisRateLimiter other = limiter(b -> b.denyCacheMaxAge(ceiling));
-        long subscribedBefore = other.changeSubscriptions();
-        long oneSubscribedBefore = one.changeSubscriptions();
+        long subscribedBefore = other.neighbours().subscriptions();
+        long oneSubscribedBefore = one.neighbours().subscriptions();
         refuseOnEach(List.of(one, other), "alice");
         long refusedAt = System.nanoTime();
 
@@ -261,15 +264,15 @@ class ChangesAcrossInstancesIT {
                 .as("admitted no later than the ceiling after the refusal was learnt")
                 .isLessThanOrEqualTo(ceiling.toMillis() + WITHIN_MILLIS);
         System.out.printf("after the subscription was killed, admitted %d ms after the reset%n", admittedAfter);
-        awaitTrue(() -> other.changeSubscriptions() > subscribedBefore, "the instance resubscribes");
+        awaitTrue(() -> other.neighbours().subscriptions() > subscribedBefore, "the instance resubscribes");
         // the one that reset resubscribes too, and forgets what it cached meanwhile: the refusals below outlast that
-        awaitTrue(() -> one.changeSubscriptions() > oneSubscribedBefore, "the resetting instance resubscribes");
+        awaitTrue(() -> one.neighbours().subscriptions() > oneSubscribedBefore, "the resetting instance resubscribes");
         awaitTrue(() -> subscribers() == 2, "both instances listen again");
         one.reset("alice", THREE_AN_HOUR);
         refuseOnEach(List.of(one, other), "alice");
         assertThat(one.reset("alice", THREE_AN_HOUR).confirmed())
                 .as("once resubscribed, it confirms a reset again")
-                .containsExactly(other.instanceId());
+                .containsExactly(other.neighbours().id());
         assertThat(other.tryAcquire("alice", THREE_AN_HOUR).allowed()).isTrue();
     }
 
@@ -309,7 +312,7 @@ class ChangesAcrossInstancesIT {
         Propagation reset = one.reset("alice", THREE_AN_HOUR);
         assertThat(reset.confirmed())
                 .as("a limiter with a count of instances fixed confirms too")
-                .containsExactly(other.instanceId());
+                .containsExactly(other.neighbours().id());
         assertThat(other.guard().knownUntilFullMicros(THREE_AN_HOUR, "alice")).isZero();
         redis.server().pause(); // Redis late right after the reset
         try {

@@ -201,7 +201,7 @@ class RedisRateLimiterTest {
             assertThatThrownBy(() -> limiter.inspect("trudy", TEN_PER_SECOND))
                     .hasMessageContaining("not a Tollgate bucket");
 
-            assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+            assertThat(limiter.guard().breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
             assertThat(limiter.tryAcquire("alice", TEN_PER_SECOND).degraded()).isFalse();
         }
 

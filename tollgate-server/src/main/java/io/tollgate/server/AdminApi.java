@@ -4,7 +4,7 @@ import io.tollgate.LimiterArguments;
 import io.tollgate.Policy;
 import io.tollgate.Propagation;
 import io.tollgate.RateLimiter;
-import io.tollgate.http.internal.AdminViews;
+import io.tollgate.http.AdminViews;
 import io.tollgate.server.CheckApi.Answer;
 import io.tollgate.top.HeavyHitters;
 import io.tollgate.top.KeyDisplay;

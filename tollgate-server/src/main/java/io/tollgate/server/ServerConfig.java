@@ -6,7 +6,7 @@ import io.tollgate.http.ClientIpResolver;
 import io.tollgate.http.OverloadProtection;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
-import io.tollgate.http.internal.YamlConfig;
+import io.tollgate.http.YamlConfig;
 import io.tollgate.runtime.Stores;
 import io.tollgate.server.Listeners.Management;
 import io.tollgate.server.internal.access.Callers;

@@ -2,8 +2,8 @@ package io.tollgate.spring;
 
 import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
+import io.tollgate.http.ConfigSchema;
 import io.tollgate.http.RequestLimiterConfig;
-import io.tollgate.http.internal.ConfigSchema;
 import io.tollgate.top.TopKeysSettings;
 import java.lang.reflect.RecordComponent;
 import java.util.Collection;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tollgate.config.ConfigSection;
 import io.tollgate.fixtures.DocumentationExamples;
-import io.tollgate.http.internal.ConfigSchema;
+import io.tollgate.http.ConfigSchema;
 import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.top.TopKeysSettings;

@@ -5,8 +5,8 @@ import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.http.internal.ConfigSections;
-import io.tollgate.http.internal.YamlConfig;
+import io.tollgate.http.RuleSections;
+import io.tollgate.http.YamlConfig;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Configured;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Level;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits.Node;
@@ -173,15 +173,7 @@ final class EnvoyRateLimitFiles {
                 throw policyNode.error("names a policy: leave rate_limit out, or this out");
             }
             return new Configured(
-                    ConfigSections.policy(policyNode, policies),
-                    0,
-                    null,
-                    null,
-                    false,
-                    shadow,
-                    Set.of(),
-                    detailed,
-                    where);
+                    RuleSections.policy(policyNode, policies), 0, null, null, false, shadow, Set.of(), detailed, where);
         }
         if (!rateLimit.isPresent()) {
             return null; // a level of the tree that only holds others

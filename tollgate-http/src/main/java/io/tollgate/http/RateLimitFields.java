@@ -1,10 +1,9 @@
-package io.tollgate.http.internal;
+package io.tollgate.http;
 
 import io.tollgate.CalendarQuota;
 import io.tollgate.Decision;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
-import io.tollgate.http.RuleOutcome;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -28,7 +27,7 @@ import java.util.Set;
  * X-RateLimit-Remaining} and {@code X-RateLimit-Reset} (seconds from now) reports the most restrictive
  * decision.
  */
-public final class RateLimitFields {
+final class RateLimitFields {
 
     /** The largest Integer that RFC 9651 allows. */
     static final long MAX_INTEGER = 999_999_999_999_999L;
@@ -36,7 +35,7 @@ public final class RateLimitFields {
     private RateLimitFields() {}
 
     /** Returns the {@code RateLimit-Policy} value for the policies of these outcomes, each once. */
-    public static String policy(List<RuleOutcome> outcomes) {
+    static String policy(List<RuleOutcome> outcomes) {
         Set<String> items = new LinkedHashSet<>();
         for (RuleOutcome outcome : outcomes) {
             addPolicy(items, outcome.policy());
@@ -45,14 +44,14 @@ public final class RateLimitFields {
     }
 
     /** Returns the {@code RateLimit-Policy} value for one policy: an item per limit. */
-    public static String policy(Policy policy) {
+    static String policy(Policy policy) {
         Set<String> items = new LinkedHashSet<>();
         addPolicy(items, policy);
         return String.join(", ", items);
     }
 
     /** Returns the {@code RateLimit} value: one item per outcome, for the limit that decided. */
-    public static String rateLimit(List<RuleOutcome> outcomes) {
+    static String rateLimit(List<RuleOutcome> outcomes) {
         Set<String> items = new LinkedHashSet<>();
         for (RuleOutcome outcome : outcomes) {
             items.add(rateLimit(outcome.policy(), outcome.decision()));
@@ -61,7 +60,7 @@ public final class RateLimitFields {
     }
 
     /** Returns the {@code RateLimit} value for one decision of {@code policy}. */
-    public static String rateLimit(Policy policy, Decision decision) {
+    static String rateLimit(Policy policy, Decision decision) {
         return string(identifier(policy, decision.limitIndex())) + ";r=" + integer(decision.remaining()) + ";t="
                 + integer(ceilSeconds(decision.resetAfterMicros()));
     }
@@ -80,12 +79,12 @@ public final class RateLimitFields {
     }
 
     /** Returns the legacy {@code X-RateLimit-*} trio for the most restrictive of these outcomes. */
-    public static Map<String, String> legacy(List<RuleOutcome> outcomes) {
+    static Map<String, String> legacy(List<RuleOutcome> outcomes) {
         return legacy(mostRestrictive(outcomes).decision());
     }
 
     /** Returns the legacy {@code X-RateLimit-*} trio for one decision. */
-    public static Map<String, String> legacy(Decision decision) {
+    static Map<String, String> legacy(Decision decision) {
         Map<String, String> fields = new LinkedHashMap<>();
         fields.put("X-RateLimit-Limit", Long.toString(decision.limit().capacity()));
         fields.put("X-RateLimit-Remaining", Long.toString(decision.remaining()));
@@ -97,7 +96,7 @@ public final class RateLimitFields {
      * Returns the outcome that matters most to the client: of the refusals, the one that keeps it waiting
      * longest; if none, the one with the fewest tokens left.
      */
-    public static RuleOutcome mostRestrictive(List<RuleOutcome> outcomes) {
+    static RuleOutcome mostRestrictive(List<RuleOutcome> outcomes) {
         RuleOutcome worst = null;
         for (RuleOutcome outcome : outcomes) {
             if (worst == null || worse(outcome, worst)) {
@@ -111,7 +110,7 @@ public final class RateLimitFields {
     }
 
     /** Returns the {@code Retry-After} value for a refusal: whole seconds, rounded up, at least 1. */
-    public static long retryAfterSeconds(Decision refused) {
+    static long retryAfterSeconds(Decision refused) {
         return Math.max(1, ceilSeconds(refused.retryAfterMicros()));
     }
 

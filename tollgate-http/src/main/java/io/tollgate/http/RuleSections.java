@@ -1,22 +1,20 @@
-package io.tollgate.http.internal;
+package io.tollgate.http;
 
 import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Policy;
 import io.tollgate.Priority;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.http.ClientIpResolver;
-import io.tollgate.http.OverloadProtection;
-import io.tollgate.http.RequestLimiter;
-import io.tollgate.http.Rule;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
- * What a rules file and the server's file both say about limiting requests, read once by {@link ConfigSections}
- * in one order (policies, concurrency limits, rules, client IPs, responses, overload), so that the two read them alike.
+ * What a rules file and the server's file both say about limiting requests ({@link ConfigSchema#RULES}), read in one
+ * order (policies, concurrency limits, rules, client IPs, responses, overload), so that every file that holds them
+ * reads them alike: {@link RequestLimiterConfig} for a rules file, and a file of one's own that holds them beside
+ * other sections.
  *
  * @param policies the policies by name, in the order the file defines them
  * @param concurrencyLimits the concurrency limits by name
@@ -45,7 +43,7 @@ public record RuleSections(
                 ConfigSections.concurrencyLimits(root.child("concurrency-limits"));
         List<Rule> rules = new ArrayList<>();
         for (ConfigNode rule : root.child("rules").elements()) {
-            rules.add(ConfigSections.rule(rule, policies, concurrencyLimits));
+            rules.add(RuleSection.read(rule, policies, concurrencyLimits));
         }
         Map<String, Priority> priorities = ConfigSections.policyPriorities(root.child("policies"));
         UnaryOperator<RequestLimiter.Builder> responses = ConfigSections.responses(root.child("responses"));
@@ -59,5 +57,15 @@ public record RuleSections(
                     return responses.apply(builder);
                 },
                 ConfigSections.overload(root.child("overload")));
+    }
+
+    /**
+     * Reads a reference to a policy of {@code policies} by its name, as a rule's {@code policy} is read: for a file
+     * beside a rules file that names its policies (such as Envoy's rate limit files).
+     *
+     * @throws ConfigException if the value is not the name of one of {@code policies}, naming them
+     */
+    public static Policy policy(ConfigNode node, Map<String, Policy> policies) {
+        return ConfigSections.policy(node, policies);
     }
 }

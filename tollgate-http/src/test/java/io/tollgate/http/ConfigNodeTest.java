@@ -1,4 +1,4 @@
-package io.tollgate.http.internal;
+package io.tollgate.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

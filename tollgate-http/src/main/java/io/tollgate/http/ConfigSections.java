@@ -1,4 +1,4 @@
-package io.tollgate.http.internal;
+package io.tollgate.http;
 
 import io.tollgate.CalendarQuota;
 import io.tollgate.ConcurrencyLimit;
@@ -8,15 +8,6 @@ import io.tollgate.Priority;
 import io.tollgate.Rate;
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
-import io.tollgate.http.ClientIpResolver;
-import io.tollgate.http.ClientKey;
-import io.tollgate.http.MissingKey;
-import io.tollgate.http.OverloadProtection;
-import io.tollgate.http.PolicySource;
-import io.tollgate.http.RequestLimiter;
-import io.tollgate.http.ResponseCost;
-import io.tollgate.http.Rule;
-import java.nio.file.Path;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
@@ -34,7 +25,7 @@ import java.util.function.UnaryOperator;
  *
  * <p>Stateless and thread-safe.
  */
-public final class ConfigSections {
+final class ConfigSections {
 
     private ConfigSections() {}
 
@@ -45,7 +36,7 @@ public final class ConfigSections {
      *
      * @throws ConfigException if a setting is invalid, naming it
      */
-    public static UnaryOperator<RequestLimiter.Builder> responses(ConfigNode responses) {
+    static UnaryOperator<RequestLimiter.Builder> responses(ConfigNode responses) {
         responses.checkKeys(ConfigSchema.RESPONSES);
         int refusalStatus = status(responses.child("refusal-status"), RequestLimiter.DEFAULT_REFUSAL_STATUS);
         int unavailableStatus =
@@ -78,7 +69,7 @@ public final class ConfigSections {
      *
      * @throws ConfigException if a policy or limit is invalid, naming it
      */
-    public static Map<String, Policy> policies(ConfigNode policiesNode) {
+    static Map<String, Policy> policies(ConfigNode policiesNode) {
         Map<String, Policy> policies = new LinkedHashMap<>();
         for (Map.Entry<String, ConfigNode> entry : policiesNode.entries().entrySet()) {
             ConfigNode policy = entry.getValue();
@@ -119,7 +110,7 @@ public final class ConfigSections {
      *
      * @throws ConfigException if a priority is none of those, naming it
      */
-    public static Map<String, Priority> policyPriorities(ConfigNode policiesNode) {
+    static Map<String, Priority> policyPriorities(ConfigNode policiesNode) {
         Map<String, Priority> priorities = new LinkedHashMap<>();
         for (Map.Entry<String, ConfigNode> entry : policiesNode.entries().entrySet()) {
             ConfigNode priority = entry.getValue().child("priority");
@@ -140,7 +131,7 @@ public final class ConfigSections {
      *
      * @throws ConfigException if a setting is invalid, naming it
      */
-    public static OverloadProtection.Settings overload(ConfigNode node) {
+    static OverloadProtection.Settings overload(ConfigNode node) {
         node.checkKeys(ConfigSchema.OVERLOAD);
         ConfigNode enabled = node.child("enabled");
         if (!enabled.bool(false)) {
@@ -247,155 +238,12 @@ public final class ConfigSections {
     }
 
     /**
-     * Reads one rule as an element of the {@code rules} section has it: {@code policy} (one of {@code
-     * policies}, required), {@code path}, {@code methods}, {@code host}, {@code require-header}, {@code key},
-     * {@code cost}, {@code on-missing-key} and {@code dry-run}.
-     *
-     * @throws ConfigException if the rule is invalid, naming the setting
-     */
-    public static Rule rule(ConfigNode node, Map<String, Policy> policies) {
-        return rule(node, policies, Map.of());
-    }
-
-    /**
-     * Reads one rule as {@link #rule(ConfigNode, Map)} does, which may also name one of {@code
-     * concurrencyLimits} in {@code concurrency-limit}, with or without a {@code policy}.
-     *
-     * @throws ConfigException if the rule is invalid, naming the setting
-     */
-    public static Rule rule(
-            ConfigNode node, Map<String, Policy> policies, Map<String, ConcurrencyLimit> concurrencyLimits) {
-        node.checkKeys(ConfigSchema.RULE);
-        ConfigNode policyNode = node.child("policy");
-        ConfigNode limitNode = node.child("concurrency-limit");
-        ConcurrencyLimit inFlight = null;
-        if (limitNode.isPresent()) {
-            inFlight = concurrencyLimits.get(limitNode.requiredString());
-            if (inFlight == null) {
-                throw limitNode.error("unknown concurrency limit '" + limitNode.string(null) + "'; defined: "
-                        + (concurrencyLimits.isEmpty() ? "none" : String.join(", ", concurrencyLimits.keySet())));
-            }
-        }
-        if (!policyNode.isPresent() && inFlight == null) {
-            throw policyNode.error("is required, unless the rule names a concurrency-limit");
-        }
-        Rule.Builder rule =
-                policyNode.isPresent() ? Rule.builder(policy(policyNode, policies)) : Rule.builder(inFlight);
-        if (inFlight != null) {
-            rule.inFlight(inFlight);
-        }
-        ConfigNode current = node;
-        try {
-            current = node.child("path");
-            rule.path(current.string("/**"));
-            current = node.child("methods");
-            rule.methods(current.strings().toArray(String[]::new));
-            current = node.child("host");
-            if (current.isPresent()) {
-                rule.host(current.requiredString());
-            }
-            current = node.child("require-header");
-            if (current.isPresent()) {
-                rule.requireHeader(current.requiredString());
-            }
-            current = node.child("key");
-            rule.key(ClientKey.parse(current.string("ip")));
-            current = node.child("on-missing-key");
-            rule.onMissingKey(MissingKey.parse(current.string("skip")));
-            current = node.child("dry-run");
-            rule.dryRun(current.bool(false));
-            current = node.child("priority");
-            if (current.isPresent()) {
-                rule.priority(Priority.of(current.requiredString()));
-            }
-            current = node.child("policy-from");
-            if (current.isPresent()) {
-                rule.policyFrom(policySource(current, policies), policies);
-            }
-            for (Map.Entry<String, ConfigNode> override :
-                    node.child("overrides").entries().entrySet()) {
-                current = override.getValue();
-                rule.override(override.getKey(), policy(current, policies));
-            }
-            current = node.child("allow");
-            rule.allow(current.strings());
-            current = node.child("deny");
-            rule.deny(current.strings());
-            current = node.child("response-cost");
-            if (current.isPresent()) {
-                rule.responseCost(responseCost(current));
-            }
-            current = node.child("cost");
-            rule.cost(current.longValue(1));
-            return rule.build();
-        } catch (IllegalArgumentException e) {
-            throw current.error(e);
-        }
-    }
-
-    /** Reads a rule's {@code response-cost}: {@code header}, and {@code charge-statuses} or {@code refund-statuses}. */
-    private static ResponseCost responseCost(ConfigNode node) {
-        node.checkKeys(ConfigSchema.RESPONSE_COST);
-        ConfigNode header = node.child("header");
-        ConfigNode charged = node.child("charge-statuses");
-        ConfigNode refunded = node.child("refund-statuses");
-        if (!header.isPresent() && !charged.isPresent() && !refunded.isPresent()) {
-            throw node.error("needs header, charge-statuses or refund-statuses");
-        }
-        ConfigNode current = header;
-        try {
-            ResponseCost cost =
-                    header.isPresent() ? ResponseCost.fromHeader(header.requiredString()) : ResponseCost.none();
-            current = charged;
-            if (charged.isPresent()) {
-                cost = cost.chargingOnly(charged.strings().toArray(String[]::new));
-            }
-            current = refunded;
-            if (refunded.isPresent()) {
-                cost = cost.refunding(refunded.strings().toArray(String[]::new));
-            }
-            return cost;
-        } catch (IllegalArgumentException e) {
-            throw current.error(e);
-        }
-    }
-
-    /** Reads a rule's {@code policy-from}: exactly one of its sources. */
-    private static PolicySource policySource(ConfigNode node, Map<String, Policy> policies) {
-        node.checkKeys(ConfigSchema.POLICY_FROM);
-        Map<String, ConfigNode> given = node.entries();
-        if (given.size() != 1) {
-            throw node.error("needs exactly one of header, jwt-claim, api-keys or api-keys-file");
-        }
-        Map.Entry<String, ConfigNode> source = given.entrySet().iterator().next();
-        ConfigNode value = source.getValue();
-        try {
-            return switch (source.getKey()) {
-                case "header" -> PolicySource.header(value.requiredString());
-                case "jwt-claim" -> PolicySource.jwtClaim(value.requiredString());
-                case "api-keys" -> {
-                    Map<String, String> plans = new LinkedHashMap<>();
-                    for (Map.Entry<String, ConfigNode> entry : value.entries().entrySet()) {
-                        plans.put(
-                                entry.getKey(),
-                                policy(entry.getValue(), policies).name());
-                    }
-                    yield PolicySource.keyTable(plans);
-                }
-                default -> PolicySource.keyTableFile(Path.of(value.requiredString()));
-            };
-        } catch (IllegalArgumentException e) {
-            throw value.error(e);
-        }
-    }
-
-    /**
      * Reads the {@code concurrency-limits} section: by name, {@code max-in-flight} (required) and {@code lease}
      * (default 30 s); an absent node has none.
      *
      * @throws ConfigException if a limit is invalid, naming it
      */
-    public static Map<String, ConcurrencyLimit> concurrencyLimits(ConfigNode node) {
+    static Map<String, ConcurrencyLimit> concurrencyLimits(ConfigNode node) {
         Map<String, ConcurrencyLimit> limits = new LinkedHashMap<>();
         for (Map.Entry<String, ConfigNode> entry : node.entries().entrySet()) {
             ConfigNode limit = entry.getValue();
@@ -423,7 +271,7 @@ public final class ConfigSections {
      *
      * @throws ConfigException if it names none of them, naming those defined
      */
-    public static Policy policy(ConfigNode node, Map<String, Policy> policies) {
+    static Policy policy(ConfigNode node, Map<String, Policy> policies) {
         Policy policy = policies.get(node.requiredString());
         if (policy == null) {
             throw node.error("unknown policy '" + node.string(null) + "'; defined: "
@@ -432,7 +280,7 @@ public final class ConfigSections {
         return policy;
     }
 
-    public static ClientIpResolver clientIps(ConfigNode node) {
+    static ClientIpResolver clientIps(ConfigNode node) {
         node.checkKeys(ConfigSchema.CLIENT_IP);
         ClientIpResolver.Builder clientIps = ClientIpResolver.builder();
         ConfigNode proxies = node.child("trusted-proxies");

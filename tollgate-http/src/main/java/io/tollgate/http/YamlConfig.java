@@ -1,4 +1,4 @@
-package io.tollgate.http.internal;
+package io.tollgate.http;
 
 import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;

@@ -1,4 +1,4 @@
-package io.tollgate.http.internal;
+package io.tollgate.http;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -9,7 +9,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /** Turns a properties file into the tree of maps and lists that the same settings in YAML would give. */
-public final class PropertiesTree {
+final class PropertiesTree {
 
     private PropertiesTree() {}
 
@@ -22,7 +22,7 @@ public final class PropertiesTree {
      *
      * @throws IllegalArgumentException if a key cannot be placed, or a list has a gap, naming the key
      */
-    public static Map<String, Object> fromProperties(Properties properties, Map<String, String> namedMaps) {
+    static Map<String, Object> fromProperties(Properties properties, Map<String, String> namedMaps) {
         Map<Object, Object> root = new TreeMap<>();
         for (String key : new TreeSet<>(properties.stringPropertyNames())) {
             List<Object> segments = segments(key, namedMaps);

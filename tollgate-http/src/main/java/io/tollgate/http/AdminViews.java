@@ -1,4 +1,4 @@
-package io.tollgate.http.internal;
+package io.tollgate.http;
 
 import io.tollgate.BucketState;
 import io.tollgate.CalendarQuota;
@@ -6,10 +6,6 @@ import io.tollgate.ConcurrencyLimit;
 import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.RateLimiter;
-import io.tollgate.http.PolicyChoice;
-import io.tollgate.http.PolicySource;
-import io.tollgate.http.ResponseCost;
-import io.tollgate.http.Rule;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,7 +17,7 @@ import java.util.TreeSet;
 /**
  * What an operator reads about a running limiter, as maps, lists and scalars that any JSON writer renders:
  * the policies and rules in the configuration's own words, and one key's buckets. The server's admin API and
- * the starter's Actuator endpoint show the same thing. No compatibility promise: see the package.
+ * the starter's Actuator endpoint show the same thing; an admin endpoint of one's own may too. Stateless.
  */
 public final class AdminViews {
 

@@ -1,12 +1,12 @@
-package io.tollgate.http.internal;
+package io.tollgate.http;
 
 import io.tollgate.config.ConfigSection;
 
 /**
  * The keys of the sections that a rules file, the server's file and the Spring Boot starter's {@code tollgate.*}
- * share, written once: {@link ConfigSections} checks files against them, and the starter reads its properties by
- * them (a test holds its Spring metadata to them). A new shared setting is added here, read in {@link
- * ConfigSections}, and described in docs/configuration.md.
+ * share, written once: files are checked against them ({@link RequestLimiterConfig}, {@link RuleSections}), the
+ * server adds its own sections to {@link #RULES}, and the starter reads its properties by them. docs/configuration.md
+ * describes every key.
  */
 public final class ConfigSchema {
 
