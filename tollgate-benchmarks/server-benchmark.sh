@@ -214,6 +214,20 @@ for store in memory redis; do
     done
   done
 done
+# The ceiling beneath the decision API: Netty's HTTP codec answering 200 at once, no limiter, no JSON
+# (HttpStackCeiling netty; skipped without the benchmarks jar)
+if [ -f tollgate-benchmarks/target/benchmarks.jar ]; then
+  BARE=$(free_port)
+  java "${JAVA_OPTS[@]}" -cp tollgate-benchmarks/target/benchmarks.jar io.tollgate.benchmarks.HttpStackCeiling netty \
+    "$BARE" > "$WORK/bare.out" 2>&1 &
+  BARE_PID=$!
+  PIDS+=($BARE_PID)
+  await_port "$BARE"
+  wrk -t1 -c"$CONNECTIONS" -d15s "http://127.0.0.1:$BARE/x" > /dev/null
+  measure "Netty alone, 200 at once (no limiter, no JSON)" "http://127.0.0.1:$BARE/x"
+  kill "$BARE_PID"
+  wait "$BARE_PID" 2>/dev/null || true
+fi
 fi
 
 # Forwarding alone, no limiter, one JVM at a time (HttpStackCeiling; skipped without the benchmarks jar):

@@ -19,9 +19,11 @@ import java.util.function.Function;
  * response is written from decisions, for the rules a request matched and for a decision the decision API made
  * for a policy alone.
  *
- * <p>Immutable and thread-safe.
+ * <p>Thread-safe.
  */
 final class DecisionAnswers {
+
+    private final PolicyFields policyFields = new PolicyFields();
 
     private final boolean legacyHeaders;
     private final boolean degradedHeader;
@@ -51,7 +53,9 @@ final class DecisionAnswers {
             throw new IllegalArgumentException("no outcomes to respond to");
         }
         Map<String, String> headers = new LinkedHashMap<>();
-        headers.put("RateLimit-Policy", RateLimitFields.policy(outcomes));
+        headers.put(
+                "RateLimit-Policy",
+                outcomes.size() == 1 ? policyFields.of(outcomes.get(0).policy()) : RateLimitFields.policy(outcomes));
         headers.put("RateLimit", RateLimitFields.rateLimit(outcomes));
         if (legacyHeaders) {
             headers.putAll(RateLimitFields.legacy(outcomes));
@@ -86,7 +90,7 @@ final class DecisionAnswers {
      */
     RequestDecision respond(Policy policy, Decision decision) {
         Map<String, String> headers = new LinkedHashMap<>();
-        headers.put("RateLimit-Policy", RateLimitFields.policy(policy));
+        headers.put("RateLimit-Policy", policyFields.of(policy));
         headers.put("RateLimit", RateLimitFields.rateLimit(policy, decision));
         if (legacyHeaders) {
             headers.putAll(RateLimitFields.legacy(decision));
