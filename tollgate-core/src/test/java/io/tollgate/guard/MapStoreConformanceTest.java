@@ -2,6 +2,7 @@ package io.tollgate.guard;
 
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
+import io.tollgate.fixtures.MapBucketStore;
 import io.tollgate.fixtures.StoreConformance;
 
 /**

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.tollgate.guard.MapStoreProvider;
+import io.tollgate.fixtures.MapBucketStore;
 import io.tollgate.redis.internal.TokenBucketScript;
 import io.tollgate.server.internal.envoy.proto.RateLimitRequest;
 import io.tollgate.server.internal.envoy.proto.RateLimitResponse.Code;
@@ -14,6 +14,8 @@ import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.module.ModuleDescriptor;
+import java.lang.module.ModuleFinder;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -29,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -231,8 +234,7 @@ class ServerJarIT {
         Files.writeString(
                 services.resolve("META-INF/services/" + StoreProvider.class.getName()),
                 MapStoreProvider.class.getName() + "\n");
-        List<Path> classPath =
-                List.of(codeOf(MapStoreProvider.class), codeOf(Class.forName("io.tollgate.guard.MapBucketStore")));
+        List<Path> classPath = List.of(codeOf(MapStoreProvider.class), codeOf(MapBucketStore.class));
         Path config = Files.writeString(dir.resolve("map.yaml"), """
                 map: {}
                 server:
@@ -270,6 +272,56 @@ class ServerJarIT {
 
             assertThat(statuses).containsExactly(200, 200, 429);
             assertThat(server.err()).contains("store a map in this process");
+        }
+    }
+
+    @Test
+    void theServersModuleRunsOnTheModulePath() throws Exception {
+        // The plain jar (its descriptor) and its dependencies as the build resolved them, each a module
+        List<Path> modulePath = new ArrayList<>();
+        try (Stream<Path> built = Files.list(Path.of("target"))) {
+            built.filter(file -> file.getFileName().toString().startsWith("tollgate-server-"))
+                    .filter(file -> !file.getFileName().toString().matches(".*-(sources|javadoc|tests)\\.jar"))
+                    .filter(file -> file.getFileName().toString().endsWith(".jar"))
+                    .forEach(modulePath::add);
+        }
+        assertThat(modulePath).as("the server's plain jar").hasSize(1);
+        ModuleDescriptor descriptor = ModuleFinder.of(modulePath.get(0))
+                .find("io.tollgate.server")
+                .orElseThrow()
+                .descriptor();
+        assertThat(descriptor.isAutomatic())
+                .as("a module of its own, not an automatic one")
+                .isFalse();
+        assertThat(descriptor.exports())
+                .as("what other modules may use: the API, not the internal packages")
+                .extracting(ModuleDescriptor.Exports::source)
+                .containsExactly("io.tollgate.server");
+        for (String entry : Files.readString(Path.of("target", "runtime-module-path.txt"))
+                .strip()
+                .split(java.io.File.pathSeparator)) {
+            modulePath.add(Path.of(entry));
+        }
+        Path config = Files.writeString(dir.resolve("module-path.yaml"), """
+                server:
+                  warm-up: false
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 2
+                        refill: 1/h
+                """);
+
+        try (ServerProcess server =
+                ServerProcess.onModulePath(modulePath, "--config", config.toString(), "--port", "0")) {
+            int port = server.awaitPort();
+            String alice = "{\"policy\": \"per-client\", \"key\": \"alice\"}";
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                statuses.add(post(port, "/v1/check", alice).statusCode());
+            }
+
+            assertThat(statuses).containsExactly(200, 200, 429);
         }
     }
 

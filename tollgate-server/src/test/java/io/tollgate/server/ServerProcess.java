@@ -67,6 +67,23 @@ final class ServerProcess implements AutoCloseable {
         return new ServerProcess(command);
     }
 
+    /**
+     * Runs {@code java -p MODULES... -m io.tollgate.server/io.tollgate.server.Main ARGS}, the server's module with its
+     * dependencies on the module path, and returns without waiting.
+     */
+    static ServerProcess onModulePath(List<Path> modulePath, String... args) throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("--module-path");
+        command.add(String.join(
+                java.io.File.pathSeparator,
+                modulePath.stream().map(Path::toString).toList()));
+        command.add("--module");
+        command.add("io.tollgate.server/" + Main.class.getName());
+        command.addAll(List.of(args));
+        return new ServerProcess(command);
+    }
+
     /** Starts a server with the given configuration file on a free port and waits until it listens. */
     static ServerProcess start(Path config, String... jvmOptions) throws Exception {
         ServerProcess server = run(List.of(jvmOptions), "--config", config.toString(), "--port", "0");

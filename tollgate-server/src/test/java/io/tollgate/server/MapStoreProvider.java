@@ -1,8 +1,11 @@
-package io.tollgate.guard;
+package io.tollgate.server;
 
 import io.tollgate.TimeSource;
 import io.tollgate.config.ConfigNode;
 import io.tollgate.config.ConfigSection;
+import io.tollgate.fixtures.MapBucketStore;
+import io.tollgate.guard.GuardedRateLimiter;
+import io.tollgate.guard.MetricsRecorder;
 import io.tollgate.spi.OpenedStore;
 import io.tollgate.spi.StoreContext;
 import io.tollgate.spi.StoreProvider;
