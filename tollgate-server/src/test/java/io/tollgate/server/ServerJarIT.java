@@ -264,13 +264,8 @@ class ServerJarIT {
         withServices.add(services);
         try (ServerProcess server = ServerProcess.runWith(withServices, "--config", config.toString(), "--port", "0")) {
             int port = server.awaitPort();
-            String alice = "{\"policy\": \"per-client\", \"key\": \"alice\"}";
-            List<Integer> statuses = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                statuses.add(post(port, "/v1/check", alice).statusCode());
-            }
 
-            assertThat(statuses).containsExactly(200, 200, 429);
+            assertThat(threeChecksOfAlice(port)).containsExactly(200, 200, 429);
             assertThat(server.err()).contains("store a map in this process");
         }
     }
@@ -315,14 +310,19 @@ class ServerJarIT {
         try (ServerProcess server =
                 ServerProcess.onModulePath(modulePath, "--config", config.toString(), "--port", "0")) {
             int port = server.awaitPort();
-            String alice = "{\"policy\": \"per-client\", \"key\": \"alice\"}";
-            List<Integer> statuses = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                statuses.add(post(port, "/v1/check", alice).statusCode());
-            }
 
-            assertThat(statuses).containsExactly(200, 200, 429);
+            assertThat(threeChecksOfAlice(port)).containsExactly(200, 200, 429);
         }
+    }
+
+    /** Asks the decision API three times for one key of the policy {@code per-client}; returns the statuses. */
+    private List<Integer> threeChecksOfAlice(int port) throws Exception {
+        String alice = "{\"policy\": \"per-client\", \"key\": \"alice\"}";
+        List<Integer> statuses = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            statuses.add(post(port, "/v1/check", alice).statusCode());
+        }
+        return statuses;
     }
 
     private static Path codeOf(Class<?> type) throws Exception {
