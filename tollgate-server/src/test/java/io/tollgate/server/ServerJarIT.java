@@ -47,6 +47,17 @@ class ServerJarIT {
     static final RedisExtension redis = new RedisExtension();
 
     private static Upstream upstream;
+    /** A file whose decision API admits two checks of a key, then refuses: what {@link #threeChecksOfAlice} asks. */
+    private static final String TWO_CHECKS_AN_HOUR = """
+            server:
+              warm-up: false
+            policies:
+              per-client:
+                limits:
+                  - capacity: 2
+                    refill: 1/h
+            """;
+
     private final HttpClient client = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5))
@@ -235,16 +246,7 @@ class ServerJarIT {
                 services.resolve("META-INF/services/" + StoreProvider.class.getName()),
                 MapStoreProvider.class.getName() + "\n");
         List<Path> classPath = List.of(codeOf(MapStoreProvider.class), codeOf(MapBucketStore.class));
-        Path config = Files.writeString(dir.resolve("map.yaml"), """
-                map: {}
-                server:
-                  warm-up: false
-                policies:
-                  per-client:
-                    limits:
-                      - capacity: 2
-                        refill: 1/h
-                """);
+        Path config = Files.writeString(dir.resolve("map.yaml"), "map: {}\n" + TWO_CHECKS_AN_HOUR);
 
         // Without its services file, and beside a broken one (a provider whose class is missing): an unknown setting
         Path broken = dir.resolve("broken-store");
@@ -297,15 +299,7 @@ class ServerJarIT {
                 .split(java.io.File.pathSeparator)) {
             modulePath.add(Path.of(entry));
         }
-        Path config = Files.writeString(dir.resolve("module-path.yaml"), """
-                server:
-                  warm-up: false
-                policies:
-                  per-client:
-                    limits:
-                      - capacity: 2
-                        refill: 1/h
-                """);
+        Path config = Files.writeString(dir.resolve("module-path.yaml"), TWO_CHECKS_AN_HOUR);
 
         try (ServerProcess server =
                 ServerProcess.onModulePath(modulePath, "--config", config.toString(), "--port", "0")) {
