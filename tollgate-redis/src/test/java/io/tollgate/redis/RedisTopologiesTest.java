@@ -101,9 +101,9 @@ class RedisTopologiesTest {
     /**
      * Waits until the limiter has its connection: on a busy machine a TLS or cluster handshake may outlast the
      * builder's first attempt, and a limiter not connected yet decides by its failure policy, which is not what
-     * these tests are about.
+     * these tests (and others of a topology) are about.
      */
-    private static void awaitConnected(RedisRateLimiter limiter) {
+    static void awaitConnected(RedisRateLimiter limiter) {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         Optional<String> why = limiter.ping().toCompletableFuture().join();
         while (why.isPresent() && System.nanoTime() < deadline) {
