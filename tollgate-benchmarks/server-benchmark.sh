@@ -109,6 +109,7 @@ EOF
 }
 api_conf "$WORK/api-memory.yaml" ""
 api_conf "$WORK/api-redis.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}"
+api_conf "$WORK/api-redis-leases.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow, leases: [per-key]}"
 # The same, counting who is limited (top-keys), for COUNTED=1
 api_conf "$WORK/api-memory-counted.yaml" "top-keys: {enabled: true}"
 api_conf "$WORK/api-redis-counted.yaml" "redis: {uri: 'redis://127.0.0.1:$REDIS', failure-policy: allow}
@@ -151,6 +152,12 @@ wrk.headers["Content-Type"] = "application/json"
 request = function()
   return wrk.format(nil, nil, nil, '{"policy":"per-key","key":"k' .. math.random(10000) .. '"}')
 end
+EOF
+cat > "$WORK/check-hot.lua" <<'EOF'
+-- POST /v1/check for one hot key
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"policy":"per-key","key":"hot"}'
 EOF
 
 # wrk's report: requests/s, p50 and p99 latency, non-2xx count
@@ -202,14 +209,16 @@ fi
 COUNTINGS=("")
 [ "${COUNTED:-0}" = 1 ] && COUNTINGS+=("-counted")
 if section api; then
-for store in memory redis; do
+for store in memory redis redis-leases; do
   for build in "${BUILDS[@]}"; do
     for counting in "${COUNTINGS[@]}"; do
+      [ "$store" = redis-leases ] && [ -n "$counting" ] && continue
       label=${build%%=*}; jar=${build#*=}; t=$(tag "$label")${counting:+, counted}
       API=$(free_port)
       start_api "$WORK/api-$store$counting.yaml" "$API" "$jar"
       measure "decision API alone$t, $store, 10 000 keys" "http://127.0.0.1:$API/v1/check" "$WORK/check.lua"
-      measure "/healthz alone$t, $store" "http://127.0.0.1:$API/healthz"
+      measure "decision API alone$t, $store, one hot key" "http://127.0.0.1:$API/v1/check" "$WORK/check-hot.lua"
+      [ "$store" = redis-leases ] || measure "/healthz alone$t, $store" "http://127.0.0.1:$API/healthz"
       stop_tollgate "$API"
     done
   done

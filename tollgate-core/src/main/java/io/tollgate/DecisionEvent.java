@@ -14,7 +14,8 @@ import java.util.Objects;
  * @param outcome what came of it
  * @param source where the answer came from: {@value #MEMORY} for a limiter in this process's memory, the store's
  *     name in lower case ({@code redis}), {@value #FALLBACK} for the failure policy's decision while the store could
- *     not decide, or {@value #DENY_CACHE} for a refusal this instance remembered without asking the store
+ *     not decide, {@value #DENY_CACHE} for a refusal this instance remembered without asking the store, or
+ *     {@value #LEASE} for an admission answered from tokens this instance took from the store ahead (a hot key's)
  */
 public record DecisionEvent(String key, Policy policy, long cost, Outcome outcome, String source) {
 
@@ -23,6 +24,9 @@ public record DecisionEvent(String key, Policy policy, long cost, Outcome outcom
 
     /** The source of a decision the failure policy made because the store could not. */
     public static final String FALLBACK = "fallback";
+
+    /** The source of an admission answered from the tokens of a lease this instance held (a hot key's). */
+    public static final String LEASE = "lease";
 
     /** The source of a refusal that the deny cache answered without asking the store. */
     public static final String DENY_CACHE = "deny_cache";

@@ -75,9 +75,14 @@ public final class BatchingLoadHarness {
         subjects.put("Tollgate, batching", redis -> BatchingSubjects.tollgate(redis, true));
         subjects.put("Tollgate, unbatched", redis -> BatchingSubjects.tollgate(redis, false));
         subjects.put(
+                "Tollgate, leases",
+                redis -> BatchingSubjects.tollgate(
+                        RedisRateLimiter.builder().uri(redis.uri()).leases(POLICY.name()), true));
+        subjects.put(
                 "Tollgate, batching, counted",
                 redis -> BatchingSubjects.tollgate(RedisRateLimiter.builder().uri(redis.uri()), true, true));
         subjects.put("Bucket4j, batching", redis -> BatchingSubjects.bucket4j(redis, true));
+        subjects.put("no limiter: the harness alone", redis -> BatchingSubjects.none());
         subjects.put("Bucket4j (CAS)", redis -> BatchingSubjects.bucket4j(redis, false));
         subjects.put("Redisson RRateLimiter", BatchingSubjects::redisson);
         // e.g. "Tollgate, batching;Redisson RRateLimiter": a quick comparison, without ceilings or plot

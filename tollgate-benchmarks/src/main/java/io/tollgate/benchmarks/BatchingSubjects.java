@@ -17,6 +17,7 @@ import io.tollgate.top.HeavyHitters;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import org.redisson.Redisson;
@@ -43,6 +44,20 @@ final class BatchingSubjects {
 
         @Override
         void close();
+    }
+
+    /** No limiter: every request answered at once, so that the harness's own ceiling is measured. */
+    static Subject none() {
+        CompletableFuture<Void> answered = CompletableFuture.completedFuture(null);
+        return new Subject() {
+            @Override
+            public CompletionStage<?> decide(String key) {
+                return answered;
+            }
+
+            @Override
+            public void close() {}
+        };
     }
 
     static Subject tollgate(RedisServer redis, boolean batching) {

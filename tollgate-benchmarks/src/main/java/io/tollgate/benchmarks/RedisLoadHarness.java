@@ -189,8 +189,11 @@ public final class RedisLoadHarness {
         return new Result(perSecond, histogram, failures.get() + unanswered, spent.per(decisions));
     }
 
-    /** Processor time of Redis and of this JVM, and Redis's time inside scripts, in microseconds. */
-    record Usage(double redisCpu, double jvmCpu, double scripts) {
+    /**
+     * Processor time of Redis and of this JVM, and Redis's time inside scripts, in microseconds; and the script
+     * calls Redis took.
+     */
+    record Usage(double redisCpu, double jvmCpu, double scripts, double calls) {
 
         static Usage of(RedisServer redis) {
             return of(List.of(redis));
@@ -200,7 +203,10 @@ public final class RedisLoadHarness {
         static Usage of(List<RedisServer> servers) {
             double redisCpu = 0;
             double scripts = 0;
+            double calls = 0;
             for (RedisServer redis : servers) {
+                // the commands clients sent that run a script: a limiter's calls, whatever the script then does
+                calls += commandStat(redis, "evalsha", "calls") + commandStat(redis, "eval", "calls");
                 redisCpu += 1e6
                         * (Double.parseDouble(redis.info("used_cpu_user"))
                                 + Double.parseDouble(redis.info("used_cpu_sys")));
@@ -209,16 +215,17 @@ public final class RedisLoadHarness {
             double jvmCpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                             .getProcessCpuTime()
                     / 1e3;
-            return new Usage(redisCpu, jvmCpu, scripts);
+            return new Usage(redisCpu, jvmCpu, scripts, calls);
         }
 
         Usage minus(Usage before) {
-            return new Usage(redisCpu - before.redisCpu, jvmCpu - before.jvmCpu, scripts - before.scripts);
+            return new Usage(
+                    redisCpu - before.redisCpu, jvmCpu - before.jvmCpu, scripts - before.scripts, calls - before.calls);
         }
 
         Usage per(long decisions) {
             double n = Math.max(1, decisions);
-            return new Usage(redisCpu / n, jvmCpu / n, scripts / n);
+            return new Usage(redisCpu / n, jvmCpu / n, scripts / n, calls / n);
         }
     }
 
@@ -229,7 +236,7 @@ public final class RedisLoadHarness {
         String row(String limiter, int keys, int inFlight) {
             return String.format(
                     Locale.ROOT,
-                    "| %s | %,d | %d | %,.0f | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f |%s",
+                    "| %s | %,d | %d | %,.0f | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f |%s",
                     limiter,
                     keys,
                     inFlight,
@@ -240,14 +247,16 @@ public final class RedisLoadHarness {
                     perDecision.redisCpu(),
                     perDecision.scripts(),
                     perDecision.jvmCpu(),
+                    perDecision.calls() * 1_000,
                     failures > 0 ? " (" + failures + " failed or unanswered)" : "");
         }
     }
 
     /** The header of {@link Result#row}'s table. */
     static final String TABLE_HEADER = "| limiter | keys | in flight | decisions/s | p50 ms | p99 ms | p99.9 ms"
-            + " | Redis CPU µs per decision | of which in scripts | JVM CPU µs per decision |\n"
-            + "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |";
+            + " | Redis CPU µs per decision | of which in scripts | JVM CPU µs per decision"
+            + " | script calls per 1 000 decisions |\n"
+            + "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |";
 
     /** The script alone, driven by redis-benchmark with 16 commands pipelined per connection. */
     static void ceiling(RedisServer redis) throws IOException, InterruptedException {

@@ -32,7 +32,7 @@ import org.redisson.config.Config;
 /**
  * The exactness test a user runs when choosing a limiter: three fresh JVMs, 32 threads each, call one key's
  * limiter for two seconds from the same moment, on one Redis, for Tollgate at its default settings, Bucket4j's
- * Lettuce proxy manager and Redisson's {@code RRateLimiter}. The limit is 100 a minute (Tollgate and Bucket4j: a
+ * Lettuce proxy manager and Redisson's {@code RRateLimiter} (and Tollgate with leases on the key's policy). The limit is 100 a minute (Tollgate and Bucket4j: a
  * bucket of 100 refilled 100 a minute, at most 103 in the window; Redisson: 100 permits per minute). Prints one
  * row per limiter with each round's admitted count.
  *
@@ -58,8 +58,9 @@ public final class ThreeProcessExactness {
         System.out.println("| limiter | admitted of at most, each round | rounds over |");
         System.out.println("| --- | --- | --- |");
         try (RedisServer redis = RedisServer.start()) {
-            for (String subject : List.of(
-                    System.getProperty("subjects", "Tollgate,Bucket4j,Redisson").split(","))) {
+            for (String subject :
+                    List.of(System.getProperty("subjects", "Tollgate,Tollgate with leases,Bucket4j,Redisson")
+                            .split(","))) {
                 List<String> admitted = new ArrayList<>();
                 int over = 0;
                 for (int round = 0; round < rounds; round++) {
@@ -127,8 +128,9 @@ public final class ThreeProcessExactness {
         BooleanSupplier tryAcquire;
         AutoCloseable close;
         switch (subject) {
-            case "Tollgate" -> {
-                RedisRateLimiter limiter = RedisRateLimiter.builder().uri(uri).build(); // the defaults
+            case "Tollgate", "Tollgate with leases" -> {
+                RedisRateLimiter.Builder builder = RedisRateLimiter.builder().uri(uri); // the defaults
+                RedisRateLimiter limiter = (subject.equals("Tollgate") ? builder : builder.leases("exact")).build();
                 Policy policy = Policy.of("exact", Limit.of(100, Rate.perMinute(100)));
                 tryAcquire = () -> {
                     Decision decision = limiter.tryAcquire(key, policy);

@@ -30,7 +30,9 @@ import java.util.concurrent.ConcurrentMap;
  *
  * <p>A key refused recently stays known for a second after its refusal ends. While one request for such a
  * key asks the store again (the <em>probe</em>), the others wait for its answer and then decide again, so that
- * the many threads of a server flooded by one client do not all call the store each time a token comes due.
+ * the many threads of a server flooded by one client do not all call the store each time a token comes due. A
+ * probe that finds tokens left for the next request ends the coordination: the key is forgotten, and its requests
+ * ask the store together, as for any key.
  *
  * <p>Bounded. Thread-safe.
  */
@@ -102,7 +104,9 @@ final class DenyCache {
      * Takes note of what the store would answer the next request of {@code cost} after the one sent at {@code
      * sentMicros}, if nobody else took tokens meanwhile: its answer if it refused (the bucket is unchanged); if
      * it admitted, the answer to the same request against the bucket it left. A refusal is remembered; anything
-     * else ends the remembered refusal, since this instance's own request has just changed the bucket.
+     * else forgets the key: its bucket has tokens for the next request, so the requests waiting for this answer, and
+     * the next ones, ask the store together (in one batch) rather than one probe at a time, which would admit no more
+     * than one request per round trip of a key whose bucket refills faster than that.
      */
     void update(Policy policy, String key, long cost, long sentMicros, Decision answer) {
         Key cacheKey = new Key(policy.name(), key);
@@ -111,9 +115,8 @@ final class DenyCache {
             long until = sentMicros + answer.retryAfterMicros();
             long trustedUntil = sentMicros + Math.min(answer.retryAfterMicros(), maxAgeMicros);
             denials.put(cacheKey, new Denial(policy, cost, until, sentMicros, answer, trustedUntil));
-        } else if (denials.getIfPresent(cacheKey) != null) {
-            // Ended, but remembered, so that the next probes for this key are still coordinated.
-            denials.put(cacheKey, new Denial(policy, cost, sentMicros, sentMicros, answer, sentMicros));
+        } else {
+            denials.invalidate(cacheKey);
         }
     }
 

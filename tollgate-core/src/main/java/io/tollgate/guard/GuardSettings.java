@@ -5,6 +5,7 @@ import io.tollgate.TimeSource;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * How a {@link GuardedRateLimiter} guards its store; the limiters' builders check each value and name it.
@@ -19,6 +20,9 @@ import java.util.Objects;
  * @param breakerLongestPause the longest it waits, doubling from the first
  * @param denyCacheKeys how many refused keys to remember; 0 turns the deny cache off
  * @param denyCacheMaxAge how long after its request was sent a remembered refusal is relied on at most
+ * @param leasedPolicies the names of the policies whose hot keys are answered from leases (tokens taken from the
+ *     store ahead of the requests, see {@link GuardedRateLimiter}); {@value #EVERY_POLICY} for every policy; empty
+ *     for none
  * @param metrics told of every decision, failure and breaker
  * @param timeSource the clock of the budget, the deny cache and the fallback
  * @param log where degraded decisions are logged
@@ -33,12 +37,17 @@ public record GuardSettings(
         Duration breakerLongestPause,
         long denyCacheKeys,
         Duration denyCacheMaxAge,
+        Set<String> leasedPolicies,
         MetricsRecorder metrics,
         TimeSource timeSource,
         System.Logger log) {
 
+    /** The name in {@code leasedPolicies} that leases every policy's hot keys. */
+    public static final String EVERY_POLICY = "*";
+
     /** @throws NullPointerException if a value is null */
     public GuardSettings {
+        leasedPolicies = Set.copyOf(leasedPolicies);
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(failurePolicy, "failurePolicy");
         failurePolicies = Map.copyOf(failurePolicies);

@@ -6,7 +6,6 @@ import io.tollgate.Decision;
 import io.tollgate.DecisionEvent;
 import io.tollgate.DecisionListener;
 import io.tollgate.DecisionListeners;
-import io.tollgate.Degradation;
 import io.tollgate.FailurePolicy;
 import io.tollgate.LimiterArguments;
 import io.tollgate.Permit;
@@ -17,10 +16,8 @@ import io.tollgate.TimeSource;
 import io.tollgate.TokenBucket;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A rate limiter over a {@link BucketStore}, and everything a store needs around it: the time budget, a
@@ -85,6 +82,12 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     /** The source of the store's own decisions, for the listeners and the metrics. */
     final String source;
 
+    /** The leases of hot keys, if any policy is leased; null if none is. */
+    final Leases<A> leases;
+
+    /** The way of a request that may be answered without the store: a lease, the deny cache, then the store. */
+    private final DecisionRoute<A> route;
+
     /** The permits of concurrency limits, if the store keeps them; null if it does not. */
     private final GuardedPermits<A> permits;
 
@@ -124,6 +127,10 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
         this.breakers = new NodeBreakers<>(store, settings, metrics);
         this.source = store.name().toLowerCase(Locale.ROOT);
         this.permits = permits == null ? null : new GuardedPermits<>(this, permits);
+        this.leases = settings.leasedPolicies().isEmpty()
+                ? null
+                : new Leases<>(this, settings.leasedPolicies(), LocalBuckets.DEFAULT_KEYS);
+        this.route = new DecisionRoute<>(this);
     }
 
     /** Decides within the time budget; if the store cannot, the failure policy does. */
@@ -136,58 +143,7 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     @Override
     public CompletionStage<Decision> tryAcquireAsync(String key, Policy policy, long cost) {
         LimiterArguments.checkRequest(key, policy, cost);
-        return decide(key, policy, cost, time.nowMicros());
-    }
-
-    /** Decides, within the budget counted from {@code startMicros}. */
-    private CompletableFuture<Decision> decide(String key, Policy policy, long cost, long startMicros) {
-        long now = time.nowMicros();
-        DenyCache.Lookup lookup = denyCache == null ? null : denyCache.lookup(policy, key, cost, now);
-        if (lookup != null && lookup.refusal() != null) {
-            listeners.decided(key, policy, cost, false, DecisionEvent.DENY_CACHE);
-            return CompletableFuture.completedFuture(lookup.refusal());
-        }
-        if (lookup != null && !lookup.probing() && lookup.probe() != null) {
-            // Another request for this key is asking the store: decide again once it has the answer.
-            long left = micros(settings.timeout()) - (now - startMicros);
-            if (left <= 0) {
-                return CompletableFuture.completedFuture(waitedTooLong(key, policy, cost));
-            }
-            return lookup.probe()
-                    .copy() // the probe is shared: time out this waiter only
-                    .orTimeout(left, TimeUnit.MICROSECONDS)
-                    .handle((done, failure) -> failure)
-                    .thenCompose(failure -> failure != null
-                            ? CompletableFuture.completedFuture(waitedTooLong(key, policy, cost))
-                            : decide(key, policy, cost, startMicros));
-        }
-        CompletableFuture<Decision> decision = new GuardedCall<>(this, key, policy, cost, false, 0, now).start();
-        if (lookup != null && lookup.probing()) {
-            decision.whenComplete((decided, failure) -> denyCache.probed(policy, key, lookup.probe()));
-        }
-        return decision;
-    }
-
-    /**
-     * Decides by the failure policy for a request whose budget ran out while it waited for another request
-     * for its key to ask the store; if that admits it, it is charged to the store.
-     */
-    private Decision waitedTooLong(String key, Policy policy, long cost) {
-        metrics.failed(Degradation.Cause.TIMEOUT);
-        Decision decided = fallbacks.decide(
-                false, // Redis is late
-                key,
-                policy,
-                cost,
-                fallbacks.degradation(
-                        policy,
-                        Degradation.Cause.TIMEOUT,
-                        "no answer within " + settings.timeout().toMillis() + " ms for key '" + key + "'"));
-        if (decided.allowed()) {
-            adjustments.adjust(key, policy, cost, ANY_WAIT_MICROS);
-        }
-        listeners.decided(key, policy, cost, decided.allowed(), DecisionEvent.FALLBACK);
-        return decided;
+        return route.decide(key, policy, cost, time.nowMicros());
     }
 
     /**
@@ -305,6 +261,9 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     void forget(String policyName, String key) {
+        if (leases != null) {
+            leases.forget(policyName, key);
+        }
         local.forget(policyName, key);
         if (denyCache != null) {
             denyCache.forget(policyName, key);
@@ -312,11 +271,14 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
     }
 
     /**
-     * Gives back the permits still open (waiting at most the budget), stops the budget's timer thread, and logs
-     * the degraded decisions not logged yet.
+     * Gives back the tokens of leases and the permits still open (waiting at most the budget for each), stops the
+     * budget's timer thread, and logs the degraded decisions not logged yet.
      */
     @Override
     public void close() {
+        if (leases != null) {
+            leases.close(micros(settings.timeout()));
+        }
         if (permits != null) {
             permits.close();
         }
@@ -380,6 +342,16 @@ public final class GuardedRateLimiter<A> implements RateLimiter, AutoCloseable {
             listeners.charged(key, policy, cost, source);
             return BucketState.of(policy.limits(), reply.debtsAfterCharge(policy, cost, ANY_WAIT_MICROS));
         });
+    }
+
+    /** Returns how many tokens this instance holds in the lease of the key now; for tests. */
+    public long leasedTokens(Policy policy, String key) {
+        return leases == null ? 0 : leases.held(policy.name(), key);
+    }
+
+    /** Returns how many slices of hot keys' buckets this instance has taken into leases; for tests. */
+    public long leaseSlicesTaken() {
+        return leases == null ? 0 : leases.slicesTaken();
     }
 
     /** Returns how many keys have admissions waiting to be charged to the store; for tests. */

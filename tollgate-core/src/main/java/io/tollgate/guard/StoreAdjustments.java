@@ -36,6 +36,16 @@ final class StoreAdjustments<A> {
         return adjusted.thenCompose(reply -> announceQuietly(policy, key).thenApply(announced -> reply));
     }
 
+    /**
+     * Gives {@code tokens} that a lease held back to the key's buckets, without a budget and without telling the
+     * other instances: nothing they remember was wrong, the tokens were only out of reach. The stage completes
+     * once the store took them, or failed to (logged).
+     */
+    CompletableFuture<Void> giveBack(String key, Policy policy, long tokens) {
+        return applyAdjustment(key, policy, -tokens, GuardedRateLimiter.ANY_WAIT_MICROS)
+                .handle((reply, failure) -> null);
+    }
+
     /** Announces a change of the key; the stage completes either way, a failure logged. */
     private CompletableFuture<Void> announceQuietly(Policy policy, String key) {
         CompletableFuture<Propagation> announced;

@@ -27,8 +27,9 @@ import java.util.stream.DoubleStream;
  *
  * <ul>
  *   <li>{@code tollgate.decisions} (counter), tags {@code policy}, {@code outcome} = {@code allowed} or
- *       {@code refused}, and {@code source} = {@code redis}, {@code memory}, {@code deny_cache} or {@code
- *       fallback} (a degraded decision made by the failure policy);
+ *       {@code refused}, and {@code source} = {@code redis}, {@code memory}, {@code lease} (a hot key's
+ *       admission answered from tokens taken ahead), {@code deny_cache} or {@code fallback} (a degraded decision
+ *       made by the failure policy);
  *   <li>{@code tollgate.redis.latency} (timer, as a histogram with buckets from 0.1 ms to 1 s), the time
  *       Redis took to answer, late answers included;
  *   <li>{@code tollgate.redis.failures} (counter), tag {@code cause} = {@code timeout}, {@code
@@ -168,8 +169,9 @@ public final class MicrometerMetrics implements MetricsRecorder {
 
     private Counter decisionCounter(String policy, String outcome, String source) {
         return Counter.builder("tollgate.decisions")
-                .description("Decisions made, by policy, outcome and what made them: redis (or memory), deny_cache"
-                        + " (a refusal remembered) or fallback (the failure policy)")
+                .description(
+                        "Decisions made, by policy, outcome and what made them: redis (or memory), lease (a hot"
+                                + " key's tokens taken ahead), deny_cache (a refusal remembered) or fallback (the failure policy)")
                 .tags("policy", policy, "outcome", outcome, "source", source)
                 .register(registry);
     }

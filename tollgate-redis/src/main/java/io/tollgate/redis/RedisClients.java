@@ -17,8 +17,10 @@ import io.lettuce.core.resource.Delay;
 import io.tollgate.redis.internal.RedisSettings;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * The ways a limiter reaches Redis: the clients Tollgate creates and owns for a URI (standalone, TLS or Sentinel)
@@ -38,6 +40,41 @@ final class RedisClients {
     private static final TimeoutOptions STALE_COMMANDS = TimeoutOptions.enabled(Duration.ofSeconds(5));
 
     private RedisClients() {}
+
+    /**
+     * Connects as {@code settings} say, and waits as {@link RedisRateLimiter.Builder#build} says.
+     *
+     * @throws IllegalStateException unless exactly one way to reach Redis was given; or if Redis is required at
+     *     start and cannot be reached, saying why
+     */
+    static RedisConnector connect(RedisLimiterSettings<?> settings) {
+        long given = Stream.of(
+                        settings.uri,
+                        settings.clusterUris,
+                        settings.redisUri,
+                        settings.clusterRedisUris,
+                        settings.client,
+                        settings.clusterClient,
+                        settings.connection,
+                        settings.clusterConnection)
+                .filter(Objects::nonNull)
+                .count();
+        if (given != 1) {
+            throw new IllegalStateException("give exactly one of uri, clusterUris, clusterRedisUris, client,"
+                    + " clusterClient, connection or clusterConnection; " + given + " were given");
+        }
+        RedisConnector connector = connector(settings);
+        if (settings.description != null) {
+            connector.describedAs(settings.description);
+        }
+        if (settings.requireRedisAtStart && !connector.connected()) {
+            connector.close();
+            throw new IllegalStateException(
+                    "Redis is required at start (requireRedisAtStart), but it could not be reached: "
+                            + connector.notConnected());
+        }
+        return connector;
+    }
 
     /**
      * Returns the connector to the one way to reach Redis that {@code settings} were given: a connection or a

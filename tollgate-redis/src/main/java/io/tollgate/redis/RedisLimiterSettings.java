@@ -13,10 +13,11 @@ import io.tollgate.guard.MetricsRecorder;
 import io.tollgate.redis.internal.RedisSettings;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.stream.Stream;
+import java.util.Set;
 
 /**
  * The settings a {@link RedisRateLimiter.Builder} collects and checks, naming a bad value: where Redis is, and
@@ -50,6 +51,7 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
     Duration denyCacheMaxAge = Duration.ofMillis(RedisRateLimiter.DEFAULT_DENY_CACHE_MAX_AGE_MILLIS);
     MetricsRecorder metrics = MetricsRecorder.NONE;
     boolean batching = true;
+    final Set<String> leasedPolicies = new LinkedHashSet<>();
     boolean requireRedisAtStart;
     String description;
     String username;
@@ -289,6 +291,30 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
     }
 
     /**
+     * Answers the hot keys of the named policies from leases (default: no policy): a key that this instance asks
+     * for at least 1 000 tokens a second of gets a slice of its bucket, taken from Redis in one ordinary charge, and
+     * requests are answered from the slice in memory; the next slice is taken before this one runs out, and what is
+     * left goes back to Redis 100 ms after the last slice, on a reset or a refund of the key on any instance, and on
+     * close. A slice is this instance's use of the key in 100 ms, at most the policy's smallest capacity divided by
+     * twice the live instances. Nothing is admitted that Redis did not grant; the price is that a request on
+     * another instance may be refused while this one holds tokens, and that an answer's {@code remaining} is the
+     * lease's. Policies with calendar quotas are never leased. {@value GuardSettings#EVERY_POLICY} leases every
+     * policy; calling this again adds to the names.
+     *
+     * @throws IllegalArgumentException if a name is blank
+     */
+    public B leases(String... policyNames) {
+        for (String name : policyNames) {
+            Objects.requireNonNull(name, "policy name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("a leased policy's name must not be blank");
+            }
+            leasedPolicies.add(name);
+        }
+        return self();
+    }
+
+    /**
      * Fails {@link RedisRateLimiter.Builder#build()} when Redis cannot be reached within its first attempt
      * (default off: the limiter starts anyway and decides by its failure policy until Redis answers). For deployments
      * where a wrong host, port or password should stop the start rather than look like an outage.
@@ -333,7 +359,7 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
      * @throws IllegalArgumentException if a URI is not a Redis URI
      */
     public RedisRateLimiter build() {
-        return new RedisRateLimiter(this, connect());
+        return new RedisRateLimiter(this, RedisClients.connect(this));
     }
 
     @SuppressWarnings("unchecked")
@@ -353,43 +379,9 @@ abstract class RedisLimiterSettings<B extends RedisLimiterSettings<B>> {
                 breakerLongestPause,
                 denyCacheKeys,
                 denyCacheMaxAge,
+                leasedPolicies,
                 metrics,
                 clientClock != null ? clientClock : timeSource,
                 log);
-    }
-
-    /**
-     * Connects as the settings say, and waits as {@link RedisRateLimiter.Builder#build} says.
-     *
-     * @throws IllegalStateException unless exactly one way to reach Redis was given; or if Redis is required at
-     *     start and cannot be reached, saying why
-     */
-    RedisConnector connect() {
-        long given = Stream.of(
-                        uri,
-                        clusterUris,
-                        redisUri,
-                        clusterRedisUris,
-                        client,
-                        clusterClient,
-                        connection,
-                        clusterConnection)
-                .filter(Objects::nonNull)
-                .count();
-        if (given != 1) {
-            throw new IllegalStateException("give exactly one of uri, clusterUris, clusterRedisUris, client,"
-                    + " clusterClient, connection or clusterConnection; " + given + " were given");
-        }
-        RedisConnector connector = RedisClients.connector(this);
-        if (description != null) {
-            connector.describedAs(description);
-        }
-        if (requireRedisAtStart && !connector.connected()) {
-            connector.close();
-            throw new IllegalStateException(
-                    "Redis is required at start (requireRedisAtStart), but it could not be reached: "
-                            + connector.notConnected());
-        }
-        return connector;
     }
 }

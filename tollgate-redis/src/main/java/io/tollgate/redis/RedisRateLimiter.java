@@ -330,8 +330,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     }
 
     /**
-     * Gives back the permits still open (waiting at most the time budget; leases not given back run out on
-     * their own), stops renewing them, and closes the connections and clients this limiter created; those
+     * Gives back the tokens that leases of hot keys hold and the permits still open (waiting at most the time budget;
+     * permits not given back run out on their own), stops renewing them, and closes the connections and clients this limiter created; those
      * given to it stay open.
      */
     @Override
@@ -348,10 +348,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
                 + (store.batching() ? ", batching" : "") + "]";
     }
 
-    /**
-     * Returns the SHA-1 digest under which Redis caches the script that decides {@link #tryAcquire}: the
-     * batch script when batching, else the one-decision script.
-     */
+    /** Returns the SHA-1 digest of the script that decides {@link #tryAcquire} (batch or one-decision). */
     String scriptDigest() {
         return store.decidingScriptDigest();
     }
@@ -373,6 +370,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
      */
     public String circuitState() {
         return guard.breakerState().name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Returns the tokens of the key's bucket that this instance holds in a lease now ({@link Builder#leases}). */
+    public long leasedTokens(String key, Policy policy) {
+        return guard.leasedTokens(policy, key);
     }
 
     /** Returns the other instances that share this limiter's Redis, as it knows them; for tests. */

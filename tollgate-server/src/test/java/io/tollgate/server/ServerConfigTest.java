@@ -75,6 +75,7 @@ class ServerConfigTest {
                         true,
                         false,
                         Duration.ofSeconds(5),
+                        List.of(),
                         null,
                         null)));
         assertThat(config.policies()).containsOnlyKeys("per-client", "daily").containsEntry("per-client", perClient);
@@ -152,6 +153,7 @@ class ServerConfigTest {
                         true,
                         false,
                         Duration.ofSeconds(5),
+                        List.of(),
                         null,
                         null)));
     }
@@ -230,6 +232,23 @@ class ServerConfigTest {
                 .isNotNull();
         assertThatThrownBy(() -> ServerConfig.parse(yaml.formatted(""), "t.yaml"))
                 .hasMessageContaining("b.yaml:1: domain: domain 'edge' is defined twice");
+    }
+
+    @Test
+    void readsTheLeasedPoliciesAsAListOrOneString() {
+        String redis = "redis: {uri: redis://127.0.0.1:6379, leases: %s}";
+
+        assertThat(redisSettings(redis.formatted("[per-client, daily]")).leases())
+                .containsExactly("per-client", "daily");
+        assertThat(redisSettings(redis.formatted("'*'")).leases()).containsExactly("*");
+        assertThat(redisSettings("redis: {uri: redis://127.0.0.1:6379}").leases())
+                .isEmpty();
+        assertThatThrownBy(() -> ServerConfig.parse(redis.formatted("[per-client, '']"), "t.yaml"))
+                .hasMessageContaining("redis.leases: must name policies (or * for every policy), had an empty name");
+    }
+
+    private static RedisSettings redisSettings(String yaml) {
+        return ((RedisStoreProvider.Settings) ServerConfig.parse(yaml, "t.yaml").store()).redis();
     }
 
     @Test

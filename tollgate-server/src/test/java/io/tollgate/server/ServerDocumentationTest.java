@@ -89,6 +89,7 @@ class ServerDocumentationTest {
                         true,
                         false,
                         Duration.ofSeconds(5),
+                        List.of("per-client"),
                         null,
                         null)));
         for (String each : keys) {

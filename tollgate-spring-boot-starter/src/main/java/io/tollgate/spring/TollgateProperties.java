@@ -269,6 +269,8 @@ public record TollgateProperties(
      *     fails the application's start, rather than being decided around by the failure policy until it answers.
      * @param denyCacheMaxAge How long the deny cache relies on a refusal at most: a reset or refund on another
      *     instance is announced through Redis at once; this bounds what an announcement lost on its way costs.
+     * @param leases The policies (or * for all) whose hot keys are answered in memory from slices of their buckets
+     *     taken from Redis ahead (see RedisRateLimiter.Builder leases); none by default.
      * @param username The user Tollgate's own Redis authenticates (ACL), in place of one in the URI.
      * @param password The password of Tollgate's own Redis, in place of one in the URI: from the environment or a
      *     file as Spring gives any property (${REDIS_PASSWORD}, or a configtree import).
@@ -292,12 +294,14 @@ public record TollgateProperties(
             @DefaultValue(RedisRateLimiter.DEFAULT_DENY_CACHE_MAX_AGE_MILLIS + "ms")
             Duration denyCacheMaxAge,
 
+            List<String> leases,
             String username,
             String password) {
 
         /** Makes an absent list empty. */
         public Redis {
             clusterUris = listed(clusterUris);
+            leases = listed(leases);
         }
     }
 

@@ -25,6 +25,7 @@ import java.util.Set;
  * @param batching whether decisions that arrive together share one script call
  * @param requireRedisAtStart whether starting fails when Redis cannot be reached
  * @param denyCacheMaxAge how long the deny cache relies on a refusal at most
+ * @param leases the names of the policies whose hot keys are answered from leases ({@code *}: every policy)
  * @param username the user Redis authenticates (ACL), or null for the URI's or the default user
  * @param password the password Redis authenticates, or null for the URI's or none; never printed
  */
@@ -38,6 +39,7 @@ public record RedisSettings(
         boolean batching,
         boolean requireRedisAtStart,
         Duration denyCacheMaxAge,
+        List<String> leases,
         String username,
         String password) {
 
@@ -65,6 +67,7 @@ public record RedisSettings(
             "batching",
             "require-redis-at-start",
             "deny-cache-max-age",
+            "leases",
             "username",
             "password");
 
@@ -82,6 +85,7 @@ public record RedisSettings(
             true,
             false,
             Duration.ofMillis(DEFAULT_DENY_CACHE_MAX_AGE_MILLIS),
+            List.of(),
             null,
             null);
 
@@ -91,6 +95,7 @@ public record RedisSettings(
      */
     public RedisSettings {
         clusterUris = List.copyOf(clusterUris);
+        leases = List.copyOf(leases);
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(keyPrefix, "keyPrefix");
         Objects.requireNonNull(failurePolicy, "failurePolicy");
@@ -136,7 +141,8 @@ public record RedisSettings(
         return "RedisSettings[target=" + (hasTarget() ? target() : "none") + ", timeout=" + timeout + ", keyPrefix="
                 + keyPrefix + ", failurePolicy=" + failurePolicy + ", expectedInstances=" + expectedInstances
                 + ", batching=" + batching + ", requireRedisAtStart=" + requireRedisAtStart + ", denyCacheMaxAge="
-                + denyCacheMaxAge + ", username=" + username + ", password=" + (password == null ? "none" : "***")
+                + denyCacheMaxAge + ", leases=" + leases + ", username=" + username + ", password="
+                + (password == null ? "none" : "***")
                 + "]";
     }
 
@@ -144,7 +150,7 @@ public record RedisSettings(
      * Reads the {@code redis} section: {@code uri} or {@code cluster-uris} (neither: the surface decides,
      * such as the starter sharing the application's Redis), {@code timeout}, {@code key-prefix}, {@code
      * failure-policy}, {@code expected-instances}, {@code batching}, {@code require-redis-at-start}, {@code
-     * deny-cache-max-age}, {@code username} and {@code password}; an absent node gives the defaults. The URIs,
+     * deny-cache-max-age}, {@code leases}, {@code username} and {@code password}; an absent node gives the defaults. The URIs,
      * the user and the password are {@linkplain ConfigNode#secret secrets}: each may come from the environment or
      * a file.
      *
@@ -180,8 +186,20 @@ public record RedisSettings(
                 node.child("batching").bool(DEFAULTS.batching()),
                 node.child("require-redis-at-start").bool(DEFAULTS.requireRedisAtStart()),
                 node.child("deny-cache-max-age").duration(DEFAULTS.denyCacheMaxAge()),
+                leases(node.child("leases")),
                 node.child("username").secret(null),
                 node.child("password").secret(null));
+    }
+
+    /** Reads the names of the leased policies: a list, or one comma-separated string; {@code *} for every policy. */
+    private static List<String> leases(ConfigNode node) {
+        List<String> names = node.strings();
+        for (String name : names) {
+            if (name == null || name.isBlank()) {
+                throw node.error("must name policies (or * for every policy), had an empty name");
+            }
+        }
+        return names;
     }
 
     private static String redisUri(ConfigNode node, String text) {

@@ -28,6 +28,7 @@ public final class RedisSettingsMapping {
                 .failurePolicy(settings.failurePolicy())
                 .batching(settings.batching())
                 .denyCacheMaxAge(settings.denyCacheMaxAge())
+                .leases(settings.leases().toArray(String[]::new))
                 .requireRedisAtStart(settings.requireRedisAtStart());
         if (settings.password() != null) {
             builder.credentials(settings.username(), settings.password());
