@@ -137,7 +137,7 @@ final class ConfigReloader implements AutoCloseable {
             return null;
         }
         ServerConfig.Envoy envoy = limits.get().config().envoy();
-        if (envoy != null) {
+        if (envoy != null && envoy.config() != null) {
             Path config = envoy.config();
             if (Files.isDirectory(config)) {
                 try (Stream<Path> listed = Files.list(config)) {

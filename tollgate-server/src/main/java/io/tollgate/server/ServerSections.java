@@ -11,6 +11,7 @@ import io.tollgate.runtime.Stores;
 import io.tollgate.server.internal.access.CallersSection;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits;
 import io.tollgate.server.internal.envoy.EnvoyService;
+import io.tollgate.server.internal.envoy.QuotaSettings;
 import io.tollgate.server.internal.tls.TlsFiles;
 import io.tollgate.server.internal.tls.TlsSettings;
 import io.tollgate.spi.StoreSettings;
@@ -39,7 +40,8 @@ final class ServerSections {
 
     private static final ConfigSection ENVOY = ConfigSection.of(
                     "envoy", "port", "host", "config", "x-ratelimit-headers", "shadow-mode", "merge-domains")
-            .with("tls", TLS);
+            .with("tls", TLS)
+            .with("quota", QuotaSettings.SECTION);
 
     private static final ConfigSection SERVER = ConfigSection.of(
                     "server",
@@ -296,10 +298,12 @@ final class ServerSections {
         boolean shadowMode = envoy.child("shadow-mode").bool(false);
         boolean mergeDomains = envoy.child("merge-domains").bool(false);
         ConfigNode configNode = envoy.child("config");
-        Path config = Path.of(configNode.requiredString());
+        QuotaSettings quota = QuotaSettings.read(envoy.child("quota"), policies);
+        // A server that hands out quota only needs no rate limit files
+        Path config = quota != null && !configNode.isPresent() ? null : Path.of(configNode.requiredString());
         EnvoyRateLimits limits;
         try {
-            limits = EnvoyRateLimits.load(config, policies, mergeDomains);
+            limits = config == null ? EnvoyRateLimits.none() : EnvoyRateLimits.load(config, policies, mergeDomains);
         } catch (IllegalArgumentException e) {
             throw configNode.error(e.getMessage());
         }
@@ -307,7 +311,7 @@ final class ServerSections {
                 port,
                 host,
                 config,
-                new EnvoyService.Setup(limits, xRateLimitHeaders, shadowMode),
+                new EnvoyService.Setup(limits, xRateLimitHeaders, shadowMode, quota),
                 tls(envoy.child("tls")));
     }
 

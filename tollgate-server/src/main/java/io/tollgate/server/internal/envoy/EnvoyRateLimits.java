@@ -173,6 +173,11 @@ public final class EnvoyRateLimits {
         return new EnvoyRateLimits(EnvoyRateLimitFiles.load(fileOrDirectory, policies, mergeDomains));
     }
 
+    /** Returns limits with no domain: for a server whose Envoy section hands out quota only. */
+    public static EnvoyRateLimits none() {
+        return new EnvoyRateLimits(Map.of());
+    }
+
     /**
      * Reads the text of one file named {@code fileName} (for messages).
      *

@@ -28,8 +28,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * Envoy's rate limit service, {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, over
- * gRPC on a port of its own, with the standard gRPC health service ({@code grpc.health.v1.Health}) for the
+ * Envoy's rate limit service, {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, and its rate
+ * limit quota service ({@code StreamRateLimitQuotas}, {@link QuotaStreams}), over gRPC on a port of its own, with the standard gRPC health service ({@code grpc.health.v1.Health}) for the
  * server as a whole and for the rate limit service by name. Each call is decided under the {@link Setup} the
  * supplier gives at that moment, so that a reload takes effect at the next call; the buckets live in the
  * limiter, which the server shares with its other surfaces.
@@ -48,23 +48,25 @@ public final class EnvoyService implements AutoCloseable {
      *     {@code -Reset}
      * @param shadowMode whether every call is answered {@code OK}, what its descriptors would refuse only counted
      *     (envoyproxy/ratelimit's global shadow mode)
+     * @param quota how the rate limit quota service hands out quota, or null if it hands out none
      */
-    public record Setup(EnvoyRateLimits limits, boolean xRateLimitHeaders, boolean shadowMode) {
+    public record Setup(EnvoyRateLimits limits, boolean xRateLimitHeaders, boolean shadowMode, QuotaSettings quota) {
 
         /** @throws NullPointerException if limits is null */
         public Setup {
             Objects.requireNonNull(limits, "limits");
         }
 
-        /** A setup that enforces what it decides: no global shadow mode. */
+        /** A setup that enforces what it decides: no global shadow mode, and no quota service. */
         public Setup(EnvoyRateLimits limits, boolean xRateLimitHeaders) {
-            this(limits, xRateLimitHeaders, false);
+            this(limits, xRateLimitHeaders, false, null);
         }
     }
 
     private final Server server;
     private final HealthStatusManager health;
     private final Calls calls;
+    private final QuotaStreams quota;
     /** The port's TLS files, or null for plain gRPC. */
     private final TlsFiles tls;
 
@@ -105,6 +107,7 @@ public final class EnvoyService implements AutoCloseable {
         metrics.warmUp();
         RateLimitDecisions decisions = new RateLimitDecisions(limiter, metrics);
         Calls calls = new Calls(decisions, setup, callers, events);
+        QuotaStreams quota = new QuotaStreams(limiter, setup, callers, events);
         HealthStatusManager health = new HealthStatusManager();
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
         if (tls != null) {
@@ -115,18 +118,20 @@ public final class EnvoyService implements AutoCloseable {
                 // asynchronously), so handing each call to another thread would only add a hop.
                 .directExecutor()
                 .addService(ServerInterceptors.intercept(calls, new CallerMetadata()))
+                .addService(ServerInterceptors.intercept(quota, new CallerMetadata()))
                 .addService(health.getHealthService())
                 .build();
-        EnvoyService service = new EnvoyService(server, health, calls, tls);
+        EnvoyService service = new EnvoyService(server, health, calls, quota, tls);
         service.serving(false);
         server.start();
         return service;
     }
 
-    private EnvoyService(Server server, HealthStatusManager health, Calls calls, TlsFiles tls) {
+    private EnvoyService(Server server, HealthStatusManager health, Calls calls, QuotaStreams quota, TlsFiles tls) {
         this.server = server;
         this.health = health;
         this.calls = calls;
+        this.quota = quota;
         this.tls = tls;
     }
 
@@ -206,6 +211,7 @@ public final class EnvoyService implements AutoCloseable {
      * flight finish for up to {@code timeout}, then cuts the rest. Safe to call more than once.
      */
     public void stop(Duration timeout) {
+        quota.close();
         health.enterTerminalState();
         server.shutdown();
         try {
