@@ -172,6 +172,20 @@ class RateLimitQuotaServiceTest {
     }
 
     @Test
+    void whereCallersAreNamedAStreamWithoutATokenIsRefused() throws Exception {
+        Path file = dir.resolve("callers.yaml");
+        Files.writeString(file, FILE.formatted("1m") + "callers:\n  - name: edge\n    token: a-long-token\n");
+        SimulatedEnvoy envoy = new SimulatedEnvoy(started(file), "envoy");
+        envoy.report(TENANT);
+
+        Throwable ended = envoy.ended.get(10, TimeUnit.SECONDS);
+        assertThat(Status.fromThrowable(ended).getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+        assertThat(Status.fromThrowable(ended).getDescription())
+                .isEqualTo("the rate limit quota service needs a caller's bearer token in the authorization metadata:"
+                        + " Bearer TOKEN");
+    }
+
+    @Test
     void aServerWithoutAQuotaSectionSaysSo() throws Exception {
         Path file = dir.resolve("rls.yaml");
         Path limits = dir.resolve("limits.yaml");

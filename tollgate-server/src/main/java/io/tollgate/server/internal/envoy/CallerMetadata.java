@@ -7,6 +7,7 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import io.tollgate.server.internal.access.Callers;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLPeerUnverifiedException;
@@ -36,6 +37,20 @@ final class CallerMetadata implements ServerInterceptor {
                 .withValue(AUTHORIZATION, headers.get(AUTHORIZATION_HEADER))
                 .withValue(SUBJECT, subject(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION)));
         return Contexts.interceptCall(context, call, headers, next);
+    }
+
+    /**
+     * Returns the caller that the current call's metadata names among {@code callers}; null if it names none.
+     */
+    static Callers.Caller caller(Callers callers) {
+        return callers.identify(AUTHORIZATION.get(), SUBJECT.get());
+    }
+
+    /** Returns why the current call names no caller, for its {@code UNAUTHENTICATED} status; {@code service} names it. */
+    static String unauthenticated(String service) {
+        return AUTHORIZATION.get() == null
+                ? service + " needs a caller's bearer token in the authorization metadata: Bearer TOKEN"
+                : "the bearer token is not one of the callers' tokens";
     }
 
     private static String subject(SSLSession session) {

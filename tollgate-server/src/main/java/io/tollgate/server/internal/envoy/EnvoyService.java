@@ -255,12 +255,9 @@ public final class EnvoyService implements AutoCloseable {
                 Callers named = callers.get();
                 // The warm-up's own calls, over the loopback, name domains of their own that only it answers
                 if (warming == null && named.required()) {
-                    caller = named.identify(CallerMetadata.AUTHORIZATION.get(), CallerMetadata.SUBJECT.get());
+                    caller = CallerMetadata.caller(named);
                     if (caller == null) {
-                        String detail = CallerMetadata.AUTHORIZATION.get() == null
-                                ? "the rate limit service needs a caller's bearer token in the authorization"
-                                        + " metadata: Bearer TOKEN"
-                                : "the bearer token is not one of the callers' tokens";
+                        String detail = CallerMetadata.unauthenticated("the rate limit service");
                         events.unauthenticated("envoy", detail);
                         answer.onError(
                                 Status.UNAUTHENTICATED.withDescription(detail).asRuntimeException());

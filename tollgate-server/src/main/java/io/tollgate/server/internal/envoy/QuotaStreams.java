@@ -90,12 +90,9 @@ final class QuotaStreams extends RateLimitQuotaServiceGrpc.RateLimitQuotaService
         Callers named = callers.get();
         Callers.Caller caller = null;
         if (named.required()) {
-            caller = named.identify(CallerMetadata.AUTHORIZATION.get(), CallerMetadata.SUBJECT.get());
+            caller = CallerMetadata.caller(named);
             if (caller == null) {
-                String detail = CallerMetadata.AUTHORIZATION.get() == null
-                        ? "the rate limit quota service needs a caller's bearer token in the authorization metadata:"
-                                + " Bearer TOKEN"
-                        : "the bearer token is not one of the callers' tokens";
+                String detail = CallerMetadata.unauthenticated("the rate limit quota service");
                 events.unauthenticated("envoy-quota", detail);
                 answers.onError(Status.UNAUTHENTICATED.withDescription(detail).asRuntimeException());
                 return new Ignored();
