@@ -167,8 +167,7 @@ class RateLimitQuotaServiceTest {
         SimulatedEnvoy envoy = new SimulatedEnvoy(start("1m"), "");
         envoy.report(TENANT);
 
-        assertThat(Status.fromThrowable(envoy.ended.get(10, TimeUnit.SECONDS)).getCode())
-                .isEqualTo(Status.Code.INVALID_ARGUMENT);
+        assertThat(envoy.endedWith().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
     }
 
     @Test
@@ -178,11 +177,25 @@ class RateLimitQuotaServiceTest {
         SimulatedEnvoy envoy = new SimulatedEnvoy(started(file), "envoy");
         envoy.report(TENANT);
 
-        Throwable ended = envoy.ended.get(10, TimeUnit.SECONDS);
-        assertThat(Status.fromThrowable(ended).getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
-        assertThat(Status.fromThrowable(ended).getDescription())
+        Status ended = envoy.endedWith();
+        assertThat(ended.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+        assertThat(ended.getDescription())
                 .isEqualTo("the rate limit quota service needs a caller's bearer token in the authorization metadata:"
                         + " Bearer TOKEN");
+    }
+
+    @Test
+    void aStreamThatNamesBucketAfterBucketIsStopped() throws Exception {
+        SimulatedEnvoy envoy = new SimulatedEnvoy(start("1m"), "envoy");
+        List<BucketId> many = new ArrayList<>();
+        for (int i = 0; i <= 10_000; i++) {
+            many.add(BucketId.newBuilder().putBucket("tenant", "t" + i).build());
+        }
+        envoy.report(many);
+
+        Status ended = envoy.endedWith();
+        assertThat(ended.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(ended.getDescription()).isEqualTo("a stream may report at most 10000 buckets");
     }
 
     @Test
@@ -196,9 +209,9 @@ class RateLimitQuotaServiceTest {
         SimulatedEnvoy envoy = new SimulatedEnvoy(started(file), "envoy");
         envoy.report(TENANT);
 
-        Throwable ended = envoy.ended.get(10, TimeUnit.SECONDS);
-        assertThat(Status.fromThrowable(ended).getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-        assertThat(Status.fromThrowable(ended).getDescription()).contains("envoy.quota");
+        Status ended = envoy.endedWith();
+        assertThat(ended.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        assertThat(ended.getDescription()).contains("envoy.quota");
     }
 
     @Test
@@ -318,17 +331,24 @@ class RateLimitQuotaServiceTest {
 
         /** Reports the bucket's usage since the last report, as the filter does every interval. */
         synchronized void report(BucketId bucket) {
+            report(List.of(bucket));
+        }
+
+        /** Reports the buckets' usage since the last report (what was asked counted for each). */
+        synchronized void report(List<BucketId> buckets) {
             long now = System.nanoTime();
             long elapsed = Math.max(1, now - lastReportNanos);
             lastReportNanos = now;
-            RateLimitQuotaUsageReports.Builder report = RateLimitQuotaUsageReports.newBuilder()
-                    .addBucketQuotaUsages(BucketQuotaUsage.newBuilder()
-                            .setBucketId(bucket)
-                            .setTimeElapsed(com.google.protobuf.Duration.newBuilder()
-                                    .setSeconds(elapsed / 1_000_000_000L)
-                                    .setNanos((int) (elapsed % 1_000_000_000L)))
-                            .setNumRequestsAllowed(allowedSinceReport)
-                            .setNumRequestsDenied(deniedSinceReport));
+            RateLimitQuotaUsageReports.Builder report = RateLimitQuotaUsageReports.newBuilder();
+            for (BucketId bucket : buckets) {
+                report.addBucketQuotaUsages(BucketQuotaUsage.newBuilder()
+                        .setBucketId(bucket)
+                        .setTimeElapsed(com.google.protobuf.Duration.newBuilder()
+                                .setSeconds(elapsed / 1_000_000_000L)
+                                .setNanos((int) (elapsed % 1_000_000_000L)))
+                        .setNumRequestsAllowed(allowedSinceReport)
+                        .setNumRequestsDenied(deniedSinceReport));
+            }
             if (!namedDomain) {
                 report.setDomain(domain);
                 namedDomain = true;
@@ -361,6 +381,11 @@ class RateLimitQuotaServiceTest {
 
         void end() {
             reports.onCompleted();
+        }
+
+        /** Returns the status the service ended the stream with, waiting up to 10 s. */
+        Status endedWith() throws Exception {
+            return Status.fromThrowable(ended.get(10, TimeUnit.SECONDS));
         }
     }
 }

@@ -54,6 +54,12 @@ final class QuotaStreams extends RateLimitQuotaServiceGrpc.RateLimitQuotaService
 
     private static final System.Logger LOG = System.getLogger("io.tollgate.server");
 
+    /**
+     * The most buckets one stream may report: each costs the server a little memory and takes a slice, so a client
+     * that names bucket after bucket is stopped rather than left to grow the server or drain many buckets.
+     */
+    static final int MAX_BUCKETS_PER_STREAM = 10_000;
+
     /** The base of every assignment's fill interval: far beyond any time to live, so a slice never refills. */
     private static final Duration NEVER_REFILLED = Duration.ofDays(1);
 
@@ -205,6 +211,15 @@ final class QuotaStreams extends RateLimitQuotaServiceGrpc.RateLimitQuotaService
             if (quota == null) {
                 throw Status.FAILED_PRECONDITION
                         .withDescription("this server hands out no quota: its file has no envoy.quota section")
+                        .asRuntimeException();
+            }
+            int added = 0;
+            for (BucketQuotaUsage usage : reports.getBucketQuotaUsagesList()) {
+                added += buckets.containsKey(key(domain, usage.getBucketId())) ? 0 : 1;
+            }
+            if (buckets.size() + added > MAX_BUCKETS_PER_STREAM) {
+                throw Status.RESOURCE_EXHAUSTED
+                        .withDescription("a stream may report at most " + MAX_BUCKETS_PER_STREAM + " buckets")
                         .asRuntimeException();
             }
             for (BucketQuotaUsage usage : reports.getBucketQuotaUsagesList()) {
