@@ -101,7 +101,9 @@ final class QuotaStreams extends RateLimitQuotaServiceGrpc.RateLimitQuotaService
                 String detail = CallerMetadata.unauthenticated("the rate limit quota service");
                 events.unauthenticated("envoy-quota", detail);
                 answers.onError(Status.UNAUTHENTICATED.withDescription(detail).asRuntimeException());
-                return new Ignored();
+                Stream refused = new Stream(answers, null);
+                refused.ended = true; // what the refused caller sends is dropped
+                return refused;
             }
         }
         Stream stream = new Stream(answers, caller);
@@ -389,17 +391,5 @@ final class QuotaStreams extends RateLimitQuotaServiceGrpc.RateLimitQuotaService
                 .setSeconds(duration.getSeconds())
                 .setNanos(duration.getNano())
                 .build();
-    }
-
-    /** The stream of a caller that was refused: what it sends is dropped. */
-    private static final class Ignored implements StreamObserver<RateLimitQuotaUsageReports> {
-        @Override
-        public void onNext(RateLimitQuotaUsageReports reports) {}
-
-        @Override
-        public void onError(Throwable failure) {}
-
-        @Override
-        public void onCompleted() {}
     }
 }
