@@ -70,7 +70,7 @@ public final class BatchingLoadHarness {
             return;
         }
         int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
-        Path plot = Path.of(args.length > 1 ? args[1] : "docs/benchmarks-batching.svg");
+        Path plot = Path.of(args.length > 1 ? args[1] : "tollgate-benchmarks/target/batching.svg");
         Map<String, Function<RedisServer, BatchingSubjects.Subject>> subjects = new LinkedHashMap<>();
         subjects.put("Tollgate, batching", redis -> BatchingSubjects.tollgate(redis, true));
         subjects.put("Tollgate, unbatched", redis -> BatchingSubjects.tollgate(redis, false));

@@ -49,7 +49,6 @@ final class ServerSections {
                     "port",
                     "shutdown-timeout",
                     "idle-timeout",
-                    "data-plane",
                     "upstream",
                     "upstream-timeout",
                     "management-port",
@@ -68,13 +67,13 @@ final class ServerSections {
             .with("management-tls", TLS);
 
     /** The server's file: what a rules file holds, the stores, and the server's own sections. */
-    private static final ConfigSection TOP = Stores.withSections(ConfigSchema.RULES
+    static final ConfigSection TOP = Stores.withSections(ConfigSchema.RULES
             .with("server", SERVER)
             .with("callers", CallersSection.CALLER)
             .with("envoy", ENVOY)
             .with("top-keys", TopKeysSettings.SCHEMA));
 
-    /** Where the settings of the first server files went (one vocabulary, no aliases: see CHANGELOG.md). */
+    /** Where the settings of the first server files went: one vocabulary, no aliases, an error that says where. */
     private static final Map<String, String> RENAMED = Map.of(
             "routes", "rules",
             "store", "redis (with failure-policy, expected-instances) or memory",
@@ -118,7 +117,6 @@ final class ServerSections {
         if (upstream == null && sections.overload() != null) {
             throw root.child("overload").error("protects the upstream from overload, so it needs server.upstream");
         }
-        dataPlane(server.child("data-plane"));
         Listeners listeners = new Listeners(
                 host,
                 port,
@@ -162,21 +160,6 @@ final class ServerSections {
             }
         }
         return names;
-    }
-
-    /**
-     * Checks {@code server.data-plane}: {@code netty}, the only data plane since the Jetty one was removed, is
-     * accepted so that configurations written for both planes keep starting; {@code jetty} is refused with why.
-     */
-    private static void dataPlane(ConfigNode node) {
-        String text = node.string("netty");
-        switch (text) {
-            case "netty" -> {}
-            case "jetty" ->
-                throw node.error("the Jetty data plane was removed: the server runs on Netty's event loops only;"
-                        + " remove the setting");
-            default -> throw node.error("must be netty (the only data plane), was '" + text + "'");
-        }
     }
 
     private static Listeners.Management management(ConfigNode server) {

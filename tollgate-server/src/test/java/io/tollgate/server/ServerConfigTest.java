@@ -195,8 +195,6 @@ class ServerConfigTest {
                 "server: {upstream: 127.0.0.1:9000} | t.yaml:1: server.upstream: must be an http:// or https:// URI with a host",
                 "server: {upstream: 'http://h:9/?q=1'} | t.yaml:1: server.upstream: must not have a query",
                 "server: {upstream-timeout: 5s} | t.yaml:1: server.upstream-timeout: applies only with an upstream",
-                "server: {data-plane: undertow} | t.yaml:1: server.data-plane: must be netty (the only data plane), was 'undertow'",
-                "server: {data-plane: jetty} | t.yaml:1: server.data-plane: the Jetty data plane was removed: the server runs on Netty's event loops only; remove the setting",
                 "server: {idle-timeout: 0s} | t.yaml:1: server.idle-timeout: must be longer than zero",
                 "server: {warm-up: later} | t.yaml:1: server.warm-up: must be true or false",
                 "client-ip: {trusted-proxies: [10.0.0.0/99]} | t.yaml:1: client-ip.trusted-proxies: invalid trusted proxy '10.0.0.0/99'",

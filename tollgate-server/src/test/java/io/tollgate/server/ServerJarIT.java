@@ -544,7 +544,7 @@ class ServerJarIT {
         assertThat(status).isEqualTo(2);
         assertThat(server.err())
                 .isEqualTo("tollgate: " + bad
-                        + ":3: server: unknown setting 'prot'; known: data-plane, decision-api-shares-rule-keys,"
+                        + ":3: server: unknown setting 'prot'; known: decision-api-shares-rule-keys,"
                         + " decision-host, decision-port, decision-tls, expose-decision-api-publicly,"
                         + " expose-health-publicly, expose-metrics-publicly, forward-auth, host, idle-timeout,"
                         + " management-host, management-port, management-tls, management-token, port,"
