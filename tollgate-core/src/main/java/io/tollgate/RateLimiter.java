@@ -239,7 +239,7 @@ public interface RateLimiter {
 
     /**
      * Prepares this limiter for traffic, so that the first real requests do not pay for loading classes and
-     * compiling code (and, for a store, for connecting): runs a few thousand decisions, synchronous and
+     * compiling code (and, for a store, for connecting): runs up to 10 000 decisions, synchronous and
      * asynchronous, allowed and refused, of policies of its own ({@code tollgate.warm-up} and {@code
      * tollgate.warm-up-refused}) on keys that no client uses, whose buckets are full again within
      * milliseconds. A server calls it before it says it is ready.

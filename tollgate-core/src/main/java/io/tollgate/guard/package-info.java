@@ -6,7 +6,7 @@
  * the metrics ({@link io.tollgate.guard.MetricsRecorder}). Redis is one such store; a store of one's own implements
  * the two store interfaces, wraps them in a {@code GuardedRateLimiter} with {@link io.tollgate.guard.GuardSettings},
  * proves itself with the store conformance kit of core's test jar, and is found by configuration through {@link
- * io.tollgate.spi.StoreProvider}. docs/architecture.md walks a decision through it and a new store through the
+ * io.tollgate.spi.StoreProvider}. ARCHITECTURE.md walks a decision through it and a new store through the
  * seams.
  *
  * <p>Applications use {@code io.tollgate} and the limiters that store modules build; this package is for those who
