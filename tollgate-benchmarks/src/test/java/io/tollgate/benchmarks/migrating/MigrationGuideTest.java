@@ -2,6 +2,12 @@ package io.tollgate.benchmarks.migrating;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.alibaba.csp.sentinel.Entry;
+import com.alibaba.csp.sentinel.SphU;
+import com.alibaba.csp.sentinel.slots.block.BlockException;
+import com.alibaba.csp.sentinel.slots.block.RuleConstant;
+import com.alibaba.csp.sentinel.slots.block.flow.FlowRule;
+import com.alibaba.csp.sentinel.slots.block.flow.FlowRuleManager;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.ConsumptionProbe;
 import io.tollgate.Decision;
@@ -27,7 +33,8 @@ import org.redisson.config.Config;
 
 /**
  * docs/migrating.md: each peer's example runs beside Tollgate's on the same requests, and they decide alike; the
- * files that stand for Sentinel's flow rules and nginx's {@code limit_req} are read by the server as shown.
+ * files that stand for Sentinel's flow rules and nginx's {@code limit_req} are read by the server as shown (the
+ * server's own tests run nginx beside the proxy's file).
  */
 @Timeout(60)
 class MigrationGuideTest {
@@ -39,7 +46,7 @@ class MigrationGuideTest {
         int examples = DocumentationExamples.assertRunBy(
                 "tollgate-benchmarks/src/test/java/io/tollgate/benchmarks/migrating/MigrationGuideTest.java", PAGE);
 
-        assertThat(examples).isEqualTo(4);
+        assertThat(examples).isEqualTo(5);
     }
 
     @Test
@@ -136,6 +143,58 @@ class MigrationGuideTest {
             for (int call = 0; call < 200; call++) {
                 assertThat(warm.tryAcquire("warm-up-" + call, any, 1).allowed()).isTrue();
             }
+        }
+    }
+
+    @Test
+    void sentinelsFlowRuleAndTollgatesPolicyAdmitTheSameBurst() {
+        warmUpSentinel();
+        long start = System.nanoTime();
+        FlowRule orders = new FlowRule("order-api");
+        orders.setGrade(RuleConstant.FLOW_GRADE_QPS);
+        orders.setCount(20);
+        FlowRuleManager.loadRules(List.of(orders));
+
+        boolean sentinelAllowed;
+        try (Entry entry = SphU.entry("order-api")) {
+            sentinelAllowed = true;
+        } catch (BlockException refused) {
+            sentinelAllowed = false;
+        }
+
+        Policy orderApi = ServerConfig.parse(
+                        DocumentationExamples.blocks(PAGE, "yaml").get(0), "sentinel.yaml")
+                .policies()
+                .get("order-api");
+        RateLimiter limiter = InMemoryRateLimiter.create();
+        long sentinel = sentinelAllowed ? 1 : 0;
+        long tollgate = 0;
+        for (int request = 0; request < 30; request++) {
+            if (request > 0) {
+                sentinel += sentinelEntry("order-api") ? 1 : 0;
+            }
+            tollgate += limiter.tryAcquire("constant:order-api", orderApi).allowed() ? 1 : 0;
+        }
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+
+        assertThat(sentinel).as("Sentinel's window of a second").isEqualTo(20);
+        // a token bucket of 20 refilled 20 a second: the same 20 at once, and one more every 50 ms after
+        assertThat(tollgate).isBetween(20L, 20L + elapsed.toMillis() / 50);
+    }
+
+    /** One entry of a resource, as the page's example makes it: true if Sentinel let it through. */
+    private static boolean sentinelEntry(String resource) {
+        try (Entry entry = SphU.entry(resource)) {
+            return true;
+        } catch (BlockException refused) {
+            return false;
+        }
+    }
+
+    /** Sentinel's first entry starts its statistics: a resource of its own, so the burst measured is warm. */
+    private static void warmUpSentinel() {
+        for (int i = 0; i < 100; i++) {
+            sentinelEntry("warm-up");
         }
     }
 
