@@ -8,7 +8,6 @@ import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -105,21 +104,8 @@ abstract class ForwardAuthExampleContract {
             }
         }
         for (int i = 0; i < 2; i++) {
-            Path log = dir.resolve("proxy-" + i + ".log");
-            Process process = proxy(binary, dir, i, proxyPorts[i])
-                    .directory(dir.toFile())
-                    .redirectErrorStream(true)
-                    .redirectOutput(log.toFile())
-                    .start();
-            proxies.add(process);
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (!listening(proxyPorts[i])) {
-                assertThat(process.isAlive())
-                        .as("%s runs: %s", binary.getFileName(), Files.readString(log))
-                        .isTrue();
-                assertThat(System.nanoTime()).as("it listens within 10 s").isLessThan(deadline);
-                Thread.sleep(20);
-            }
+            proxies.add(ProxyProcesses.start(
+                    proxy(binary, dir, i, proxyPorts[i]), dir, dir.resolve("proxy-" + i + ".log"), proxyPorts[i]));
         }
     }
 
@@ -256,13 +242,5 @@ abstract class ForwardAuthExampleContract {
             request.header("X-Forwarded-For", forgedForwardedFor);
         }
         return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static boolean listening(int port) {
-        try (Socket socket = new Socket("127.0.0.1", port)) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 }

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RequiredBinary;
-import java.io.IOException;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -92,7 +90,7 @@ class NginxLimitReqMigrationTest {
 
     /** Requests on a path no limit covers, so that the burst meets warm connections and compiled code. */
     private void warmUp(URI base) throws Exception {
-        for (int request = 0; request < 200; request++) {
+        for (int request = 0; request < 20; request++) {
             client.send(
                     HttpRequest.newBuilder(base.resolve("/warm-up")).build(), HttpResponse.BodyHandlers.discarding());
         }
@@ -124,29 +122,10 @@ class NginxLimitReqMigrationTest {
                     }
                 }
                 """.formatted(zone, port, where));
-        Path log = dir.resolve("nginx.log");
-        Process process = new ProcessBuilder(
-                        nginx.toString(), "-p", dir.toString(), "-c", "nginx.conf", "-g", "daemon off;")
-                .directory(dir.toFile())
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!listening(port)) {
-            assertThat(process.isAlive())
-                    .as("nginx runs: %s", Files.readString(log))
-                    .isTrue();
-            assertThat(System.nanoTime()).as("nginx listens within 10 s").isLessThan(deadline);
-            Thread.sleep(20);
-        }
-        return process;
-    }
-
-    private static boolean listening(int port) {
-        try (Socket socket = new Socket("127.0.0.1", port)) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
+        return ProxyProcesses.start(
+                new ProcessBuilder(nginx.toString(), "-p", dir.toString(), "-c", "nginx.conf", "-g", "daemon off;"),
+                dir,
+                dir.resolve("nginx.log"),
+                port);
     }
 }

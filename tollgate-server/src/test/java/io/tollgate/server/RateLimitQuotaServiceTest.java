@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.server.internal.envoy.proto.BucketId;
@@ -185,6 +187,35 @@ class RateLimitQuotaServiceTest {
     }
 
     @Test
+    void aCallerThatNamesAnotherTenantsBucketIsRefusedAndTakesNothing() throws Exception {
+        Path file = dir.resolve("tenants.yaml");
+        Files.writeString(
+                file,
+                FILE.formatted("1m")
+                        + "callers:\n  - name: edge\n    token: edge-token\n    key-prefix: \"envoy:tenant=acme\"\n"
+                        + "server:\n  management-port: 0\n");
+        RunningServer server = started(file);
+        SimulatedEnvoy acme = new SimulatedEnvoy(server, "envoy", "edge-token");
+        acme.report(TENANT);
+        acme.awaitAssignment(TENANT);
+        SimulatedEnvoy other = new SimulatedEnvoy(server, "envoy", "edge-token");
+
+        other.report(BucketId.newBuilder().putBucket("tenant", "globex").build());
+
+        Status ended = other.endedWith();
+        assertThat(ended.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        assertThat(ended.getDescription()).contains("envoy:tenant=acme");
+        assertThat(server.management("GET", "/admin/buckets/per-tenant/envoy%3Atenant%3Dglobex")
+                        .body())
+                .as("the other tenant's bucket, untouched")
+                .contains("\"stored\":false");
+        assertThat(server.management("GET", "/admin/buckets/per-tenant/envoy%3Atenant%3Dacme")
+                        .body())
+                .as("the caller's own bucket, charged for its assignment")
+                .contains("\"stored\":true");
+    }
+
+    @Test
     void aStreamThatNamesBucketAfterBucketIsStopped() throws Exception {
         SimulatedEnvoy envoy = new SimulatedEnvoy(start("1m"), "envoy");
         List<BucketId> many = new ArrayList<>();
@@ -275,13 +306,24 @@ class RateLimitQuotaServiceTest {
         private long lastReportNanos = System.nanoTime();
 
         SimulatedEnvoy(RunningServer server, String domain) {
+            this(server, domain, null);
+        }
+
+        /** An Envoy that names itself by {@code token} (a caller's), or by nothing where it is null. */
+        SimulatedEnvoy(RunningServer server, String domain, String token) {
             this.domain = domain;
             ManagedChannel channel = NettyChannelBuilder.forAddress(
                             "127.0.0.1", server.server().envoyPort())
                     .usePlaintext()
                     .build();
             opened.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-            reports = RateLimitQuotaServiceGrpc.newStub(channel).streamRateLimitQuotas(new StreamObserver<>() {
+            RateLimitQuotaServiceGrpc.RateLimitQuotaServiceStub stub = RateLimitQuotaServiceGrpc.newStub(channel);
+            if (token != null) {
+                Metadata metadata = new Metadata();
+                metadata.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+                stub = stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(metadata));
+            }
+            reports = stub.streamRateLimitQuotas(new StreamObserver<>() {
                 @Override
                 public void onNext(RateLimitQuotaResponse response) {
                     for (BucketAction action : response.getBucketActionList()) {
