@@ -19,6 +19,7 @@ import io.tollgate.testing.RedisServer;
 import io.tollgate.top.HeavyHitters;
 import io.tollgate.top.KeyDisplay;
 import io.tollgate.top.TopKeysSettings;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -95,8 +96,11 @@ class RedisStoreProviderTest {
     @Test
     void aLimiterTheApplicationBuiltIsAdoptedAndLeftOpen() throws Exception {
         try (RedisServer server = RedisServer.start();
-                RedisRateLimiter own =
-                        RedisRateLimiter.builder().uri(server.uri()).build()) {
+                // a budget a cold first call cannot outrun: the claim is the view's closing, not the budget's
+                RedisRateLimiter own = RedisRateLimiter.builder()
+                        .uri(server.uri())
+                        .timeout(Duration.ofSeconds(5))
+                        .build()) {
             OpenedStore adopted = Stores.adopt(own).orElseThrow();
 
             adopted.close();

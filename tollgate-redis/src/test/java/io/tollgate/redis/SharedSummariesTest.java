@@ -66,8 +66,8 @@ class SharedSummariesTest {
     @Test
     void summariesThatRanOutAreNotReadAndAreRemoved() throws Exception {
         SummaryExchange one = share(limiter(redis.server().uri()), "one");
-        awaitOthers(one, 0);
         String key = "tollgate:top-keys/summaries";
+        awaitOwnSummaries(key); // published on a thread of its own: the key must hold them before the ghost comes
         redis.server().command("HSET", key, "ghost", "stale", "ghost/until", "1");
 
         List<String> others = read(one);
@@ -122,6 +122,17 @@ class SharedSummariesTest {
             others.add(new String(summaries, StandardCharsets.UTF_8));
         }
         return others;
+    }
+
+    /** Waits until the instance's own summaries, and the time they last until, are in {@code key}. */
+    private static void awaitOwnSummaries(String key) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while ((Long) redis.server().command("HLEN", key) < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat((Long) redis.server().command("HLEN", key))
+                .as("the instance's own summaries")
+                .isGreaterThanOrEqualTo(2L);
     }
 
     /** Reads until {@code count} others are there: each publishes at once, on a thread of its own. */
