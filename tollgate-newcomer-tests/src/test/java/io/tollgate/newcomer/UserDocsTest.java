@@ -27,6 +27,9 @@ class UserDocsTest {
 
     private static final Path ROOT = DocumentationExamples.PROJECT;
 
+    /** The most words the README and docs/ may hold together: a newcomer reads them in an afternoon. */
+    private static final int MOST_WORDS = 30_000;
+
     private static final Pattern LINK = Pattern.compile("\\[[^\\]]*\\]\\(([^)\\s]+)\\)");
     private static final Pattern HEADING = Pattern.compile("^#{1,6} (.+)$");
 
@@ -138,6 +141,27 @@ class UserDocsTest {
             }
         }
         return lines;
+    }
+
+    /**
+     * What a user has to read stays short enough to be read: the README and docs/, examples included, hold fewer
+     * than {@value #MOST_WORDS} words, counted as {@code wc -w} counts them (whatever whitespace separates).
+     */
+    @Test
+    void theReadmeAndTheDocsStayUnderTheirWordBudget() throws IOException {
+        Map<String, Integer> words = new HashMap<>();
+        for (Path page : pages()) {
+            if (!page.endsWith("CHANGELOG.md")) {
+                String text = Files.readString(page).strip();
+                words.put(ROOT.relativize(page).toString(), text.isEmpty() ? 0 : text.split("\\s+").length);
+            }
+        }
+
+        int total = words.values().stream().mapToInt(Integer::intValue).sum();
+        assertThat(words).containsKeys("README.md", "docs/configuration.md", "docs/server.md");
+        assertThat(total)
+                .as("words in the README and docs/ (per page: %s); say the same in fewer words", words)
+                .isLessThan(MOST_WORDS);
     }
 
     /** The README, the CHANGELOG and every page under docs/. */
