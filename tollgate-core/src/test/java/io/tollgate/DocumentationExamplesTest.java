@@ -51,7 +51,7 @@ class DocumentationExamplesTest {
                         + decision.retryAfter().toMillis() + " ms");
             }
         }
-        // prints: request 11: 429, retry after 200 ms
+        // prints: request 11: 429, retry after 200 ms (less the time the ten before it took)
         // ---
     }
 

@@ -212,7 +212,9 @@ class NewcomerBuildIT {
         assertThat(program.exitCode()).as(program.output()).isZero();
         assertThat(program.output())
                 .contains("Tollgate keeps its buckets in this process's memory")
-                .containsPattern("request 11: 429, retry after (1\\d\\d|200) ms")
+                // a fresh JVM loads the limiter's classes during the first decisions: on a busy machine the ten
+                // took 115 ms, and the eleventh waited what was left of the 200 ms (as the README's comment says)
+                .containsPattern("request 11: 429, retry after (200|1\\d\\d|[1-9]\\d?) ms")
                 .doesNotContain("SLF4J")
                 .doesNotContain("Exception");
     }
