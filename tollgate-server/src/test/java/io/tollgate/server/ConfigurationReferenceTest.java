@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tollgate.config.ConfigSection;
 import io.tollgate.fixtures.DocumentationExamples;
 import io.tollgate.http.OverloadProtection;
+import io.tollgate.http.Rule;
 import io.tollgate.internal.store.MemoryStoreProvider;
 import io.tollgate.redis.internal.RedisSettings;
 import io.tollgate.redis.internal.store.RedisStoreProvider;
+import io.tollgate.server.internal.envoy.QuotaSettings;
 import io.tollgate.top.TopKeysSettings;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -127,6 +129,40 @@ class ConfigurationReferenceTest {
         assertDefault(page, "overload.default-reserve", overload.defaultReserve());
         assertDefault(page, "overload.max-wait", overload.maxWait());
         assertDefault(page, "overload.retry-after", overload.retryAfter());
+        assertDefault(page, "envoy.x-ratelimit-headers", plain.envoy().setup().xRateLimitHeaders());
+        assertDefault(page, "envoy.shadow-mode", plain.envoy().setup().shadowMode());
+    }
+
+    @Test
+    void theDefaultsOfQuotasConcurrencyLimitsAndRulesAreTheServersDefaults() throws Exception {
+        ServerConfig file = ServerConfig.parse("""
+                server:
+                  upstream: http://127.0.0.1:9000
+                policies:
+                  per-client:
+                    limits:
+                      - capacity: 10
+                        refill: 5/s
+                concurrency-limits:
+                  exports:
+                    max-in-flight: 5
+                rules:
+                  - policy: per-client
+                    concurrency-limit: exports
+                envoy:
+                  quota:
+                    policy: per-client
+                """, "t.yaml");
+        QuotaSettings quota = file.envoy().setup().quota();
+        Rule rule = file.rules().get(0);
+        String page = Files.readString(DocumentationExamples.PROJECT.resolve(PAGE));
+
+        assertDefault(page, "envoy.quota.report-interval", quota.reportInterval());
+        assertDefault(page, "envoy.quota.assignment-ttl", quota.assignmentTimeToLive());
+        assertDefault(page, "envoy.quota.abandon-after", quota.abandonAfter());
+        assertDefault(page, "concurrency-limits.NAME.lease", rule.inFlight().lease());
+        assertDefault(page, "rules[i].cost", rule.cost());
+        assertDefault(page, "rules[i].dry-run", rule.dryRun());
     }
 
     /** The default cell of {@code key}'s row starts with the value the code uses, written as the page writes it. */

@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The meters the pages list are meters the code registers: a row of docs/server.md's meters table (Prometheus
- * names) or of docs/resilience.md's (Micrometer names) that no main source names fails here. The other way round,
- * a meter the server publishes without a row, is {@link ServerDocumentationTest}'s.
+ * names) or of docs/resilience.md's (Micrometer names), or a meter docs/http.md names, that no main source names
+ * fails here. The other way round, a meter the server publishes without a row, is {@link
+ * ServerDocumentationTest}'s.
  */
 class MetersReferenceTest {
 
@@ -47,6 +48,19 @@ class MetersReferenceTest {
         assertThat(documented).hasSizeGreaterThan(5);
         for (String name : documented) {
             assertThat(registered).as("%s of docs/resilience.md's meters", name).contains(name.replace('.', '_'));
+        }
+    }
+
+    @Test
+    void everyMeterTheHttpPageNamesIsRegisteredByTheCode() throws IOException {
+        Set<String> registered = registered();
+        Set<String> documented = names(
+                Files.readString(DocumentationExamples.PROJECT.resolve("docs/http.md")),
+                Pattern.compile("`(tollgate\\.http\\.[a-z_]+)`"));
+
+        assertThat(documented).hasSizeGreaterThanOrEqualTo(5);
+        for (String name : documented) {
+            assertThat(registered).as("%s of docs/http.md", name).contains(name.replace('.', '_'));
         }
     }
 
