@@ -38,10 +38,6 @@ final class RedisConnector implements AutoCloseable {
         Slf4jWithoutProvider.quiet(); // before Lettuce first logs
     }
 
-    static {
-        Slf4jWithoutProvider.quiet(); // before Lettuce first logs
-    }
-
     private static final Duration FIRST_ATTEMPT = Duration.ofSeconds(2);
     private static final Duration RETRY_EVERY = Duration.ofSeconds(1);
     /** How many times an attempt that lost the reason of its failure is made again at once. */

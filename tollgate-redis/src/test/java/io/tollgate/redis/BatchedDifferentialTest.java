@@ -94,13 +94,13 @@ class BatchedDifferentialTest {
     void batchesOfSeveralSlotsOfOneClusterMasterDecideAsTheInMemoryLimiter(long seed) {
         ManualTimeSource time = new ManualTimeSource(1_700_000_000_000_000L);
 
-        try (RedisRateLimiter batched = RedisRateLimiter.builder()
+        try (RedisRateLimiter batched = Connections.connected(RedisRateLimiter.builder()
                 .clusterUris(cluster.uris())
                 .timeout(PATIENT)
                 .clientClock(time)
                 .batching(true)
                 .denyCache(0)
-                .build()) {
+                .build())) {
             replayInBursts(seed, time, batched, null);
         }
     }

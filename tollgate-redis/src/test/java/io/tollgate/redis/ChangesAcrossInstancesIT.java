@@ -197,10 +197,10 @@ class ChangesAcrossInstancesIT {
         try (RedisCluster cluster = RedisCluster.start(3)) {
             List<RedisRateLimiter> three = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
-                RedisRateLimiter limiter = RedisRateLimiter.builder()
+                RedisRateLimiter limiter = Connections.connected(RedisRateLimiter.builder()
                         .clusterUris(cluster.uris())
                         .timeout(Duration.ofMillis(500))
-                        .build();
+                        .build());
                 limiters.add(limiter);
                 three.add(limiter);
             }

@@ -36,12 +36,12 @@ class ClusterBatchingTest {
     @BeforeEach
     void start() {
         cluster = RedisCluster.start(3);
-        limiter = RedisRateLimiter.builder()
+        limiter = Connections.connected(RedisRateLimiter.builder()
                 .clusterUris(cluster.uris())
                 .timeout(Duration.ofSeconds(5))
                 .denyCache(0)
                 .batching(true)
-                .build();
+                .build());
         for (int i = 0; i < 30; i++) {
             limiter.tryAcquire("warm-up-" + i, TEN); // every master connected, scripts cached
         }

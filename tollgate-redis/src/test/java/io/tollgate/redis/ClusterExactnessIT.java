@@ -29,10 +29,10 @@ class ClusterExactnessIT extends DistributedExactnessTests {
 
     @Override
     RedisRateLimiter instance() {
-        return RedisRateLimiter.builder()
+        return Connections.connected(RedisRateLimiter.builder()
                 .timeout(PATIENT)
                 .clusterUris(redis.cluster().uris())
-                .build();
+                .build());
     }
 
     @Override

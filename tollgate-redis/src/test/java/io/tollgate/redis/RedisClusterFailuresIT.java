@@ -126,12 +126,12 @@ class RedisClusterFailuresIT {
     }
 
     private static RedisRateLimiter limiter(RedisCluster cluster) {
-        return RedisRateLimiter.builder()
+        return Connections.connected(RedisRateLimiter.builder()
                 .clusterUris(cluster.uris())
                 .timeout(Duration.ofMillis(50))
                 .failurePolicy(FailurePolicy.LOCAL)
                 .denyCache(0)
-                .build();
+                .build());
     }
 
     private static RedisServer servedBy(RedisCluster cluster, Sample sample) {

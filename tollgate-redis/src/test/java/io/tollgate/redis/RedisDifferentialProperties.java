@@ -17,20 +17,20 @@ abstract class RedisDifferentialProperties extends StoreConformance {
 
     @Override
     protected RateLimiter limiter(TimeSource clock) {
-        return connect(RedisRateLimiter.builder())
+        return Connections.connected(connect(RedisRateLimiter.builder())
                 .timeout(PATIENT)
                 .clientClock(clock)
-                .build();
+                .build());
     }
 
     /** Charges go through the batch script when batching is on, the one-decision script when it is off. */
     @Override
     protected RateLimiter limiterForCharges(TimeSource clock, Random random) {
-        return connect(RedisRateLimiter.builder())
+        return Connections.connected(connect(RedisRateLimiter.builder())
                 .timeout(PATIENT)
                 .clientClock(clock)
                 .batching(random.nextBoolean())
-                .build();
+                .build());
     }
 
     /** Points the builder at the Redis to run against: {@link #server()}, unless a subclass says otherwise. */

@@ -320,8 +320,8 @@ class RedisPermitsTest {
                         .clusterUris(cluster.uris())
                         .timeout(Duration.ofSeconds(5))
                         .build()) {
-            RedisTopologiesTest.awaitConnected(one);
-            RedisTopologiesTest.awaitConnected(other);
+            Connections.connected(one);
+            Connections.connected(other);
             List<Boolean> acquired = new ArrayList<>();
             for (int key = 0; key < 12; key++) {
                 acquired.add(one.tryAcquirePermit("customer-" + key, two).acquired());

@@ -11,8 +11,6 @@ import io.tollgate.testing.RedisServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /** The limiter over TLS, through Sentinel and on Redis Cluster. */
@@ -31,7 +29,7 @@ class RedisTopologiesTest {
                         // the test certificate is self-signed: skip verification, for this test only
                         .uri("rediss://127.0.0.1:" + server.tlsPort() + "?verifyPeer=NONE")
                         .build()) {
-            awaitConnected(limiter);
+            Connections.connected(limiter);
             limiter.tryAcquire("alice", FIVE, 5);
 
             assertThat(limiter.tryAcquire("alice", FIVE).allowed()).isFalse();
@@ -47,7 +45,7 @@ class RedisTopologiesTest {
                         .timeout(PATIENT)
                         .uri(sentinel.sentinelUri("mymaster"))
                         .build()) {
-            awaitConnected(limiter);
+            Connections.connected(limiter);
             limiter.tryAcquire("alice", FIVE, 5);
 
             assertThat(limiter.tryAcquire("alice", FIVE).allowed()).isFalse();
@@ -62,7 +60,7 @@ class RedisTopologiesTest {
                         .timeout(PATIENT)
                         .clusterUris(cluster.uris())
                         .build()) {
-            awaitConnected(limiter);
+            Connections.connected(limiter);
             for (int i = 0; i < 300; i++) {
                 limiter.tryAcquire("client-" + i, FIVE, 5);
             }
@@ -83,7 +81,7 @@ class RedisTopologiesTest {
                         .timeout(PATIENT)
                         .clusterUris(cluster.uris())
                         .build()) {
-            awaitConnected(limiter);
+            Connections.connected(limiter);
             limiter.tryAcquire("alice", FIVE, 2);
             RedisServer owner =
                     cluster.masterForSlot(RedisCluster.slot("tollgate:five:alice".getBytes(StandardCharsets.UTF_8)));
@@ -96,20 +94,5 @@ class RedisTopologiesTest {
             assertThat(owner.command("SCRIPT", "EXISTS", limiter.scriptDigest()))
                     .isEqualTo(List.of(1L));
         }
-    }
-
-    /**
-     * Waits until the limiter has its connection: on a busy machine a TLS or cluster handshake may outlast the
-     * builder's first attempt, and a limiter not connected yet decides by its failure policy, which is not what
-     * these tests (and others of a topology) are about.
-     */
-    static void awaitConnected(RedisRateLimiter limiter) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        Optional<String> why = limiter.ping().toCompletableFuture().join();
-        while (why.isPresent() && System.nanoTime() < deadline) {
-            LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
-            why = limiter.ping().toCompletableFuture().join();
-        }
-        assertThat(why).as("the limiter connects within 30 s").isEmpty();
     }
 }

@@ -102,10 +102,10 @@ class SharedSummariesTest {
     }
 
     private RedisRateLimiter clusterLimiter(RedisCluster cluster) {
-        RedisRateLimiter limiter = RedisRateLimiter.builder()
+        RedisRateLimiter limiter = Connections.connected(RedisRateLimiter.builder()
                 .clusterUris(cluster.uris())
                 .timeout(Duration.ofSeconds(1))
-                .build();
+                .build());
         opened.add(limiter);
         return limiter;
     }
