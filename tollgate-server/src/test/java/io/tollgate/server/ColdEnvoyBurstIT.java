@@ -23,6 +23,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * servers: the warm-up runs the gRPC path before the servers say they listen, so that no first call outlasts
  * the budget, and none is decided by the failure policy.
  */
+@Order(2) // after the jar's tests, once the modules beside the server are done
 @Timeout(3600) // the deep run: 80 runs of about 30 s
 class ColdEnvoyBurstIT {
 

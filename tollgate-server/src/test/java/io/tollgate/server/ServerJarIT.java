@@ -34,12 +34,14 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The built jar, run as a user runs it: {@code java -jar tollgate-server.jar --config FILE --port 0}. */
+@Order(1) // first: what it claims holds beside the tests of other modules
 @Timeout(180)
 class ServerJarIT {
 

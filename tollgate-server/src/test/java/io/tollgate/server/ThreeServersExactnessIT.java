@@ -20,6 +20,7 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * whose budget runs out while Redis answers is refused as the limiter being unavailable (503) rather than
  * guessed, its token given back when Redis's answer comes. Without such a request, exactly the capacity.
  */
+@Order(3) // after the jar's tests, once the modules beside the server are done
 @Timeout(600)
 class ThreeServersExactnessIT {
 
