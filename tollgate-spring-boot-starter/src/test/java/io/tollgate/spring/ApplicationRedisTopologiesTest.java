@@ -6,11 +6,11 @@ import io.tollgate.Limit;
 import io.tollgate.Policy;
 import io.tollgate.Rate;
 import io.tollgate.RateLimiter;
+import io.tollgate.fixtures.Eventually;
 import io.tollgate.redis.RedisRateLimiter;
 import io.tollgate.testing.RedisCluster;
 import io.tollgate.testing.RedisServer;
 import java.time.Duration;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -71,14 +71,9 @@ class ApplicationRedisTopologiesTest {
      * the limiter's first wait, and a limiter not connected yet decides by its failure policy, which these tests are
      * not about.
      */
-    private static void awaitConnected(RedisRateLimiter limiter) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        Optional<String> why = limiter.ping().toCompletableFuture().join();
-        while (why.isPresent() && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-            why = limiter.ping().toCompletableFuture().join();
-        }
-        assertThat(why).as("the limiter connects within 30 s").isEmpty();
+    private static void awaitConnected(RedisRateLimiter limiter) {
+        Eventually.noProblem(
+                () -> limiter.ping().toCompletableFuture().join(), Duration.ofSeconds(30), "the limiter connects");
     }
 
     private static String[] hostPorts(RedisCluster cluster) {
