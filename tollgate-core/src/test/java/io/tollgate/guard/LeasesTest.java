@@ -62,6 +62,33 @@ class LeasesTest {
                 .isEqualTo(1_000 - 301);
     }
 
+    /**
+     * A key's rate is known once a whole window of its requests was counted on the guard's clock: however many
+     * requests come before that, none is answered from a lease. How fast a machine decides does not change when
+     * a key is leased, only how many requests pass before it is.
+     */
+    @Test
+    void aKeyIsLeasedOnlyOnceAWholeWindowOfItsRequestsWasCounted() {
+        Policy plenty = Policy.of(HOT.name(), Limit.of(1_000_000, Rate.perHour(1)));
+        GuardedRateLimiter<String> guard = leasing(2);
+        AtomicLong fromLease = countFromLease(guard);
+
+        for (int i = 0; i < 10_000; i++) {
+            guard.tryAcquire("grace", plenty); // far above the hot rate, all within the first window
+        }
+        assertThat(guard.leaseSlicesTaken())
+                .as("slices within the first window")
+                .isZero();
+
+        clock.advance(Duration.ofMillis(Lease.WINDOW_MICROS / 1_000));
+        for (int i = 0; i < 10; i++) {
+            guard.tryAcquire("grace", plenty);
+        }
+
+        assertThat(guard.leaseSlicesTaken()).as("slices once the window passed").isPositive();
+        assertThat(fromLease.get()).as("answered from the lease").isPositive();
+    }
+
     @Test
     void aSliceIsNeverMoreThanItsShareOfHalfTheBucket() {
         GuardedRateLimiter<String> guard = leasing(4);
