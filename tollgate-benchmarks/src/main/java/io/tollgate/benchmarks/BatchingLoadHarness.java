@@ -36,7 +36,9 @@ import java.util.function.Supplier;
  * writes. Bucket4j's bucket proxies are kept per key, as its batching needs one proxy per key to merge on.
  *
  * <p>Run: {@code java -cp tollgate-benchmarks/target/benchmarks.jar io.tollgate.benchmarks.BatchingLoadHarness
- * [seconds per point] [plot.svg]}. Prints Markdown tables for docs/benchmarks.md and writes the plot. With
+ * [seconds per point] [plot.svg]}. Prints Markdown tables for docs/benchmarks.md and writes two plots ({@link
+ * BatchingCharts}): throughput beside Redis's own ceilings, in {@code plot.svg}, and latency, in {@code
+ * plot-latency.svg}. With
  * the single argument {@code ceilings} it measures only what Redis does with batches of script calls. With
  * {@code -Dharness.subjects=NAME;NAME} (such as {@code "Tollgate, batching;Redisson RRateLimiter"}, or {@code
  * "Tollgate, batching;Tollgate, batching, counted"} for the cost of counting who is limited) it measures those
@@ -99,7 +101,8 @@ public final class BatchingLoadHarness {
                 : Arrays.stream(chosenInFlight.split(","))
                         .mapToInt(Integer::parseInt)
                         .toArray();
-        Map<String, double[][]> throughput = new LinkedHashMap<>();
+        Map<String, RedisLoadHarness.Result[][]> results = new LinkedHashMap<>();
+        Map<String, Double> ceilings;
         try (RedisServer redis = RedisServer.start()) {
             System.out.println("redis " + redis.info("redis_version") + " on port " + redis.port() + ", "
                     + Runtime.getRuntime().availableProcessors() + " cores, " + seconds + " s per point");
@@ -118,11 +121,9 @@ public final class BatchingLoadHarness {
                             RedisLoadHarness.Result result =
                                     RedisLoadHarness.load(limiter::decide, KEYS[k], inFlight[f], seconds, redis);
                             System.out.println(result.row(subject.getKey(), KEYS[k], inFlight[f]));
-                            throughput
-                                            .computeIfAbsent(
-                                                    subject.getKey(), s -> new double[KEYS.length][IN_FLIGHT.length])[
-                                            k][f] =
-                                    result.perSecond();
+                            results.computeIfAbsent(
+                                            subject.getKey(),
+                                            s -> new RedisLoadHarness.Result[KEYS.length][inFlight.length])[k][f] = result;
                         }
                     }
                 }
@@ -131,13 +132,15 @@ public final class BatchingLoadHarness {
                 return; // a quick comparison: no ceilings, no plot
             }
             System.out.println();
-            RedisLoadHarness.ceiling(redis);
+            ceilings = RedisLoadHarness.ceiling(redis);
             System.out.println();
             batchCeilings(redis);
         }
-        Files.writeString(plot, BatchingChart.svg(throughput), StandardCharsets.UTF_8);
+        Files.writeString(plot, BatchingCharts.throughput(results, ceilings, inFlight), StandardCharsets.UTF_8);
+        Path latencyPlot = BatchingCharts.latencyPath(plot);
+        Files.writeString(latencyPlot, BatchingCharts.latency(results, inFlight), StandardCharsets.UTF_8);
         System.out.println();
-        System.out.println("plot written to " + plot);
+        System.out.println("plots written to " + plot + " and " + latencyPlot);
     }
 
     /** Where the buckets live for {@link #cluster}: the masters to measure, and how the limiter reaches them. */

@@ -22,8 +22,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
@@ -258,8 +260,12 @@ public final class RedisLoadHarness {
             + " | script calls per 1 000 decisions |\n"
             + "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |";
 
-    /** The script alone, driven by redis-benchmark with 16 commands pipelined per connection. */
-    static void ceiling(RedisServer redis) throws IOException, InterruptedException {
+    /**
+     * The script alone, driven by redis-benchmark with 16 commands pipelined per connection, and plain writes beside
+     * it: what Redis itself does, the ceiling of any limiter that calls it once a decision. Prints a table; returns
+     * each row's requests a second (NaN where redis-benchmark failed), by row name.
+     */
+    static Map<String, Double> ceiling(RedisServer redis) throws IOException, InterruptedException {
         String digest = new TokenBucketScript().digest();
         try (RedisRateLimiter limiter =
                 RedisRateLimiter.builder().uri(redis.uri()).batching(false).build()) {
@@ -271,19 +277,33 @@ public final class RedisLoadHarness {
         for (byte[] argument : new ScriptArguments(null).of(POLICY, 1, 0)) { // exactly as the limiter calls it
             arguments.add(new String(argument, StandardCharsets.US_ASCII));
         }
+        Map<String, Double> ceilings = new LinkedHashMap<>();
         for (String key : new String[] {"tollgate:bench:hot", "tollgate:bench:__rand_int__"}) {
             redis.command("FLUSHALL");
             List<String> commandLine = new ArrayList<>(List.of("EVALSHA", digest, "1", key));
             commandLine.addAll(arguments);
+            String name = "EVALSHA token_bucket.lua, " + (key.contains("rand") ? "10 000 keys" : "one hot key");
             String requestsPerSecond = redisBenchmark(redis, 2_000_000, commandLine.toArray(String[]::new));
-            System.out.println("| EVALSHA token_bucket.lua, " + (key.contains("rand") ? "10 000 keys" : "one hot key")
-                    + " | " + requestsPerSecond + " |");
+            ceilings.put(name, number(requestsPerSecond));
+            System.out.println("| " + name + " | " + requestsPerSecond + " |");
         }
         // The last: one write with an expiry per request, the least a bucket that expires costs Redis.
         for (String[] plain : new String[][] {
             {"SET", "k", "v"}, {"SET", "k:__rand_int__", "v"}, {"SET", "k:__rand_int__", "v", "PX", "3600000"}
         }) {
-            System.out.println("| " + String.join(" ", plain) + " | " + redisBenchmark(redis, 4_000_000, plain) + " |");
+            String name = String.join(" ", plain);
+            String requestsPerSecond = redisBenchmark(redis, 4_000_000, plain);
+            ceilings.put(name, number(requestsPerSecond));
+            System.out.println("| " + name + " | " + requestsPerSecond + " |");
+        }
+        return ceilings;
+    }
+
+    private static double number(String requestsPerSecond) {
+        try {
+            return Double.parseDouble(requestsPerSecond.replace(",", ""));
+        } catch (NumberFormatException e) {
+            return Double.NaN;
         }
     }
 

@@ -152,27 +152,33 @@ class RedisDocumentationExamplesTest {
         long callsBefore = redis.server().commandCalls("evalsha");
 
         // --- redis: leases
-        Policy search = Policy.of("search", Limit.of(100_000, Rate.perMinute(100_000)));
+        Policy search = Policy.of("search", Limit.of(10_000_000, Rate.perSecond(1_000_000)));
         RedisRateLimiter limiter = RedisRateLimiter.builder()
                 .uri(redisUri)
                 .leases("search") // or "*" for every policy
                 .build();
 
-        for (int i = 0; i < 5_000; i++) {
-            limiter.tryAcquire("partner-42", search); // hot within 100 ms: then answered from a lease
+        long decisions = 0;
+        long until = System.nanoTime() + 300_000_000L; // 300 ms of requests, one after another
+        while (System.nanoTime() < until) {
+            limiter.tryAcquire("partner-42", search); // after the first 100 ms: answered from a lease
+            decisions++;
         }
         long held = limiter.leasedTokens("partner-42", search); // taken from Redis ahead, not used yet
         limiter.close(); // gives back what the leases hold
         // ---
 
+        // The example runs for a time, not a count: its first 100 ms go to Redis whatever the machine's speed,
+        // and the rest come from leases as long as the key is hot (1 000 a second; one caller on Redis makes
+        // several thousand here even with both cores busy), so most of its decisions make no script call
         assertThat(redis.server().commandCalls("evalsha") - callsBefore)
-                .as("script calls for 5 000 decisions, most answered from leases")
-                .isLessThan(2_500);
-        assertThat(held).as("a slice is at most half the capacity").isBetween(0L, 50_000L);
+                .as("script calls for %d decisions, most answered from leases", decisions)
+                .isLessThan(decisions / 2);
+        assertThat(held).as("a slice is at most half the capacity").isBetween(0L, 5_000_000L);
         try (RedisRateLimiter reader = RedisRateLimiter.builder().uri(redisUri).build()) {
             assertThat(reader.inspect("partner-42", search).tokens())
                     .as("what the lease did not use is back")
-                    .isGreaterThanOrEqualTo(100_000 - 5_000);
+                    .isGreaterThanOrEqualTo(10_000_000 - decisions);
         }
     }
 

@@ -638,7 +638,9 @@ class RedisRateLimiterTest {
 
                 Decision decision = unreachable.tryAcquire("alice", TEN_PER_SECOND);
 
-                assertThat(builtMillis).isLessThan(3_000);
+                // The builder waits two seconds for a first connection, then builds anyway: the claim is that it
+                // does not wait on, so the bound leaves a busy machine eight seconds more to notice
+                assertThat(builtMillis).isLessThan(10_000);
                 assertThat(decision.allowed()).isFalse();
                 assertThat(decision.degradation().fallback()).isEqualTo(FailurePolicy.DENY);
                 assertThat(decision.degradation().cause()).isEqualTo(Degradation.Cause.UNREACHABLE);

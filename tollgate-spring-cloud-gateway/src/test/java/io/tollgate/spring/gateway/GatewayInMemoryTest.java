@@ -2,17 +2,23 @@ package io.tollgate.spring.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tollgate.InMemoryRateLimiter;
+import io.tollgate.RateLimiter;
+import io.tollgate.fixtures.ManualTimeSource;
 import io.tollgate.spring.gateway.testapp.GatewayTestApplication;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -24,7 +30,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * one route, the header fields of both, and each key resolver's key a bucket of its own.
  */
 @SpringBootTest(
-        classes = GatewayTestApplication.class,
+        classes = {GatewayTestApplication.class, GatewayInMemoryTest.OnTheTestsClock.class},
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "tollgate.redis.use-application-redis=false")
 @ActiveProfiles("gateway")
@@ -32,6 +38,18 @@ import org.springframework.test.context.DynamicPropertySource;
 class GatewayInMemoryTest {
 
     private static final Upstream UPSTREAM = Upstream.startOrFail();
+
+    /** The limiter's clock: a refill is the test moving it, not a sleep that a busy machine may outlast. */
+    private static final ManualTimeSource CLOCK = new ManualTimeSource(1_700_000_000_000_000L);
+
+    /** The application's limiter, in memory as the starter makes it, on the test's clock. */
+    @TestConfiguration(proxyBeanMethods = false)
+    static class OnTheTestsClock {
+        @Bean
+        RateLimiter limiterOnTheTestsClock() {
+            return InMemoryRateLimiter.builder().timeSource(CLOCK).build();
+        }
+    }
 
     private final HttpClient client = HttpClient.newHttpClient();
 
@@ -78,9 +96,9 @@ class GatewayInMemoryTest {
         int first = get("/reports/q1", "carol").statusCode();
         int second = get("/reports/q1", "carol").statusCode();
         HttpResponse<String> burst = get("/reports/q1", "carol");
-        Thread.sleep(1_100); // the burst limit refills one a second
+        CLOCK.advance(Duration.ofSeconds(1)); // the burst limit refills one a second
         HttpResponse<String> third = get("/reports/q1", "carol");
-        Thread.sleep(1_100);
+        CLOCK.advance(Duration.ofSeconds(1));
         HttpResponse<String> hourly = get("/reports/q1", "carol");
 
         assertThat(List.of(first, second, third.statusCode())).containsOnly(200);
