@@ -2,6 +2,7 @@ package io.tollgate.benchmarks;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -77,7 +78,7 @@ final class BatchingCharts {
 
     private static LineChart.Series flat(String name, Double value, int points) {
         double[] values = new double[points];
-        java.util.Arrays.fill(values, value == null ? Double.NaN : value);
+        Arrays.fill(values, value == null ? Double.NaN : value);
         return new LineChart.Series(name, values, true);
     }
 }

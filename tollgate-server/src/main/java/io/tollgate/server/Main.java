@@ -122,7 +122,13 @@ public final class Main {
      */
     private static void reloadOnHangUp(TollgateServer server, PrintStream err) {
         try {
-            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> server.reload("SIGHUP"));
+            sun.misc.SignalHandler before =
+                    sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> server.reload("SIGHUP"));
+            if (before == sun.misc.SignalHandler.SIG_IGN) {
+                // The JVM keeps a hang-up that the process was started ignoring (nohup) ignored, and says nothing
+                err.println("tollgate: SIGHUP is ignored in this process (started under nohup?), so a hang-up does not"
+                        + " reload; reload through the file or the admin API");
+            }
         } catch (IllegalArgumentException e) {
             err.println("tollgate: no SIGHUP here (" + e.getMessage() + "); reload through the file or the admin API");
         }

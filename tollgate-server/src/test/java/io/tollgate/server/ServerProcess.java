@@ -84,6 +84,44 @@ final class ServerProcess implements AutoCloseable {
         return new ServerProcess(command);
     }
 
+    /**
+     * Starts a server as {@link #start} does, from a shell that ignores SIGHUP first, as {@code nohup} does: the
+     * process is started with hang-ups ignored.
+     */
+    static ServerProcess startIgnoringHangUps(Path config) throws Exception {
+        List<String> command = new ArrayList<>(List.of("sh", "-c", "trap '' HUP; exec \"$0\" \"$@\""));
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(List.of("-jar", JAR.toString(), "--config", config.toString(), "--port", "0"));
+        ServerProcess server = new ServerProcess(command);
+        try {
+            server.awaitPort();
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+        return server;
+    }
+
+    /**
+     * Whether this JVM was started with SIGHUP ignored (under {@code nohup}): a server it starts inherits that, and
+     * cannot reload on a hang-up. Read from Linux's {@code /proc/self/status}; false where there is none.
+     */
+    static boolean hangUpsIgnoredHere() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("SigIgn:")) {
+                    return (Long.parseUnsignedLong(
+                                            line.substring("SigIgn:".length()).trim(), 16)
+                                    & 1)
+                            != 0;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+        return false;
+    }
+
     /** Starts a server with the given configuration file on a free port and waits until it listens. */
     static ServerProcess start(Path config, String... jvmOptions) throws Exception {
         ServerProcess server = run(List.of(jvmOptions), "--config", config.toString(), "--port", "0");
