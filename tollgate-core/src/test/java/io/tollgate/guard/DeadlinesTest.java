@@ -14,8 +14,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,8 +27,8 @@ class DeadlinesTest {
     private final Deadlines deadlines = new Deadlines(Duration.ofMillis(200));
 
     /**
-     * Time that passes only while the deadlines' thread waits, and exactly as long as it asked: no thread is ever held
-     * up, so when a call ends can be asserted to the millisecond. (On the machine's clock a thread on two busy cores
+     * Time that passes only while the deadlines' thread waits, exactly as long as it asked, and as far as the test
+     * lets it: no thread is ever held up, so when a call ends can be asserted to the millisecond. (On the machine's clock a thread on two busy cores
      * may wait tens of milliseconds for one, and the deadlines rightly add that to the store's budget.)
      */
     private final VirtualTime virtualTime = new VirtualTime();
@@ -70,11 +68,12 @@ class DeadlinesTest {
     @Test
     void aCallWhoseAnswerArrivedInTimeWaitsOneMoreBudgetToBeDelivered() throws Exception {
         StoreAnswer answer = new StoreAnswer();
-        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), answer);
+        CompletableFuture<String> call = onVirtualTime.limit(new CompletableFuture<>(), answer);
 
-        TimeUnit.MILLISECONDS.sleep(100);
+        virtualTime.runUntil(100);
         answer.arrived();
-        TimeUnit.MILLISECONDS.sleep(200); // past the deadline: the answer waits for its turn to be delivered
+        virtualTime.runUntil(300);
+        assertThat(call).as("past its deadline, with its answer arrived").isNotDone();
         call.complete("answer");
 
         assertThat(call.join()).isEqualTo("answer");
@@ -84,12 +83,8 @@ class DeadlinesTest {
     void aCallWhoseAnswerArrivedButIsNeverDeliveredTimesOutOneBudgetLater() {
         StoreAnswer answer = new StoreAnswer();
         answer.arrived();
-        long start = System.nanoTime();
 
-        CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), answer);
-
-        assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(400L, 2_000L);
+        assertThat(virtualMillisUntilTimedOut(answer)).isEqualTo(400L);
     }
 
     @Test
@@ -106,14 +101,14 @@ class DeadlinesTest {
         ExecutorService reader = Executors.newSingleThreadExecutor();
         try {
             CountDownLatch busy = new CountDownLatch(1);
-            CompletableFuture<String> call = deadlines.limit(new CompletableFuture<>(), new StoreAnswer(reader));
+            CompletableFuture<String> call = onVirtualTime.limit(new CompletableFuture<>(), new StoreAnswer(reader));
             // The reader is busy past the deadline (another reply's answers, say); then it reads this answer
             reader.execute(() -> {
                 await(busy);
                 call.complete("answer");
             });
 
-            TimeUnit.MILLISECONDS.sleep(300);
+            virtualTime.runUntil(300);
             assertThat(call)
                     .as("past its deadline, while its reader is held up")
                     .isNotDone();
@@ -131,11 +126,11 @@ class DeadlinesTest {
         CountDownLatch busy = new CountDownLatch(1);
         reader.execute(() -> await(busy));
         try {
-            long endedAfter = millisUntilTimedOut(new StoreAnswer(reader));
+            long endedAfter = virtualMillisUntilTimedOut(new StoreAnswer(reader));
 
             assertThat(endedAfter)
                     .as("one budget, then one more while the reader did not run the task")
-                    .isBetween(400L, 2_000L);
+                    .isEqualTo(400L);
         } finally {
             busy.countDown();
             reader.shutdownNow();
@@ -153,19 +148,26 @@ class DeadlinesTest {
     }
 
     @Test
-    void aCallWrittenLateByItsHeldUpReaderIsGivenOneBudgetMore() {
+    void aCallWrittenLateByItsHeldUpReaderIsGivenOneBudgetMore() throws Exception {
         ExecutorService reader = Executors.newSingleThreadExecutor();
         try {
             StoreAnswer answer = new StoreAnswer(reader);
+            CountDownLatch free = new CountDownLatch(1);
             // The reader, held up until just before the deadline, writes the request then, and is free when asked
             reader.execute(() -> {
-                sleepMillis(185);
-                answer.sent(System.nanoTime());
+                await(free);
+                answer.sent(virtualTime.nanoTime());
             });
+            CompletableFuture<Long> endedAt =
+                    virtualMillisWhenTimedOut(onVirtualTime.limit(new CompletableFuture<>(), answer));
 
-            assertThat(millisUntilTimedOut(answer))
+            virtualTime.runUntil(185);
+            free.countDown();
+            virtualTime.runFreely();
+
+            assertThat(endedAt.join())
                     .as("written 15 ms before its deadline: the store has not had its time")
-                    .isBetween(390L, 2_000L);
+                    .isEqualTo(400L);
         } finally {
             reader.shutdownNow();
         }
@@ -188,37 +190,90 @@ class DeadlinesTest {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     }
 
-    /** As {@link #millisUntilTimedOut(StoreAnswer)}, on {@link #virtualTime}. */
+    /** As {@link #millisUntilTimedOut(StoreAnswer)}, on {@link #virtualTime} running freely. */
     private long virtualMillisUntilTimedOut(StoreAnswer answer) {
-        long start = virtualTime.nanoTime();
-        CompletableFuture<String> call = onVirtualTime.limit(new CompletableFuture<>(), answer);
-
-        assertThat(call.handle((value, failure) -> failure).join()).isInstanceOf(TimeoutException.class);
-        return TimeUnit.NANOSECONDS.toMillis(virtualTime.nanoTime() - start);
+        CompletableFuture<Long> endedAt =
+                virtualMillisWhenTimedOut(onVirtualTime.limit(new CompletableFuture<>(), answer));
+        virtualTime.runFreely();
+        return endedAt.join();
     }
 
-    /** A clock that moves only when the deadlines' thread waits, by exactly what it asked to wait. */
+    /** When {@code call} timed out on {@link #virtualTime}, in ms from its start; fails if it ended otherwise. */
+    private CompletableFuture<Long> virtualMillisWhenTimedOut(CompletableFuture<String> call) {
+        return call.handle((answer, failure) -> {
+            assertThat(failure).isInstanceOf(TimeoutException.class);
+            return virtualTime.millis(); // read on the thread that ended the call, as it ended it
+        });
+    }
+
+    /**
+     * A clock that moves only when the deadlines' thread waits, by exactly what it asked to wait, and only as far as
+     * the test lets it: {@link #runUntil} holds the thread at a time, with everything due by then done, so the test
+     * acts at a known point of a call's life however slow the machine. It starts held at 0 ms.
+     */
     private static final class VirtualTime implements Deadlines.Parker {
 
-        private final AtomicLong now = new AtomicLong(TimeUnit.SECONDS.toNanos(1));
+        private static final long START = TimeUnit.SECONDS.toNanos(1);
+
+        private long now = START;
+        private long until = START;
+        private long stall;
+        private boolean held;
 
         @Override
         public void parkNanos(Object blocker, long nanos) {
-            now.addAndGet(nanos);
+            synchronized (this) {
+                while (now + nanos > until) {
+                    held = true;
+                    notifyAll();
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+                now += nanos + stall;
+                stall = 0;
+            }
             Thread.yield(); // lets a reader thread that was asked a task run, as it would while the thread slept
         }
 
         @Override
-        public long nanoTime() {
-            return now.get();
+        public synchronized long nanoTime() {
+            return now;
         }
-    }
 
-    private static void sleepMillis(long millis) {
-        try {
-            TimeUnit.MILLISECONDS.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        /** Milliseconds since this clock started. */
+        synchronized long millis() {
+            return TimeUnit.NANOSECONDS.toMillis(now - START);
+        }
+
+        /** The thread's next wait lasts {@code stall} longer than it asked: the process did not run meanwhile. */
+        synchronized void stallNextPark(Duration stall) {
+            this.stall = stall.toNanos();
+        }
+
+        /** Lets the thread run until {@code millis} ms and returns once it is held there, with nothing more due. */
+        synchronized void runUntil(long millis) throws InterruptedException {
+            until = START + TimeUnit.MILLISECONDS.toNanos(millis);
+            held = false;
+            notifyAll();
+            long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!held) {
+                long left = giveUp - System.nanoTime();
+                if (left <= 0) {
+                    throw new AssertionError(
+                            "the deadlines' thread did not wait again by " + millis + " ms: no call was left running");
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        }
+
+        /** Lets the thread run without holding it again. */
+        synchronized void runFreely() {
+            until = Long.MAX_VALUE;
+            notifyAll();
         }
     }
 
@@ -248,78 +303,26 @@ class DeadlinesTest {
 
     @Test
     void aCallWhoseDeadlinePassedWhileThisProcessStalledKeepsTheAnswerReadRightAfter() throws Exception {
-        StallingParker parker = new StallingParker();
-        Deadlines stalling = new Deadlines(Duration.ofMillis(200), parker);
-        try {
-            CompletableFuture<String> call = stalling.limit(new CompletableFuture<>());
-            parker.stallNextPark();
-            TimeUnit.MILLISECONDS.sleep(300); // nothing of the process runs: the deadline passes meanwhile
+        CompletableFuture<String> call = onVirtualTime.limit(new CompletableFuture<>());
 
-            parker.resume();
-            TimeUnit.MILLISECONDS.sleep(5); // the reader of the store's answers resumes too, and reads it
-            call.complete("answer");
+        virtualTime.stallNextPark(Duration.ofMillis(300)); // nothing of the process runs: the deadline passes meanwhile
+        virtualTime.runUntil(305); // the reader of the store's answers resumes too, and reads it
+        assertThat(call).as("its deadline moved by the stall").isNotDone();
+        call.complete("answer");
 
-            assertThat(call.join()).isEqualTo("answer");
-        } finally {
-            parker.resume();
-            stalling.close();
-        }
+        assertThat(call.join()).isEqualTo("answer");
     }
 
     @Test
-    void aCallStillUnansweredAfterAStallIsEndedAtMostOneBudgetLater() throws Exception {
-        StallingParker parker = new StallingParker();
-        Deadlines stalling = new Deadlines(Duration.ofMillis(200), parker);
-        try {
-            CompletableFuture<String> call = stalling.limit(new CompletableFuture<>());
-            parker.stallNextPark();
-            TimeUnit.MILLISECONDS.sleep(300);
+    void aCallStillUnansweredAfterAStallIsEndedAtMostOneBudgetLater() {
+        CompletableFuture<Long> endedAt = virtualMillisWhenTimedOut(onVirtualTime.limit(new CompletableFuture<>()));
 
-            long resumed = System.nanoTime();
-            parker.resume();
-            Throwable failure = call.handle((answer, thrown) -> thrown).join();
+        virtualTime.stallNextPark(Duration.ofMillis(300));
+        virtualTime.runFreely();
 
-            assertThat(failure).isInstanceOf(TimeoutException.class);
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumed))
-                    .as("its deadline moved by the stall, at most one budget: 400 ms after it started")
-                    .isBetween(50L, 2_000L);
-        } finally {
-            parker.resume();
-            stalling.close();
-        }
-    }
-
-    /** Parks as the JVM does, except that the park after {@link #stallNextPark} lasts until {@link #resume}. */
-    private static final class StallingParker implements Deadlines.Parker {
-
-        private final CountDownLatch stalled = new CountDownLatch(1);
-        private final CountDownLatch resumed = new CountDownLatch(1);
-        private volatile boolean stallNext;
-
-        /** Returns once the thread is in its stalled park. */
-        void stallNextPark() throws InterruptedException {
-            stallNext = true;
-            assertThat(stalled.await(10, TimeUnit.SECONDS)).isTrue();
-        }
-
-        void resume() {
-            resumed.countDown();
-        }
-
-        @Override
-        public void parkNanos(Object blocker, long nanos) {
-            if (!stallNext) {
-                LockSupport.parkNanos(blocker, nanos);
-                return;
-            }
-            stallNext = false;
-            stalled.countDown();
-            try {
-                resumed.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        assertThat(endedAt.join())
+                .as("its deadline moved by the stall, at most one budget: 400 ms after it started")
+                .isEqualTo(400L);
     }
 
     @Test
