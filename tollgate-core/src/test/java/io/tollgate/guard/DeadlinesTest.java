@@ -28,8 +28,9 @@ class DeadlinesTest {
 
     /**
      * Time that passes only while the deadlines' thread waits, exactly as long as it asked, and as far as the test
-     * lets it: no thread is ever held up, so when a call ends can be asserted to the millisecond. (On the machine's clock a thread on two busy cores
-     * may wait tens of milliseconds for one, and the deadlines rightly add that to the store's budget.)
+     * lets it: no thread is ever held up, so when a call ends can be asserted to the millisecond. (On the machine's
+     * clock a thread on two busy cores may wait tens of milliseconds for a core, and the deadlines rightly add that
+     * to the store's budget.)
      */
     private final VirtualTime virtualTime = new VirtualTime();
 

@@ -25,6 +25,12 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(90)
 class RedisClusterFailuresIT {
 
+    /** How long a decision may wait for Redis before it is made in memory. */
+    private static final Duration BUDGET = Duration.ofMillis(50);
+
+    /** Slack above the budget for a busy two-core machine: thread scheduling, GC. */
+    private static final long SLACK_MILLIS = 200;
+
     private static final Policy POLICY = Policy.of("outage", Limit.of(20, Rate.perSecond(10)));
 
     @Test
@@ -79,7 +85,7 @@ class RedisClusterFailuresIT {
                     .isNotEmpty()
                     .allSatisfy(s -> assertThat(s.decision().degraded()).isFalse());
             assertThat(load.escaped()).isEmpty();
-            assertThat(load.slowestMillis()).isLessThanOrEqualTo(250);
+            assertThat(load.slowestMillis()).isLessThanOrEqualTo(BUDGET.toMillis() + SLACK_MILLIS);
         }
     }
 
@@ -110,7 +116,7 @@ class RedisClusterFailuresIT {
             assertThat(clusterDown).as("a decision degraded by CLUSTERDOWN").isPositive();
             assertThat(back).as("a decision made by Redis again").isPositive();
             assertThat(load.escaped()).isEmpty();
-            assertThat(load.slowestMillis()).isLessThanOrEqualTo(250);
+            assertThat(load.slowestMillis()).isLessThanOrEqualTo(BUDGET.toMillis() + SLACK_MILLIS);
         }
     }
 
@@ -128,7 +134,7 @@ class RedisClusterFailuresIT {
     private static RedisRateLimiter limiter(RedisCluster cluster) {
         return Connections.connected(RedisRateLimiter.builder()
                 .clusterUris(cluster.uris())
-                .timeout(Duration.ofMillis(50))
+                .timeout(BUDGET)
                 .failurePolicy(FailurePolicy.LOCAL)
                 .denyCache(0)
                 .build());
