@@ -49,7 +49,8 @@ public final class ConfigSchema {
                     "allow",
                     "deny",
                     "concurrency-limit",
-                    "priority")
+                    "priority",
+                    "path-case")
             .with("policy-from", POLICY_FROM)
             .with("response-cost", RESPONSE_COST);
 
@@ -73,6 +74,10 @@ public final class ConfigSchema {
             "max-wait",
             "retry-after");
 
+    /** How request paths are read into their normal form. */
+    public static final ConfigSection PATHS =
+            ConfigSection.of("paths", "merge-slashes", "backslash", "encoded-slash", "parameters");
+
     /** What a rules file holds, and the part of the server's file that it shares. */
     public static final ConfigSection RULES = ConfigSection.of("rules file")
             .with("policies", POLICY)
@@ -80,7 +85,8 @@ public final class ConfigSchema {
             .with("rules", RULE)
             .with("client-ip", CLIENT_IP)
             .with("responses", RESPONSES)
-            .with("overload", OVERLOAD);
+            .with("overload", OVERLOAD)
+            .with("paths", PATHS);
 
     private ConfigSchema() {}
 }

@@ -299,4 +299,42 @@ final class ConfigSections {
         clientIps.groupIpv6By64(node.child("group-ipv6-by-64").bool(false));
         return clientIps.build();
     }
+
+    /**
+     * Reads the {@code paths} section: {@code merge-slashes} (default true), {@code backslash} ({@code refuse} or
+     * {@code slash}), {@code encoded-slash} ({@code refuse} or {@code keep}) and {@code parameters} ({@code drop} or
+     * {@code keep}).
+     *
+     * @throws ConfigException if a setting is invalid, naming it
+     */
+    static PathSettings paths(ConfigNode node) {
+        node.checkKeys(ConfigSchema.PATHS);
+        boolean merge = node.child("merge-slashes").bool(true);
+        ConfigNode backslashNode = node.child("backslash");
+        PathSettings.Backslash backslash =
+                switch (backslashNode.string("refuse").toLowerCase(Locale.ROOT)) {
+                    case "refuse" -> PathSettings.Backslash.REFUSE;
+                    case "slash" -> PathSettings.Backslash.SLASH;
+                    default ->
+                        throw backslashNode.error("must be refuse or slash, was '" + backslashNode.string(null) + "'");
+                };
+        ConfigNode encodedSlashNode = node.child("encoded-slash");
+        PathSettings.EncodedSlash encodedSlash =
+                switch (encodedSlashNode.string("refuse").toLowerCase(Locale.ROOT)) {
+                    case "refuse" -> PathSettings.EncodedSlash.REFUSE;
+                    case "keep" -> PathSettings.EncodedSlash.KEEP;
+                    default ->
+                        throw encodedSlashNode.error(
+                                "must be refuse or keep, was '" + encodedSlashNode.string(null) + "'");
+                };
+        ConfigNode parametersNode = node.child("parameters");
+        PathSettings.Parameters parameters =
+                switch (parametersNode.string("drop").toLowerCase(Locale.ROOT)) {
+                    case "drop" -> PathSettings.Parameters.DROP;
+                    case "keep" -> PathSettings.Parameters.KEEP;
+                    default ->
+                        throw parametersNode.error("must be drop or keep, was '" + parametersNode.string(null) + "'");
+                };
+        return new PathSettings(merge, backslash, encodedSlash, parameters);
+    }
 }

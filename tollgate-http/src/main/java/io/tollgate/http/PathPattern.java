@@ -6,7 +6,8 @@ import java.util.Objects;
  * A path pattern: {@code *} matches one path segment or part of one (no {@code /}), {@code **} matches any
  * number of whole segments, including none; everything else matches itself. {@code /api/**} matches
  * {@code /api}, {@code /api/} and {@code /api/users/42}; {@code /users/*}{@code /orders} matches {@code
- * /users/7/orders}; {@code /**} matches every path.
+ * /users/7/orders}; {@code /**} matches every path. A pattern matches a path whatever its case ({@code /api/**}
+ * matches {@code /API/x}, which many services serve as {@code /api/x}) unless made {@link #withExactCase()}.
  *
  * <p>Immutable and thread-safe.
  */
@@ -16,14 +17,16 @@ public final class PathPattern {
 
     private final String pattern;
     private final String[] segments;
+    private final boolean exactCase;
 
-    private PathPattern(String pattern) {
+    private PathPattern(String pattern, boolean exactCase) {
         this.pattern = pattern;
         this.segments = pattern.substring(1).split("/", -1);
+        this.exactCase = exactCase;
     }
 
     /**
-     * Compiles a pattern.
+     * Compiles a pattern that matches paths whatever their case.
      *
      * @throws IllegalArgumentException if the pattern does not start with {@code /}, or has {@code **}
      *     inside a segment (as in {@code /a**b})
@@ -39,7 +42,17 @@ public final class PathPattern {
                         "'**' must be a whole path segment, as in /api/**; was '" + pattern + "'");
             }
         }
-        return new PathPattern(pattern);
+        return new PathPattern(pattern, false);
+    }
+
+    /** Returns this pattern matching paths only in the case it is written in, as {@code /API/x} for {@code /API/**}. */
+    public PathPattern withExactCase() {
+        return exactCase ? this : new PathPattern(pattern, true);
+    }
+
+    /** Returns whether this pattern matches paths only in the case it is written in. */
+    public boolean isExactCase() {
+        return exactCase;
     }
 
     /**
@@ -62,7 +75,7 @@ public final class PathPattern {
             if (p < segments.length && segments[p].equals(ANY_SEGMENTS)) {
                 star = p++;
                 starTook = s;
-            } else if (p < segments.length && segmentMatches(segments[p], parts[s])) {
+            } else if (p < segments.length && segmentMatches(segments[p], parts[s], exactCase)) {
                 p++;
                 s++;
             } else if (star >= 0) {
@@ -79,9 +92,9 @@ public final class PathPattern {
     }
 
     /** Glob matching within one segment, where * is the wildcard, in the same way. */
-    private static boolean segmentMatches(String glob, String segment) {
+    private static boolean segmentMatches(String glob, String segment, boolean exactCase) {
         if (glob.indexOf('*') < 0) {
-            return glob.equals(segment);
+            return exactCase ? glob.equals(segment) : glob.equalsIgnoreCase(segment);
         }
         int g = 0;
         int s = 0;
@@ -91,7 +104,7 @@ public final class PathPattern {
             if (g < glob.length() && glob.charAt(g) == '*') {
                 star = g++;
                 starTook = s;
-            } else if (g < glob.length() && glob.charAt(g) == segment.charAt(s)) {
+            } else if (g < glob.length() && same(glob.charAt(g), segment.charAt(s), exactCase)) {
                 g++;
                 s++;
             } else if (star >= 0) {
@@ -107,18 +120,31 @@ public final class PathPattern {
         return g == glob.length();
     }
 
-    /** Two patterns are equal when they are written the same. */
+    /** Compares characters as {@link String#equalsIgnoreCase} does, unless the case must be exact. */
+    private static boolean same(char one, char other, boolean exactCase) {
+        if (one == other) {
+            return true;
+        }
+        if (exactCase) {
+            return false;
+        }
+        char upper = Character.toUpperCase(one);
+        char otherUpper = Character.toUpperCase(other);
+        return upper == otherUpper || Character.toLowerCase(upper) == Character.toLowerCase(otherUpper);
+    }
+
+    /** Two patterns are equal when they are written the same and match case alike. */
     @Override
     public boolean equals(Object other) {
-        return other instanceof PathPattern that && pattern.equals(that.pattern);
+        return other instanceof PathPattern that && pattern.equals(that.pattern) && exactCase == that.exactCase;
     }
 
     @Override
     public int hashCode() {
-        return pattern.hashCode();
+        return pattern.hashCode() * 31 + Boolean.hashCode(exactCase);
     }
 
-    /** Returns the pattern as written. */
+    /** Returns the pattern as written (without saying whether its case is exact). */
     @Override
     public String toString() {
         return pattern;

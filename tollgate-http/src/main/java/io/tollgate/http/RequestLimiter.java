@@ -69,6 +69,7 @@ public final class RequestLimiter {
     private final RuleMatching matching;
     private final CostSettlement settlement;
     private final OverloadProtection overload;
+    private final PathSettings paths;
 
     private RequestLimiter(Builder builder) {
         this.limiter = builder.limiter;
@@ -76,6 +77,7 @@ public final class RequestLimiter {
         this.metrics = builder.metrics;
         this.answers = builder.answers();
         this.overload = builder.overload;
+        this.paths = builder.paths;
         this.matching = new RuleMatching(
                 rules,
                 builder.clientIps,
@@ -106,6 +108,14 @@ public final class RequestLimiter {
     /** Returns the rules, in the order they are checked. */
     public List<Rule> rules() {
         return rules;
+    }
+
+    /**
+     * Returns how a request's path is read into its {@link NormalPath}: each surface reads the path it decides by
+     * these settings, and refuses with 400 a path that they refuse.
+     */
+    public PathSettings paths() {
+        return paths;
     }
 
     /**
@@ -283,6 +293,7 @@ public final class RequestLimiter {
         private RequestMetrics metrics = RequestMetrics.NONE;
         private OverloadProtection overload;
         private final Map<String, Priority> priorities = new HashMap<>();
+        private PathSettings paths = PathSettings.DEFAULT;
 
         private Builder(RateLimiter limiter) {
             this.limiter = Objects.requireNonNull(limiter, "limiter");
@@ -333,6 +344,12 @@ public final class RequestLimiter {
          */
         public Builder priority(String policy, Priority priority) {
             priorities.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(priority, "priority"));
+            return this;
+        }
+
+        /** Sets how request paths are read (default {@link PathSettings#DEFAULT}). */
+        public Builder paths(PathSettings paths) {
+            this.paths = Objects.requireNonNull(paths, "paths");
             return this;
         }
 

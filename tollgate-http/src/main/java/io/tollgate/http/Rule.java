@@ -197,9 +197,22 @@ public record Rule(
             return this;
         }
 
-        /** Matches paths by a pattern such as {@code /api/**} (default {@code /**}). */
+        /**
+         * Matches paths by a pattern such as {@code /api/**} (default {@code /**}), whatever their case unless
+         * {@link #exactPathCase}.
+         */
         public Builder path(String pattern) {
-            this.path = PathPattern.of(pattern);
+            this.path = path.isExactCase() ? PathPattern.of(pattern).withExactCase() : PathPattern.of(pattern);
+            return this;
+        }
+
+        /**
+         * Whether the path pattern matches only paths in its own case (default false: {@code /API/x} counts under
+         * {@code /api/**}, since many services serve it as {@code /api/x}, and counting more is the safe side).
+         */
+        public Builder exactPathCase(boolean exact) {
+            PathPattern pattern = PathPattern.of(path.toString());
+            this.path = exact ? pattern.withExactCase() : pattern;
             return this;
         }
 

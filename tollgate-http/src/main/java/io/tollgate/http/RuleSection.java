@@ -7,6 +7,7 @@ import io.tollgate.config.ConfigException;
 import io.tollgate.config.ConfigNode;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /** Reads one rule of a {@code rules} section, checking each key. Stateless and thread-safe. */
@@ -16,7 +17,7 @@ final class RuleSection {
 
     /**
      * Reads one rule as an element of the {@code rules} section has it: {@code policy} (one of {@code
-     * policies}, required), {@code path}, {@code methods}, {@code host}, {@code require-header}, {@code key},
+     * policies}, required), {@code path}, {@code path-case}, {@code methods}, {@code host}, {@code require-header}, {@code key},
      * {@code cost}, {@code on-missing-key} and {@code dry-run}.
      *
      * @throws ConfigException if the rule is invalid, naming the setting
@@ -56,6 +57,12 @@ final class RuleSection {
         try {
             current = node.child("path");
             rule.path(current.string("/**"));
+            current = node.child("path-case");
+            String pathCase = current.string("ignore").toLowerCase(Locale.ROOT);
+            if (!pathCase.equals("ignore") && !pathCase.equals("exact")) {
+                throw current.error("must be ignore or exact, was '" + current.string(null) + "'");
+            }
+            rule.exactPathCase(pathCase.equals("exact"));
             current = node.child("methods");
             rule.methods(current.strings().toArray(String[]::new));
             current = node.child("host");

@@ -12,7 +12,7 @@ import java.util.function.UnaryOperator;
 
 /**
  * What a rules file and the server's file both say about limiting requests ({@link ConfigSchema#RULES}), read in one
- * order (policies, concurrency limits, rules, client IPs, responses, overload), so that every file that holds them
+ * order (policies, concurrency limits, rules, client IPs, responses, paths, overload), so that every file that holds them
  * reads them alike: {@link RequestLimiterConfig} for a rules file, and a file of one's own that holds them beside
  * other sections.
  *
@@ -20,8 +20,8 @@ import java.util.function.UnaryOperator;
  * @param concurrencyLimits the concurrency limits by name
  * @param rules the rules, in order
  * @param clientIps how the client IP is found
- * @param responses what the {@code responses} section and the policies' priorities do to a request limiter's
- *     builder
+ * @param responses what the {@code responses} and {@code paths} sections and the policies' priorities do to a
+ *     request limiter's builder
  * @param overload the settings of overload protection, or null where it is not enabled
  */
 public record RuleSections(
@@ -47,6 +47,7 @@ public record RuleSections(
         }
         Map<String, Priority> priorities = ConfigSections.policyPriorities(root.child("policies"));
         UnaryOperator<RequestLimiter.Builder> responses = ConfigSections.responses(root.child("responses"));
+        PathSettings paths = ConfigSections.paths(root.child("paths"));
         return new RuleSections(
                 policies,
                 concurrencyLimits,
@@ -54,7 +55,7 @@ public record RuleSections(
                 ConfigSections.clientIps(root.child("client-ip")),
                 builder -> {
                     priorities.forEach(builder::priority);
-                    return responses.apply(builder);
+                    return responses.apply(builder).paths(paths);
                 },
                 ConfigSections.overload(root.child("overload")));
     }

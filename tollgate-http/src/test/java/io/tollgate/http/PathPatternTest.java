@@ -50,6 +50,18 @@ class PathPatternTest {
     }
 
     @Test
+    void matchesAPathWhateverItsCaseUnlessTheCaseMustBeExact() {
+        assertThat(PathPattern.of("/api/**").matches("/API/Hello")).isTrue();
+        assertThat(PathPattern.of("/api/v*/users").matches("/Api/V2/USERS")).isTrue();
+        assertThat(PathPattern.of("/api/**").withExactCase().matches("/API/Hello"))
+                .isFalse();
+        assertThat(PathPattern.of("/api/v*/users").withExactCase().matches("/api/V2/users"))
+                .isFalse();
+        assertThat(PathPattern.of("/api/v*/users").withExactCase().matches("/api/v2/users"))
+                .isTrue();
+    }
+
+    @Test
     void aPathOfThousandsOfSegmentsIsMatchedWithoutRecursion() {
         String hostile = "/a".repeat(4_000);
         String stars = "/" + "a".repeat(8_000);

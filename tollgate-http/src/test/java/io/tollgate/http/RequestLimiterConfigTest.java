@@ -178,6 +178,38 @@ class RequestLimiterConfigTest {
     }
 
     @Test
+    void readsHowPathsAreReadAndARuleThatMatchesTheExactCase() {
+        RequestLimiterConfig config = RequestLimiterConfig.parse("""
+                policies: {p: {limits: [{capacity: 5, refill: 5/s}]}}
+                rules:
+                  - {policy: p, path: /api/**}
+                  - {policy: p, path: /Admin/**, path-case: exact}
+                paths: {merge-slashes: false, backslash: slash, encoded-slash: keep, parameters: keep}
+                """, "t.yaml");
+
+        assertThat(config.newRequestLimiter(InMemoryRateLimiter.create()).paths())
+                .isEqualTo(new PathSettings(
+                        false,
+                        PathSettings.Backslash.SLASH,
+                        PathSettings.EncodedSlash.KEEP,
+                        PathSettings.Parameters.KEEP));
+        assertThat(config.rules().get(0).matches(TestRequest.get("/API/x"))).isTrue();
+        assertThat(config.rules().get(1).matches(TestRequest.get("/admin/x"))).isFalse();
+        assertThat(config.rules().get(1).matches(TestRequest.get("/Admin/x"))).isTrue();
+    }
+
+    @Test
+    void withoutAPathsSectionPathsAreReadByTheDefaults() {
+        RequestLimiterConfig config = RequestLimiterConfig.parse("""
+                policies: {p: {limits: [{capacity: 5, refill: 5/s}]}}
+                rules: [{policy: p}]
+                """, "t.yaml");
+
+        assertThat(config.newRequestLimiter(InMemoryRateLimiter.create()).paths())
+                .isEqualTo(PathSettings.DEFAULT);
+    }
+
+    @Test
     void aRuleMaySettleItsCostAfterTheResponse() {
         RequestLimiterConfig config = RequestLimiterConfig.parse("""
                 policies: {p: {limits: [{capacity: 5, refill: 5/s}]}}
@@ -244,6 +276,12 @@ class RequestLimiterConfigTest {
                         + " critical-reserve and default-reserve must be at most 1 together, were 0.6 and 0.5",
                 "overload: {enabled: true, max-wait: soon} | t.yaml:2: overload.max-wait: must be",
                 "overload: {enabled: true, queue: 5} | t.yaml:2: overload: unknown setting 'queue'; known:",
+                "paths: {backslash: allow} | t.yaml:2: paths.backslash: must be refuse or slash, was 'allow'",
+                "paths: {encoded-slash: decode} | t.yaml:2: paths.encoded-slash: must be refuse or keep, was 'decode'",
+                "paths: {parameters: strip} | t.yaml:2: paths.parameters: must be drop or keep, was 'strip'",
+                "paths: {merge-slashes: 1} | t.yaml:2: paths.merge-slashes: must be true or false",
+                "rules: [{policy: p, path-case: upper}] | t.yaml:2: rules[0].path-case: must be ignore or exact, was"
+                        + " 'upper'",
             })
     void anInvalidSettingIsNamedInTheErrorWithItsLine(String yaml, String message) {
         String text = "policies: {p: {limits: [{capacity: 5, refill: 5/s}]}}\n" + yaml;

@@ -2,6 +2,7 @@ package io.tollgate.server;
 
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
+import io.tollgate.http.NormalPath;
 import io.tollgate.server.internal.access.CallerEvents;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -78,6 +79,26 @@ record Endpoints(
     /** Returns where what callers of the decision API did is counted and logged. */
     CallerEvents callerEvents() {
         return metrics.callers();
+    }
+
+    /**
+     * Returns the path of {@code target} that picks its route on this port: on the management port the path as
+     * sent (the admin API reads its keys percent-encoded); on the others the path as rules see it ({@link
+     * NormalPath#decoded()}), so that {@code //v1/check} is the decision API and not a path to forward. A path that
+     * the normal form refuses is routed as sent: to the proxy, which refuses it saying why, or to no endpoint.
+     *
+     * @throws IllegalArgumentException for a target that is not a path
+     */
+    String routedPath(String target) {
+        if (isManagementPort()) {
+            return ExchangeAnswers.rawPath(target);
+        }
+        String path = ExchangeAnswers.rawPath(target);
+        try {
+            return NormalPath.parse(path, limits.get().answers().paths()).decoded();
+        } catch (IllegalArgumentException refused) {
+            return path;
+        }
     }
 
     /** Returns the route of {@code path} on this port ({@link Routes}). */

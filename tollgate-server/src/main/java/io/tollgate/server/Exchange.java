@@ -25,6 +25,9 @@ final class Exchange {
     boolean unreadable;
 
     long discarded;
+    /** The bytes of a proxied request's body read so far. */
+    long forwarded;
+
     boolean bodyDone;
     boolean answering;
     boolean answered;

@@ -15,7 +15,6 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.tollgate.http.RequestDecision;
@@ -77,6 +76,11 @@ final class Exchanges extends ChannelDuplexHandler {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object message) {
+        if (current != null && current.unreadable) {
+            // After a request that cannot be read, nothing the connection sends is: its end is unknown
+            ReferenceCountUtil.release(message);
+            return;
+        }
         if (current != null && current.bodyDone) {
             // A pipelined request: it waits for this one's answer, and the socket is not read meanwhile
             waiting.add(message);
@@ -159,12 +163,18 @@ final class Exchanges extends ChannelDuplexHandler {
             answer(ctx, current, CompletableFuture.completedFuture(ExchangeAnswers.badMessage(decoded.cause())));
             return;
         }
+        String unframed = RequestFraming.problem(request);
+        if (unframed != null) {
+            current = started(new Exchange(request, Route.BAD_REQUEST, "", false));
+            current.bodyDone = true;
+            current.unreadable = true;
+            int status = unframed.startsWith(RequestFraming.TOO_MANY_FIELDS) ? 431 : 400;
+            answer(ctx, current, ExchangeAnswers.problem(status, (status == 400 ? "Bad Request: " : "") + unframed));
+            return;
+        }
         String path;
         try {
-            // The admin API reads its keys percent-encoded, as sent; the public port's routes are decoded paths
-            path = endpoints.isManagementPort()
-                    ? ExchangeAnswers.rawPath(request.uri())
-                    : new QueryStringDecoder(request.uri()).path();
+            path = endpoints.routedPath(request.uri());
         } catch (IllegalArgumentException malformed) {
             current = started(new Exchange(request, Route.BAD_REQUEST, "", false));
             answer(ctx, current, ExchangeAnswers.problem(400, "Bad Request: " + malformed.getMessage()));
@@ -184,8 +194,23 @@ final class Exchanges extends ChannelDuplexHandler {
         Exchange exchange = current;
         boolean last = content instanceof LastHttpContent;
         if (exchange.early != null || exchange.proxy != null) {
-            if (content.decoderResult().isFailure()) {
-                ctx.close(); // the body cannot be read on: neither can the upstream's copy of it
+            exchange.forwarded += content.content().readableBytes();
+            boolean tooLarge = exchange.forwarded > endpoints.upstreams().maxBodyBytes();
+            if (content.decoderResult().isFailure() || tooLarge) {
+                // Not forwarded on: the upstream's copy is cut off, and the connection's next bytes are not read
+                exchange.bodyDone = true;
+                exchange.unreadable = true;
+                if (exchange.proxy == null) {
+                    ctx.close(); // still being decided: nothing was sent, and nothing will be
+                } else if (tooLarge) {
+                    exchange.proxy.refuseRest(413, endpoints.upstreams().tooLarge());
+                } else {
+                    Throwable cause = content.decoderResult().cause();
+                    exchange.proxy.refuseRest(
+                            400,
+                            "Bad Request: the body cannot be read"
+                                    + (cause == null || cause.getMessage() == null ? "." : ": " + cause.getMessage()));
+                }
                 return;
             }
             if (exchange.early != null) {

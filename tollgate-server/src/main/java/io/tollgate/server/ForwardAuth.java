@@ -66,7 +66,7 @@ final class ForwardAuth {
             if (host != null) {
                 original.headers().set(HttpHeaderNames.HOST, host);
             }
-            view = NettyRequestView.of(original, peer);
+            view = NettyRequestView.of(original, peer, rules.paths());
         } catch (IllegalArgumentException e) {
             return done(Answer.problem(400, "The original request cannot be read: " + e.getMessage()));
         }

@@ -3,46 +3,39 @@ package io.tollgate.server;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.tollgate.http.HttpRequestView;
-import java.io.ByteArrayOutputStream;
+import io.tollgate.http.NormalPath;
+import io.tollgate.http.PathSettings;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 
 /**
- * A request read by the {@link DataPlane} as {@link HttpRequestView} sees it, with its target split into the raw
- * path and query that go upstream unchanged and the canonical path that rules match. Lives as long as one
- * request.
+ * A request read by the {@link DataPlane} as {@link HttpRequestView} sees it, with its target split into its path in
+ * normal form ({@link NormalPath}: the form that rules match and that goes upstream) and its query, which goes
+ * upstream as sent. Lives as long as one request.
  */
 final class NettyRequestView implements HttpRequestView {
 
     private final HttpRequest request;
-    private final String rawPath;
+    private final NormalPath path;
     private final String rawQuery;
-    private final String path;
     private final String remoteAddress;
 
-    private NettyRequestView(HttpRequest request, String rawPath, String rawQuery, String path, String remote) {
+    private NettyRequestView(HttpRequest request, NormalPath path, String rawQuery, String remote) {
         this.request = request;
-        this.rawPath = rawPath;
-        this.rawQuery = rawQuery;
         this.path = path;
+        this.rawQuery = rawQuery;
         this.remoteAddress = remote;
     }
 
     /**
-     * Reads {@code request}'s target, as Jetty's default URI compliance reads it.
+     * Reads {@code request}'s target, its path by {@code paths}.
      *
      * @throws IllegalArgumentException naming what is wrong, for a target that is not an origin-form or
-     *     absolute-form path, holds a malformed escape, an encoded {@code /}, an encoded dot segment, or dot
-     *     segments that climb above the root
+     *     absolute-form path, a path that {@link NormalPath} refuses, or a query with a malformed escape
      */
-    static NettyRequestView of(HttpRequest request, SocketAddress peer) {
+    static NettyRequestView of(HttpRequest request, SocketAddress peer, PathSettings paths) {
         String target = originForm(request.uri());
         int question = target.indexOf('?');
         String rawPath = question < 0 ? target : target.substring(0, question);
@@ -53,7 +46,7 @@ final class NettyRequestView implements HttpRequestView {
         String remote = peer instanceof InetSocketAddress address && address.getAddress() != null
                 ? address.getAddress().getHostAddress()
                 : String.valueOf(peer);
-        return new NettyRequestView(request, rawPath, rawQuery, canonical(rawPath), remote);
+        return new NettyRequestView(request, NormalPath.parse(rawPath, paths), rawQuery, remote);
     }
 
     /**
@@ -73,9 +66,9 @@ final class NettyRequestView implements HttpRequestView {
         return target;
     }
 
-    /** The path as the client sent it, escapes and all, without the query. */
-    String rawPath() {
-        return rawPath;
+    /** The path in normal form as it goes upstream, escapes kept ({@link NormalPath#encoded()}). */
+    String forwardedPath() {
+        return path.encoded();
     }
 
     /** The query as the client sent it, or null if there was none. */
@@ -88,10 +81,10 @@ final class NettyRequestView implements HttpRequestView {
         return request.method().name();
     }
 
-    /** Decoded, with dot segments removed: the path rules match. */
+    /** The normal form decoded: the path rules match. */
     @Override
     public String path() {
-        return path;
+        return path.decoded();
     }
 
     @Override
@@ -130,40 +123,6 @@ final class NettyRequestView implements HttpRequestView {
         return null;
     }
 
-    /**
-     * Returns the percent-decoded path with {@code .} and {@code ..} segments removed.
-     *
-     * @throws IllegalArgumentException for a malformed escape, bytes that are not UTF-8, an encoded {@code /} or
-     *     dot segment (ambiguous: the upstream may read them either way), or a {@code ..} above the root
-     */
-    static String canonical(String rawPath) {
-        Deque<String> segments = new ArrayDeque<>();
-        String[] raw = rawPath.split("/", -1);
-        for (int i = 1; i < raw.length; i++) {
-            String segment = decode(raw[i]);
-            boolean dots = segment.equals(".") || segment.equals("..");
-            if (dots && !raw[i].equals(segment)) {
-                throw new IllegalArgumentException("ambiguous path: an encoded dot segment in '" + rawPath + "'");
-            }
-            if (segment.equals("..")) {
-                if (segments.isEmpty()) {
-                    throw new IllegalArgumentException("the path '" + rawPath + "' climbs above the root");
-                }
-                segments.removeLast();
-                if (i == raw.length - 1) {
-                    segments.addLast("");
-                }
-            } else if (segment.equals(".")) {
-                if (i == raw.length - 1) {
-                    segments.addLast("");
-                }
-            } else {
-                segments.addLast(segment);
-            }
-        }
-        return "/" + String.join("/", segments);
-    }
-
     /** Throws for a {@code %} not followed by two hexadecimal digits: such a URI is not one to forward. */
     private static void checkEscapes(String raw) {
         for (int i = raw.indexOf('%'); i >= 0; i = raw.indexOf('%', i + 1)) {
@@ -173,41 +132,6 @@ final class NettyRequestView implements HttpRequestView {
                 throw new IllegalArgumentException(
                         "The request's URI cannot be forwarded: a malformed escape at '" + raw.substring(i) + "'");
             }
-        }
-    }
-
-    private static String decode(String segment) {
-        if (segment.indexOf('%') < 0) {
-            return segment;
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(segment.length());
-        for (int i = 0; i < segment.length(); i++) {
-            char c = segment.charAt(i);
-            if (c != '%') {
-                bytes.writeBytes(String.valueOf(c).getBytes(StandardCharsets.UTF_8));
-                continue;
-            }
-            int high = i + 2 < segment.length() ? Character.digit(segment.charAt(i + 1), 16) : -1;
-            int low = high < 0 ? -1 : Character.digit(segment.charAt(i + 2), 16);
-            if (low < 0) {
-                throw new IllegalArgumentException("a malformed escape in the path at '" + segment.substring(i) + "'");
-            }
-            int b = high * 16 + low;
-            if (b == '/') {
-                throw new IllegalArgumentException("ambiguous path: an encoded '/' in '" + segment + "'");
-            }
-            bytes.write(b);
-            i += 2;
-        }
-        try {
-            return StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(java.nio.ByteBuffer.wrap(bytes.toByteArray()))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw new IllegalArgumentException("the path segment '" + segment + "' is not UTF-8");
         }
     }
 }

@@ -355,6 +355,23 @@ final class ProxiedExchange {
         ending.answered(status, true, false);
     }
 
+    /**
+     * The rest of the client's request is not forwarded (a malformed chunk, a body past the limit): the upstream's
+     * connection goes, with what it was sent of the request, and the client is answered {@code status} with {@code
+     * detail}, or cut off if the upstream's answer has begun.
+     */
+    void refuseRest(int status, String detail) {
+        if (finished) {
+            return;
+        }
+        closeUpstream();
+        if (answerBegun) {
+            cutOff();
+        } else {
+            answerInstead(status, detail);
+        }
+    }
+
     /** The client went away: the upstream's connection goes too, and what the request holds is given back. */
     void clientClosed() {
         if (finished) {

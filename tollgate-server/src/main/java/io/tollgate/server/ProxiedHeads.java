@@ -35,14 +35,14 @@ final class ProxiedHeads {
     private ProxiedHeads() {}
 
     /**
-     * Returns the request's head as it goes upstream: its target under the upstream's path prefix, its end-to-end
-     * fields, {@code Host} the upstream's, {@code X-Forwarded-For}, {@code -Proto} and {@code -Host} appended to
-     * when the peer is a trusted proxy ({@code trusted}) and set anew when not, and {@code Via}.
+     * Returns the request's head as it goes upstream: its target (its path in normal form) under the upstream's path
+     * prefix, its end-to-end fields, {@code Host} the upstream's, {@code X-Forwarded-For}, {@code -Proto} and {@code
+     * -Host} appended to when the peer is a trusted proxy ({@code trusted}) and set anew when not, and {@code Via}.
      */
     static HttpRequest upstreamHead(
             HttpRequest request, NettyRequestView view, UpstreamConnections upstreams, boolean trusted) {
         String target =
-                upstreams.pathPrefix() + view.rawPath() + (view.rawQuery() == null ? "" : "?" + view.rawQuery());
+                upstreams.pathPrefix() + view.forwardedPath() + (view.rawQuery() == null ? "" : "?" + view.rawQuery());
         HttpRequest out =
                 new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), target, Exchanges.RESPONSE_HEADERS);
         HttpHeaders headers = out.headers();

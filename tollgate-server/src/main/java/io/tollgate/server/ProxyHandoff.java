@@ -55,7 +55,10 @@ final class ProxyHandoff {
     void proxy(ChannelHandlerContext ctx, Exchange exchange) {
         NettyRequestView view;
         try {
-            view = NettyRequestView.of(exchange.request, ctx.channel().remoteAddress());
+            view = NettyRequestView.of(
+                    exchange.request,
+                    ctx.channel().remoteAddress(),
+                    endpoints.limits().get().requests().paths());
         } catch (IllegalArgumentException malformed) {
             exchange.keepAlive = false;
             String detail = malformed.getMessage();
@@ -72,6 +75,15 @@ final class ProxyHandoff {
                     ctx,
                     exchange,
                     ExchangeAnswers.problem(400, "Bad Request: an HTTP/1.1 request needs a Host header."));
+            return;
+        }
+        if (HttpUtil.getContentLength(exchange.request, -1L)
+                > endpoints.upstreams().maxBodyBytes()) {
+            discardBody(ctx, exchange);
+            answers.answer(
+                    ctx,
+                    exchange,
+                    ExchangeAnswers.problem(413, endpoints.upstreams().tooLarge()));
             return;
         }
         ctx.channel().config().setAutoRead(false);
@@ -126,18 +138,23 @@ final class ProxyHandoff {
         if (failure != null) {
             LOG.log(System.Logger.Level.WARNING, "the rate limiter failed; answering 500", failure);
         }
+        discardBody(ctx, exchange);
+        RequestDecision answer = failure != null ? RequestDecision.limiterFailed() : decision;
+        answers.answer(ctx, exchange, CompletableFuture.completedFuture(Answer.of(answer)));
+        if (failure == null) {
+            limits.requests().finish(decision, decision.status(), decision.headers()::get);
+        }
+    }
+
+    /** A body not wanted, if one is coming: read and thrown away, within bounds, then the connection closed. */
+    private static void discardBody(ChannelHandlerContext ctx, Exchange exchange) {
         if (!exchange.bodyDone && ProxiedExchange.announcesBody(exchange.request)) {
-            exchange.keepAlive = false; // the body is not wanted: read and thrown away, within bounds, then closed
+            exchange.keepAlive = false;
             if (!HttpUtil.is100ContinueExpected(exchange.request)) {
                 exchange.lingering = true;
                 ctx.executor().schedule(() -> ctx.close(), CheckApi.LINGER_MAX_SECONDS, TimeUnit.SECONDS);
             }
             ctx.channel().config().setAutoRead(true);
-        }
-        RequestDecision answer = failure != null ? RequestDecision.limiterFailed() : decision;
-        answers.answer(ctx, exchange, CompletableFuture.completedFuture(Answer.of(answer)));
-        if (failure == null) {
-            limits.requests().finish(decision, decision.status(), decision.headers()::get);
         }
     }
 

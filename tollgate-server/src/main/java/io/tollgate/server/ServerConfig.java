@@ -57,6 +57,7 @@ public final class ServerConfig {
     private final ClientIpResolver clientIps;
     private final URI upstream;
     private final Duration upstreamTimeout;
+    private final long maxBodyBytes;
     private final UnaryOperator<RequestLimiter.Builder> responses;
     private final Envoy envoy;
     private final TopKeysSettings topKeys;
@@ -101,6 +102,7 @@ public final class ServerConfig {
             ClientIpResolver clientIps,
             URI upstream,
             Duration upstreamTimeout,
+            long maxBodyBytes,
             UnaryOperator<RequestLimiter.Builder> responses,
             Envoy envoy,
             TopKeysSettings topKeys,
@@ -120,6 +122,7 @@ public final class ServerConfig {
         this.clientIps = clientIps;
         this.upstream = upstream;
         this.upstreamTimeout = upstreamTimeout;
+        this.maxBodyBytes = maxBodyBytes;
         this.responses = responses;
         this.envoy = envoy;
         this.topKeys = topKeys;
@@ -160,6 +163,7 @@ public final class ServerConfig {
                 read.clientIps,
                 read.upstream,
                 read.upstreamTimeout,
+                read.maxBodyBytes,
                 read.responses,
                 read.envoy,
                 read.topKeys,
@@ -220,6 +224,7 @@ public final class ServerConfig {
                 clientIps,
                 upstream,
                 upstreamTimeout,
+                maxBodyBytes,
                 responses,
                 envoy,
                 topKeys,
@@ -266,6 +271,7 @@ public final class ServerConfig {
                 next.clientIps,
                 upstream,
                 upstreamTimeout,
+                maxBodyBytes,
                 next.responses,
                 envoy == null || next.envoy == null
                         ? envoy
@@ -380,6 +386,11 @@ public final class ServerConfig {
 
     Duration upstreamTimeout() {
         return upstreamTimeout;
+    }
+
+    /** The largest body the proxy forwards, in bytes ({@code server.max-body-size}). */
+    long maxBodyBytes() {
+        return maxBodyBytes;
     }
 
     /**

@@ -26,6 +26,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Reads the server's file into a {@link ServerConfig}: the sections it shares with a rules file (by {@link
@@ -51,6 +53,7 @@ final class ServerSections {
                     "idle-timeout",
                     "upstream",
                     "upstream-timeout",
+                    "max-body-size",
                     "management-port",
                     "management-host",
                     "management-token",
@@ -134,6 +137,7 @@ final class ServerSections {
                 sections.clientIps(),
                 upstream,
                 timeoutNode.duration(Duration.ofSeconds(30)),
+                maxBodyBytes(server.child("max-body-size"), upstream != null),
                 sections.responses(),
                 envoy(root.child("envoy"), policies),
                 TopKeysSettings.read(root.child("top-keys")),
@@ -144,6 +148,36 @@ final class ServerSections {
                 server.child("warm-up").bool(true),
                 null,
                 null);
+    }
+
+    /** The largest body the proxy forwards unless {@code server.max-body-size} says otherwise: 16 MiB. */
+    static final long DEFAULT_MAX_BODY_BYTES = 16L * 1024 * 1024;
+
+    private static final Pattern SIZE = Pattern.compile("(\\d{1,15})\\s*(B|KiB|MiB|GiB)?");
+
+    /** Reads {@code server.max-body-size}: a size such as {@code 16MiB}, {@code 512KiB} or bytes, at least 1. */
+    private static long maxBodyBytes(ConfigNode node, boolean proxying) {
+        if (!node.isPresent()) {
+            return DEFAULT_MAX_BODY_BYTES;
+        }
+        if (!proxying) {
+            throw node.error("applies only with an upstream");
+        }
+        String text = node.string(null);
+        Matcher size = SIZE.matcher(text);
+        long bytes = size.matches() ? Long.parseLong(size.group(1)) : 0;
+        if (bytes < 1) {
+            throw node.error(
+                    "must be a size of at least one byte, such as 16MiB, 512KiB or 1048576, was '" + text + "'");
+        }
+        String unit = size.group(2) == null ? "B" : size.group(2);
+        int shift = switch (unit) {
+            case "KiB" -> 10;
+            case "MiB" -> 20;
+            case "GiB" -> 30;
+            default -> 0;
+        };
+        return bytes << shift;
     }
 
     /** Reads the policies whose decision API keys are the proxy rules' keys: each one defined, none twice. */

@@ -39,8 +39,9 @@ final class StartOnlySettings {
             changed.add("server.idle-timeout");
         }
         if (!Objects.equals(running.upstream(), next.upstream())
-                || !running.upstreamTimeout().equals(next.upstreamTimeout())) {
-            changed.add("server.upstream and server.upstream-timeout");
+                || !running.upstreamTimeout().equals(next.upstreamTimeout())
+                || running.maxBodyBytes() != next.maxBodyBytes()) {
+            changed.add("server.upstream, server.upstream-timeout and server.max-body-size");
         }
         if (!Objects.equals(running.management(), next.management())) {
             changed.add("server.management-*");

@@ -129,7 +129,8 @@ public final class TollgateServer implements AutoCloseable {
                     admin,
                     config.upstream() == null
                             ? null
-                            : new UpstreamConnections(config.upstream(), config.upstreamTimeout()),
+                            : new UpstreamConnections(
+                                    config.upstream(), config.upstreamTimeout(), config.maxBodyBytes()),
                     config.idleTimeout(),
                     config.shutdownTimeout());
         } catch (Exception e) {

@@ -46,6 +46,7 @@ final class UpstreamConnections {
     private final URI upstream;
     private final String authority;
     private final Duration timeout;
+    private final long maxBodyBytes;
     private final Bootstrap bootstrap;
     private final FastThreadLocal<ArrayDeque<Channel>> idle = new FastThreadLocal<>() {
         @Override
@@ -54,9 +55,10 @@ final class UpstreamConnections {
         }
     };
 
-    UpstreamConnections(URI upstream, Duration timeout) {
+    UpstreamConnections(URI upstream, Duration timeout, long maxBodyBytes) {
         this.upstream = upstream;
         this.timeout = timeout;
+        this.maxBodyBytes = maxBodyBytes;
         boolean https = upstream.getScheme().equalsIgnoreCase("https");
         int port = upstream.getPort() >= 0 ? upstream.getPort() : https ? 443 : 80;
         SslContext tls = https ? tls() : null;
@@ -111,6 +113,17 @@ final class UpstreamConnections {
     /** How long an exchange may take, from when its request is sent until its answer has come whole. */
     Duration timeout() {
         return timeout;
+    }
+
+    /** The largest request body forwarded, in bytes: a longer one is refused with 413. */
+    long maxBodyBytes() {
+        return maxBodyBytes;
+    }
+
+    /** The detail of the 413 that a body over {@link #maxBodyBytes} gets. */
+    String tooLarge() {
+        return "The body is larger than " + maxBodyBytes
+                + " bytes, the most this proxy forwards (server.max-body-size).";
     }
 
     /**

@@ -107,6 +107,7 @@ class ConfigurationReferenceTest {
         assertDefault(page, "server.shutdown-timeout", plain.shutdownTimeout());
         assertDefault(page, "server.idle-timeout", plain.idleTimeout());
         assertDefault(page, "server.upstream-timeout", plain.upstreamTimeout());
+        assertDefault(page, "server.max-body-size", plain.maxBodyBytes() / (1024 * 1024) + "MiB");
         assertDefault(page, "server.warm-up", plain.warmUp());
         assertDefault(page, "server.management-host", ServerConfig.DEFAULT_MANAGEMENT_HOST);
         assertDefault(page, "server.decision-host", ServerConfig.DEFAULT_DECISION_HOST);

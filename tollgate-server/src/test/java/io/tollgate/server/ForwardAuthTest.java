@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.tollgate.fixtures.DocumentationExamples;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -75,6 +77,37 @@ class ForwardAuthTest {
         assertThat(TollgateServer.serving(proxying))
                 .isEqualTo(", proxying to http://127.0.0.1:9000, forward-auth on /v1/forward-auth");
         assertThat(TollgateServer.serving(decisions)).isEqualTo(", decision API only");
+    }
+
+    @Test
+    void everyFormOfAPathCountsUnderTheRuleOfItsNormalFormAndAnAmbiguousOneIsRefused() throws Exception {
+        start("127.0.0.1");
+
+        List<Integer> statuses = new ArrayList<>();
+        for (String uri : List.of("//api/orders", "/API/Orders;v=1", "/x/../api/./orders")) {
+            statuses.add(ask(
+                            "X-Original-Method", "POST",
+                            "X-Original-URI", uri,
+                            "X-Forwarded-Host", "api.example.com",
+                            "X-Api-Key", "k-forms")
+                    .statusCode());
+        }
+        HttpResponse<String> backslash = ask(
+                "X-Original-Method", "POST",
+                "X-Original-URI", "/api\\orders",
+                "X-Forwarded-Host", "api.example.com",
+                "X-Api-Key", "k-other");
+        HttpResponse<String> encodedSlash = ask(
+                "X-Original-Method", "POST",
+                "X-Original-URI", "/api%2Forders",
+                "X-Forwarded-Host", "api.example.com",
+                "X-Api-Key", "k-other");
+
+        assertThat(statuses).as("one bucket of 2 for all three").containsExactly(200, 200, 429);
+        assertThat(backslash.statusCode()).isEqualTo(400);
+        assertThat(backslash.body()).contains("The original request cannot be read: ambiguous path: a backslash");
+        assertThat(encodedSlash.statusCode()).isEqualTo(400);
+        assertThat(encodedSlash.body()).contains("an encoded '/' (%2F)");
     }
 
     @Test

@@ -16,7 +16,9 @@ import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.LimiterArguments;
 import io.tollgate.RateLimiter;
 import io.tollgate.TimeSource;
+import io.tollgate.fixtures.PathReference;
 import io.tollgate.http.HttpRequestView;
+import io.tollgate.http.PathSettings;
 import io.tollgate.server.internal.envoy.EnvoyRequests;
 import io.tollgate.top.KeyDisplay;
 import io.tollgate.top.TopKeys;
@@ -198,6 +200,55 @@ final class HostileInput {
         assertThat(answer.status()).as("forward-auth's answer").isLessThan(500);
     }
 
+    /**
+     * Reads a request target the fuzzer writes (pieces of hostile paths and characters of its own) as the proxy
+     * reads it, and asks forward-auth about it: both refuse it exactly where {@link PathReference} does, and
+     * otherwise the path forwarded, read again by the reference, is the path the rules matched.
+     */
+    void path(FuzzedDataProvider data) throws Exception {
+        StringBuilder target = new StringBuilder("/");
+        while (data.remainingBytes() > 0 && target.length() < 300) {
+            target.append(
+                    data.consumeBoolean()
+                            ? data.pickValue(PathReference.PIECES)
+                            : data.consumeString(3).replace('?', '/'));
+        }
+        String path = target.toString();
+        PathReference.Read expected = PathReference.read(path);
+        NettyRequestView view = null;
+        try {
+            view = NettyRequestView.of(
+                    new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, path),
+                    new InetSocketAddress("127.0.0.1", 40_000),
+                    PathSettings.DEFAULT);
+        } catch (IllegalArgumentException refused) {
+            assertThat(expected)
+                    .as("the reference's reading of %s, which the proxy refused", path)
+                    .isNull();
+        }
+        if (view != null) {
+            assertThat(expected).as("the reference's reading of %s", path).isNotNull();
+            assertThat(view.forwardedPath())
+                    .as("what the proxy forwards of %s", path)
+                    .isEqualTo(expected.forwarded());
+            assertThat(view.path()).as("what the rules match of %s", path).isEqualTo(expected.matched());
+            assertThat(PathReference.read(view.forwardedPath()))
+                    .as("the forwarded form of %s, read again", path)
+                    .isEqualTo(expected);
+        }
+        if (path.chars().allMatch(c -> c >= ' ' && c < 0x7f)) { // a header field's value holds no other
+            HttpRequest request = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, ForwardAuth.PATH);
+            request.headers().set("X-Original-Method", "GET").set("X-Original-URI", path.strip());
+            int status = ForwardAuth.answer(request, new InetSocketAddress("127.0.0.1", 40_000), limits)
+                    .toCompletableFuture()
+                    .get(5, TimeUnit.SECONDS)
+                    .status();
+            assertThat(status == 400)
+                    .as("forward-auth refused %s (answered %d)", path, status)
+                    .isEqualTo(PathReference.read(path.strip()) == null);
+        }
+    }
+
     /** Reads a client's IP from the forwarding header fields a proxy wrote, as the rules do. */
     void clientIp(FuzzedDataProvider data) {
         List<String> forwardedFor = List.of(data.consumeString(300), data.consumeString(300));
@@ -308,5 +359,6 @@ final class HostileInput {
             "client-ip", 4,
             "envoy", 5,
             "key", 6,
-            "server-file", 7);
+            "server-file", 7,
+            "path", 8);
 }

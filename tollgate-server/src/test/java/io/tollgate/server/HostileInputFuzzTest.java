@@ -73,6 +73,11 @@ class HostileInputFuzzTest {
         HostileInput.serverFile(data.consumeRemainingAsString());
     }
 
+    @FuzzTest(maxDuration = "5m")
+    void path(FuzzedDataProvider data) throws Exception {
+        INPUT.path(data);
+    }
+
     /**
      * Every target in one, the fuzzer choosing which by the last byte of the input: the suite's short
      * coverage-guided run, first in order, as Jazzer fuzzes the first fuzz test of a run and skips the others.
@@ -80,7 +85,7 @@ class HostileInputFuzzTest {
     @Order(1)
     @FuzzTest(maxDuration = "20s")
     void everything(FuzzedDataProvider data) throws Exception {
-        switch (data.consumeInt(0, 7)) {
+        switch (data.consumeInt(0, 8)) {
             case 0 -> publicPort(data);
             case 1 -> managementPort(data);
             case 2 -> decisionApi(data);
@@ -88,7 +93,8 @@ class HostileInputFuzzTest {
             case 4 -> clientIp(data);
             case 5 -> envoy(data.consumeRemainingAsBytes());
             case 6 -> key(data);
-            default -> serverFile(data);
+            case 7 -> serverFile(data);
+            default -> path(data);
         }
     }
 }

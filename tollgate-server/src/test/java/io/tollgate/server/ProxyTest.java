@@ -157,7 +157,7 @@ class ProxyTest {
 
     @Test
     void largeBodiesAreStreamedBothWays() throws Exception {
-        start("");
+        start("", "max-body-size: 128MiB");
         long size = 64L * 1024 * 1024;
         MessageDigest sent = MessageDigest.getInstance("SHA-256");
 

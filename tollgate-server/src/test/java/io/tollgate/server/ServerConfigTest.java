@@ -172,10 +172,19 @@ class ServerConfigTest {
     }
 
     @ParameterizedTest
+    @CsvSource({"1048576, 1048576", "512KiB, 524288", "16MiB, 16777216", "2GiB, 2147483648", "1 MiB, 1048576"})
+    void aBodySizeIsReadInBytesOrBinaryUnits(String written, long bytes) {
+        ServerConfig config =
+                ServerConfig.parse("server: {upstream: 'http://h:1', max-body-size: '" + written + "'}\n", "t.yaml");
+
+        assertThat(config.maxBodyBytes()).isEqualTo(bytes);
+    }
+
+    @ParameterizedTest
     @CsvSource(
             delimiter = '|',
             value = {
-                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: callers, client-ip, concurrency-limits, envoy, memory, overload, policies, redis, responses, rules, server",
+                "serve: {port: 1} | t.yaml:1: configuration: unknown setting 'serve'; known: callers, client-ip, concurrency-limits, envoy, memory, overload, paths, policies, redis, responses, rules, server",
                 "routes: [] | t.yaml:1: configuration: unknown setting 'routes' (it is rules now); known: callers, client-ip,",
                 "store: {} | t.yaml:1: configuration: unknown setting 'store' (it is redis (with failure-policy, expected-instances) or memory now)",
                 "upstream: http://h:1 | t.yaml:1: configuration: unknown setting 'upstream' (it is server.upstream now)",
@@ -195,6 +204,10 @@ class ServerConfigTest {
                 "server: {upstream: 127.0.0.1:9000} | t.yaml:1: server.upstream: must be an http:// or https:// URI with a host",
                 "server: {upstream: 'http://h:9/?q=1'} | t.yaml:1: server.upstream: must not have a query",
                 "server: {upstream-timeout: 5s} | t.yaml:1: server.upstream-timeout: applies only with an upstream",
+                "server: {max-body-size: 1MiB} | t.yaml:1: server.max-body-size: applies only with an upstream",
+                "server: {upstream: 'http://h:1', max-body-size: 10MB} | t.yaml:1: server.max-body-size: must be a size of"
+                        + " at least one byte, such as 16MiB, 512KiB or 1048576, was '10MB'",
+                "server: {upstream: 'http://h:1', max-body-size: 0} | t.yaml:1: server.max-body-size: must be a size of",
                 "server: {idle-timeout: 0s} | t.yaml:1: server.idle-timeout: must be longer than zero",
                 "server: {warm-up: later} | t.yaml:1: server.warm-up: must be true or false",
                 "client-ip: {trusted-proxies: [10.0.0.0/99]} | t.yaml:1: client-ip.trusted-proxies: invalid trusted proxy '10.0.0.0/99'",

@@ -581,7 +581,7 @@ class ServerJarIT {
                         + ":3: server: unknown setting 'prot'; known: decision-api-shares-rule-keys,"
                         + " decision-host, decision-port, decision-tls, expose-decision-api-publicly,"
                         + " expose-health-publicly, expose-metrics-publicly, forward-auth, host, idle-timeout,"
-                        + " management-host, management-port, management-tls, management-token, port,"
+                        + " management-host, management-port, management-tls, management-token, max-body-size, port,"
                         + " shutdown-timeout, tls, upstream, upstream-timeout, warm-up");
     }
 

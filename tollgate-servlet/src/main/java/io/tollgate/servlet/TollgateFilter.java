@@ -1,6 +1,7 @@
 package io.tollgate.servlet;
 
 import io.tollgate.RateLimiter;
+import io.tollgate.http.NormalPath;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.RequestLimiterConfig;
@@ -49,6 +50,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * before that dispatch, so place it before any filter that keeps per-thread state around the chain, or set
  * {@code async} to {@code false} to block instead. Requests that do not support asynchronous processing are
  * decided by blocking, for at most the limiter's time budget.
+ *
+ * <p><b>Paths.</b> Rules match the request's path within the application in its normal form ({@link NormalPath}),
+ * read from the request URI by the request limiter's {@link RequestLimiter#paths() settings}: {@code //api/x}, {@code
+ * /api/./x} and {@code /API/x;v=1} count under {@code /api/**}, however the container maps them. A path that the
+ * settings refuse (a backslash, an encoded slash) is answered 400 with a problem body, before the chain.
  *
  * <p>A request is decided once: passing through the filter again, in a forward, an error dispatch or the
  * asynchronous dispatch, charges nothing. If the limiter itself fails (a bug, not a Redis outage, which its
@@ -147,9 +153,16 @@ public final class TollgateFilter implements Filter {
         if (limiter == null) {
             throw new IllegalStateException("TollgateFilter used before init");
         }
+        NormalPath path;
+        try {
+            path = ServletRequestView.normalPath(request, limiter.paths());
+        } catch (IllegalArgumentException refused) {
+            write(response, RequestDecision.problem(400, "Bad Request: " + refused.getMessage()));
+            return;
+        }
         CompletableFuture<RequestDecision> pending;
         try {
-            pending = limiter.decide(new ServletRequestView(request)).toCompletableFuture();
+            pending = limiter.decide(new ServletRequestView(request, path)).toCompletableFuture();
         } catch (RuntimeException e) {
             failed(response, e);
             return;

@@ -29,6 +29,8 @@ import java.util.function.Consumer;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -140,6 +142,23 @@ final class JettyApp implements AutoCloseable {
      */
     static JettyApp startWithThreads(Filter filter, int maxThreads) throws Exception {
         return new JettyApp(new FilterHolder(filter), true, context -> {}, maxThreads);
+    }
+
+    /**
+     * Starts an application whose container passes every URI on to the filter, ambiguous ones too (Jetty's {@code
+     * UNSAFE} URI compliance), as a container more lenient than Jetty's default would.
+     */
+    static JettyApp startAcceptingEveryUri(Filter filter) throws Exception {
+        JettyApp app = new JettyApp(
+                new FilterHolder(filter),
+                true,
+                context -> context.getServletHandler().setDecodeAmbiguousURIs(true),
+                0);
+        app.connector
+                .getConnectionFactory(HttpConnectionFactory.class)
+                .getHttpConfiguration()
+                .setUriCompliance(UriCompliance.UNSAFE);
+        return app;
     }
 
     /** Starts an application whose servlet does not support asynchronous processing. */

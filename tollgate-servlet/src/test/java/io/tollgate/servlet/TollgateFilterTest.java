@@ -16,10 +16,14 @@ import io.tollgate.http.RequestLimiter;
 import io.tollgate.http.Rule;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The filter protecting a real Jetty application, driven by a real HTTP client over loopback. */
 class TollgateFilterTest {
@@ -107,6 +111,67 @@ class TollgateFilterTest {
         assertThat(plain).isEqualTo(200);
         assertThat(encoded).isEqualTo(429);
         assertThat(dotted).isEqualTo(429);
+    }
+
+    // Jetty's own URI compliance refuses empty segments, ambiguous parameters and encoded dots before any filter
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "//api/x          | 400 400 400 400",
+                "/api//x          | 400 400 400 400",
+                "/API/x           | 200 200 200 429",
+                "/api/./x         | 200 200 200 429",
+                "/x/../api/x      | 200 200 200 429",
+                "/x/..;/api/x     | 400 400 400 400",
+                "/api/x;v=1       | 200 200 200 429",
+                "/api/;v=1/x      | 400 400 400 400",
+                "/x/%2e%2e/api/x  | 400 400 400 400",
+                "/api\\x        | 400 400 400 400",
+                "/api%5Cx         | 400 400 400 400",
+                "/api%2Fx         | 400 400 400 400",
+                "/api/x%00        | 400 400 400 400",
+            })
+    void everyFormOfAPathCountsUnderTheRuleOfItsNormalFormOrIsRefused(String path, String statuses) throws Exception {
+        app = JettyApp.start(filter(Rule.builder(THREE_PER_10S).path("/api/**").build()));
+
+        List<Integer> answered = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            answered.add(app.sendRaw("GET " + path + " HTTP/1.1\r\nHost: localhost"));
+        }
+
+        assertThat(answered)
+                .containsExactlyElementsOf(
+                        Arrays.stream(statuses.split(" ")).map(Integer::valueOf).toList());
+    }
+
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "//api/x          | 200 200 200 429",
+                "/api//x          | 200 200 200 429",
+                "/x/..;/api/x     | 200 200 200 429",
+                "/api/;v=1/x      | 200 200 200 429",
+                "/x/%2e%2e/api/x  | 200 200 200 429",
+                "/api\\x        | 400 400 400 400",
+                "/api%5Cx         | 400 400 400 400",
+                "/api%2Fx         | 400 400 400 400",
+                "/api/%c0%ae%c0%ae/x | 400 400 400 400",
+            })
+    void inAContainerThatPassesEveryUriOnTheFilterItselfCountsOrRefusesEachForm(String path, String statuses)
+            throws Exception {
+        app = JettyApp.startAcceptingEveryUri(
+                filter(Rule.builder(THREE_PER_10S).path("/api/**").build()));
+
+        List<Integer> answered = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            answered.add(app.sendRaw("GET " + path + " HTTP/1.1\r\nHost: localhost"));
+        }
+
+        assertThat(answered)
+                .containsExactlyElementsOf(
+                        Arrays.stream(statuses.split(" ")).map(Integer::valueOf).toList());
     }
 
     @Test

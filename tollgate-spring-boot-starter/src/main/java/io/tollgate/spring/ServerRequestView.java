@@ -1,10 +1,11 @@
 package io.tollgate.spring;
 
 import io.tollgate.http.HttpRequestView;
+import io.tollgate.http.NormalPath;
+import io.tollgate.http.PathSettings;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Locale;
-import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 
 /**
@@ -13,15 +14,44 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 final class ServerRequestView implements HttpRequestView {
 
     private final ServerHttpRequest request;
+    private final String path;
     private final String principal;
 
     /**
+     * @param path the request's path within the application, read by {@link #normalPath}
      * @param principal the name of the exchange's principal, or null for none: WebFlux finds it
      *     asynchronously, so the caller looks it up first
      */
+    ServerRequestView(ServerHttpRequest request, NormalPath path, String principal) {
+        this.request = request;
+        this.path = path.decoded();
+        this.principal = principal;
+    }
+
+    /**
+     * Views {@code request} with its path read by {@link PathSettings#DEFAULT}, or as sent where they refuse it: for
+     * {@code @RateLimit}, which the handler's own mapping has matched already.
+     */
     ServerRequestView(ServerHttpRequest request, String principal) {
         this.request = request;
+        String decoded;
+        try {
+            decoded = normalPath(request, PathSettings.DEFAULT).decoded();
+        } catch (IllegalArgumentException refused) {
+            decoded = request.getPath().pathWithinApplication().value();
+        }
+        this.path = decoded;
         this.principal = principal;
+    }
+
+    /**
+     * Reads the path of {@code request} within its application, as sent, into its normal form by {@code settings}.
+     *
+     * @throws IllegalArgumentException naming what is wrong, for a path that {@link NormalPath} refuses
+     */
+    static NormalPath normalPath(ServerHttpRequest request, PathSettings settings) {
+        String within = request.getPath().pathWithinApplication().value();
+        return NormalPath.parse(within.isEmpty() ? "/" : within, settings);
     }
 
     @Override
@@ -30,18 +60,12 @@ final class ServerRequestView implements HttpRequestView {
     }
 
     /**
-     * The path within the application, decoded segment by segment and without matrix parameters, as
-     * WebFlux matches it to a handler, so rules see what the application sees.
+     * The path within the application in normal form, decoded ({@link NormalPath#decoded()}): {@code //api/x}, {@code
+     * /api/./x} and {@code /api/x;v=1} are all {@code /api/x}.
      */
     @Override
     public String path() {
-        StringBuilder path = new StringBuilder();
-        for (PathContainer.Element element :
-                request.getPath().pathWithinApplication().elements()) {
-            path.append(
-                    element instanceof PathContainer.PathSegment segment ? segment.valueToMatch() : element.value());
-        }
-        return path.isEmpty() ? "/" : path.toString();
+        return path;
     }
 
     @Override

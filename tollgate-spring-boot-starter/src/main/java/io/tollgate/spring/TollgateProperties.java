@@ -33,6 +33,7 @@ import org.springframework.boot.context.properties.bind.Name;
  * @param rules The rules the servlet filter enforces, checked in order; a refusal ends the check.
  * @param clientIp How the client IP of the ip key is found.
  * @param responses What responses carry and what a refusal looks like.
+ * @param paths How request paths are read before rules match them.
  * @param redis Redis, for limits shared by every instance of the application.
  * @param memory The in-memory store, used when there is no Redis.
  * @param filter Where the servlet filter sits.
@@ -55,6 +56,7 @@ public record TollgateProperties(
         List<Rule> rules,
         @DefaultValue ClientIp clientIp,
         @DefaultValue Responses responses,
+        @DefaultValue Paths paths,
         @DefaultValue Redis redis,
         @DefaultValue Memory memory,
         @DefaultValue Filter filter,
@@ -128,6 +130,7 @@ public record TollgateProperties(
      * Which requests a policy applies to, and how clients are told apart.
      *
      * @param path The path pattern: * is one path segment or part of one, ** any number of whole segments.
+     * @param pathCase Whether the path pattern matches paths whatever their case (ignore) or only in its own (exact).
      * @param methods The methods matched; empty matches every method.
      * @param host The host matched, or any host if unset.
      * @param requireHeader A header that must be present for the rule to apply.
@@ -151,6 +154,7 @@ public record TollgateProperties(
      */
     public record Rule(
             @DefaultValue("/**") String path,
+            @DefaultValue("ignore") String pathCase,
             List<String> methods,
             String host,
             String requireHeader,
@@ -226,6 +230,22 @@ public record TollgateProperties(
             trustedProxies = listed(trustedProxies);
         }
     }
+
+    /**
+     * How request paths are read into the one form that rules match: the same as the server's paths section.
+     *
+     * @param mergeSlashes Whether an empty segment (//) is dropped, as most servers do; false refuses such a path
+     *     with 400.
+     * @param backslash What a backslash (or %5C) in a path is: refuse (400) or slash (a separator).
+     * @param encodedSlash What an encoded slash (%2F) in a path is: refuse (400) or keep (part of its segment).
+     * @param parameters Whether a proxy forwards a segment's ;parameters (drop or keep); rules match the path
+     *     without them either way, so in an application it changes nothing.
+     */
+    public record Paths(
+            @DefaultValue("true") boolean mergeSlashes,
+            @DefaultValue("refuse") String backslash,
+            @DefaultValue("refuse") String encodedSlash,
+            @DefaultValue("drop") String parameters) {}
 
     /**
      * What responses carry.

@@ -1,6 +1,7 @@
 package io.tollgate.spring;
 
 import io.tollgate.RateLimiter;
+import io.tollgate.http.NormalPath;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.http.RequestLimiter;
 import java.lang.System.Logger.Level;
@@ -79,15 +80,26 @@ public final class TollgateWebFilter implements WebFilter, Ordered {
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
         RequestLimiter limiter = requests;
-        if ((limiter.rules().isEmpty() && limiter.overload() == null)
-                || !mapped(
-                        exchange.getRequest().getPath().pathWithinApplication().value())) {
+        if (limiter.rules().isEmpty() && limiter.overload() == null) {
+            return chain.filter(exchange);
+        }
+        NormalPath path;
+        try {
+            path = ServerRequestView.normalPath(exchange.getRequest(), limiter.paths());
+        } catch (IllegalArgumentException refused) {
+            if (!mapped(exchange.getRequest().getPath().pathWithinApplication().value())) {
+                return chain.filter(exchange);
+            }
+            return ReactiveResponses.write(
+                    exchange.getResponse(), RequestDecision.problem(400, "Bad Request: " + refused.getMessage()));
+        }
+        if (!mapped(path.decoded())) {
             return chain.filter(exchange);
         }
         return exchange.getPrincipal()
                 .map(Principal::getName)
                 .defaultIfEmpty("")
-                .flatMap(principal -> decide(limiter, exchange, principal.isEmpty() ? null : principal))
+                .flatMap(principal -> decide(limiter, exchange, path, principal.isEmpty() ? null : principal))
                 .onErrorResume(failure -> {
                     LOG.log(Level.WARNING, "rate limiter failed; answering 500", failure);
                     return Mono.just(RequestDecision.limiterFailed());
@@ -122,10 +134,11 @@ public final class TollgateWebFilter implements WebFilter, Ordered {
         });
     }
 
-    private static Mono<RequestDecision> decide(RequestLimiter limiter, ServerWebExchange exchange, String principal) {
+    private static Mono<RequestDecision> decide(
+            RequestLimiter limiter, ServerWebExchange exchange, NormalPath path, String principal) {
         CompletableFuture<RequestDecision> pending;
         try {
-            pending = limiter.decide(new ServerRequestView(exchange.getRequest(), principal))
+            pending = limiter.decide(new ServerRequestView(exchange.getRequest(), path, principal))
                     .toCompletableFuture();
         } catch (RuntimeException e) {
             return Mono.error(e);

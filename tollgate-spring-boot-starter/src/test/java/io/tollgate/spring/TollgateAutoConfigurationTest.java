@@ -312,7 +312,8 @@ class TollgateAutoConfigurationTest {
             delimiter = '|',
             value = {
                 "tollgate.polices.per-user.limits[0].capacity=10 | tollgate: unknown setting 'polices'; known: client-ip,"
-                        + " concurrency-limits, enabled, filter, gateway, memory, overload, policies, redis, responses, rules, store,"
+                        + " concurrency-limits, enabled, filter, gateway, memory, overload, paths, policies, redis, responses, rules,"
+                        + " store,"
                         + " top-keys, warm-up",
                 "tollgate.redis.timout=1s | tollgate.redis: unknown setting 'timout'; known: batching, cluster-uris,",
                 "tollgate.policies.per-user.limits[0].refil=1/s | tollgate.policies.per-user.limits[0]: unknown setting"
