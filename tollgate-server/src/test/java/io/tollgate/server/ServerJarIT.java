@@ -395,7 +395,9 @@ class ServerJarIT {
     @Test
     void bodiesFarLargerThanTheHeapAreStreamedThroughIt() throws Exception {
         long size = 256L * 1024 * 1024;
-        try (ServerProcess server = ServerProcess.start(config(""), "-Xmx48m")) {
+        Path file = config("");
+        Files.writeString(file, Files.readString(file) + "  max-body-size: 1GiB\n"); // past the default of 16MiB
+        try (ServerProcess server = ServerProcess.start(file, "-Xmx48m")) {
             int port = server.awaitPort();
             MessageDigest sent = MessageDigest.getInstance("SHA-256");
 
