@@ -1,6 +1,8 @@
 package io.tollgate.server;
 
 import io.tollgate.server.internal.tls.TlsSettings;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -20,6 +22,29 @@ record Listeners(
 
     Listeners withPort(int otherPort) {
         return new Listeners(host, otherPort, tls, management, decision, exposure);
+    }
+
+    /**
+     * Whether a bind address serves this host only: {@code localhost} or a loopback literal ({@code 127.0.0.1},
+     * {@code ::1}). Any other address, or a name, may be reached from elsewhere.
+     */
+    static boolean isThisHostOnly(String host) {
+        if (host.equalsIgnoreCase("localhost")) {
+            return true;
+        }
+        if (!host.matches("[0-9.]+") && !host.contains(":")) {
+            return false; // a name: never looked up here
+        }
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress(); // a literal: parsed, not looked up
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
+    /** Whether a port's TLS makes every client show a certificate the file's authorities signed. */
+    static boolean requiresCertificates(TlsSettings tls) {
+        return tls != null && tls.clientAuth() == TlsSettings.ClientAuth.REQUIRED;
     }
 
     /**
@@ -72,6 +97,11 @@ record Listeners(
      * @param tls its TLS, or null for plain HTTP
      */
     record Management(int port, String host, String token, TlsSettings tls) {
+
+        /** Whether anyone who reaches the port may use it: it binds beyond this host with no token and no certificates. */
+        boolean unauthenticated() {
+            return !isThisHostOnly(host) && token == null && !requiresCertificates(tls);
+        }
 
         @Override
         public String toString() {

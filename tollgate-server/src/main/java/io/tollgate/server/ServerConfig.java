@@ -46,6 +46,9 @@ public final class ServerConfig {
     /** The address the decision API's own port binds when the file does not say: this host only. */
     public static final String DEFAULT_DECISION_HOST = "127.0.0.1";
 
+    /** The address Envoy's services bind unless {@code envoy.host} says: this host only. */
+    public static final String DEFAULT_ENVOY_HOST = "127.0.0.1";
+
     private final Listeners listeners;
     private final Duration shutdownTimeout;
     private final Duration idleTimeout;
@@ -84,6 +87,11 @@ public final class ServerConfig {
      * @param tls its TLS, or null for plain gRPC
      */
     record Envoy(int port, String host, Path config, EnvoyService.Setup setup, TlsSettings tls) {
+
+        /** Whether anyone who reaches the port may call it: it binds beyond this host, asking no certificate. */
+        boolean unauthenticated() {
+            return !Listeners.isThisHostOnly(host) && !Listeners.requiresCertificates(tls);
+        }
 
         /** Returns whether {@code other} listens where this does: the settings that take effect at a start. */
         boolean listensAs(Envoy other) {

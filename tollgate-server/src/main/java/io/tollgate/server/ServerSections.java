@@ -41,7 +41,14 @@ final class ServerSections {
             ConfigSection.of("tls", "certificate", "private-key", "client-ca", "client-auth");
 
     private static final ConfigSection ENVOY = ConfigSection.of(
-                    "envoy", "port", "host", "config", "x-ratelimit-headers", "shadow-mode", "merge-domains")
+                    "envoy",
+                    "port",
+                    "host",
+                    "allow-unauthenticated-callers",
+                    "config",
+                    "x-ratelimit-headers",
+                    "shadow-mode",
+                    "merge-domains")
             .with("tls", TLS)
             .with("quota", QuotaSettings.SECTION);
 
@@ -57,6 +64,7 @@ final class ServerSections {
                     "management-port",
                     "management-host",
                     "management-token",
+                    "management-allow-unauthenticated",
                     "decision-port",
                     "decision-host",
                     "expose-decision-api-publicly",
@@ -213,11 +221,18 @@ final class ServerSections {
         if (token != null && (token.isBlank() || !token.chars().allMatch(c -> c > 0x20 && c < 0x7f))) {
             throw tokenNode.error("must be printable ASCII without spaces, as a bearer token is sent");
         }
-        return new Listeners.Management(
+        Listeners.Management management = new Listeners.Management(
                 port,
                 hostNode.string(ServerConfig.DEFAULT_MANAGEMENT_HOST),
                 token,
                 tls(server.child("management-tls")));
+        ConfigNode openNode = server.child("management-allow-unauthenticated");
+        if (management.unauthenticated() && !openNode.bool(false)) {
+            throw hostNode.error("binds " + management.host() + " without server.management-token, so anyone who"
+                    + " reaches the port can reset buckets and reload the configuration: set a token, bind 127.0.0.1,"
+                    + " or set server.management-allow-unauthenticated: true");
+        }
+        return management;
     }
 
     /**
@@ -310,7 +325,16 @@ final class ServerSections {
         envoy.checkKeys(ENVOY);
         ConfigNode portNode = envoy.child("port");
         int port = port(portNode, ServerConfig.DEFAULT_ENVOY_PORT);
-        String host = envoy.child("host").string("0.0.0.0");
+        ConfigNode hostNode = envoy.child("host");
+        String host = hostNode.string(ServerConfig.DEFAULT_ENVOY_HOST);
+        TlsSettings tls = tls(envoy.child("tls"));
+        if (!Listeners.isThisHostOnly(host)
+                && !Listeners.requiresCertificates(tls)
+                && !envoy.child("allow-unauthenticated-callers").bool(false)) {
+            throw hostNode.error("binds " + host + ", so anyone who reaches the port can spend any client's buckets:"
+                    + " require client certificates (envoy.tls with client-ca), bind 127.0.0.1, or set"
+                    + " envoy.allow-unauthenticated-callers: true");
+        }
         boolean xRateLimitHeaders = envoy.child("x-ratelimit-headers").bool(false);
         boolean shadowMode = envoy.child("shadow-mode").bool(false);
         boolean mergeDomains = envoy.child("merge-domains").bool(false);
@@ -325,11 +349,7 @@ final class ServerSections {
             throw configNode.error(e.getMessage());
         }
         return new ServerConfig.Envoy(
-                port,
-                host,
-                config,
-                new EnvoyService.Setup(limits, xRateLimitHeaders, shadowMode, quota),
-                tls(envoy.child("tls")));
+                port, host, config, new EnvoyService.Setup(limits, xRateLimitHeaders, shadowMode, quota), tls);
     }
 
     /**

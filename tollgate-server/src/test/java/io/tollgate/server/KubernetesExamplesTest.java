@@ -36,7 +36,8 @@ class KubernetesExamplesTest {
         Files.writeString(dir.resolve("ratelimit/ratelimit.yaml"), (String) files.get("ratelimit.yaml"));
 
         ServerConfig config = ServerConfig.parse(
-                ((String) files.get("tollgate.yaml")).replace("/config/ratelimit/", dir.resolve("ratelimit") + "/"),
+                withToken(((String) files.get("tollgate.yaml"))
+                        .replace("/config/ratelimit/", dir.resolve("ratelimit") + "/")),
                 "rate-limit-service.yaml");
         Map<String, Object> pod =
                 map(map(map(kind(documents, "Deployment").get("spec")).get("template"))
@@ -59,14 +60,34 @@ class KubernetesExamplesTest {
                         .map(port -> map(port).get("name") + ":" + map(port).get("port")))
                 .containsExactly("grpc:8081", "http:8080");
         assertThat(map(pod.get("securityContext")).get("runAsNonRoot")).isEqualTo(true);
+        assertThat(config.management().token())
+                .as("the management port, reached from outside the pod")
+                .isNotNull();
+        assertThat(map(map(container.get("livenessProbe")).get("httpGet"))).containsEntry("port", "http");
+        assertThat(config.envoy().unauthenticated())
+                .as("Envoy's pods call the gRPC port")
+                .isTrue();
+        Map<String, Object> grpcIngress =
+                map(list(map(kind(documents, "NetworkPolicy").get("spec")).get("ingress"))
+                        .get(0));
+        assertThat(list(grpcIngress.get("ports")))
+                .containsExactly(Map.of("port", config.envoy().port()));
+        assertThat(map(map(list(grpcIngress.get("from")).get(0)).get("podSelector"))
+                        .get("matchLabels"))
+                .isEqualTo(Map.of("tollgate-client", "envoy"));
+    }
+
+    /** The file with the management token its pod reads from a Secret written in, as the environment gives it. */
+    private static String withToken(String file) {
+        return file.replace("{env: TOLLGATE_MANAGEMENT_TOKEN}", "from-the-secret");
     }
 
     @Test
-    void theSidecarProxiesToTheApplicationInItsPodAndIsProbedOnItsManagementPort() throws IOException {
+    void theSidecarProxiesToTheApplicationInItsPodIsProbedOnItsPublicPortAndScrapedWithAToken() throws IOException {
         List<Map<String, Object>> documents = documents("sidecar.yaml");
         String file = (String) map(kind(documents, "ConfigMap").get("data")).get("tollgate.yaml");
 
-        ServerConfig config = ServerConfig.parse(file, "sidecar.yaml");
+        ServerConfig config = ServerConfig.parse(withToken(file), "sidecar.yaml");
         Map<String, Object> pod =
                 map(map(map(kind(documents, "Deployment").get("spec")).get("template"))
                         .get("spec"));
@@ -83,10 +104,15 @@ class KubernetesExamplesTest {
                 .containsEntry("management", config.management().port());
         assertThat(map(map(tollgate.get("readinessProbe")).get("httpGet")))
                 .containsEntry("path", "/readyz")
-                .containsEntry("port", "management");
-        assertThat(config.management().host())
-                .as("the kubelet probes from outside the pod")
-                .isEqualTo("0.0.0.0");
+                .containsEntry("port", "http");
+        assertThat(config.listeners().exposure().health())
+                .as("the kubelet probes the public port")
+                .isTrue();
+        assertThat(config.management().host()).isEqualTo("0.0.0.0");
+        assertThat(config.management().token())
+                .as("Prometheus scrapes from outside the pod")
+                .isNotNull();
+        assertThat(kind(documents, "Secret").get("stringData")).isEqualTo(Map.of("management-token", "change-me"));
     }
 
     private static Map<String, Integer> ports(Map<String, Object> container) {
