@@ -119,7 +119,8 @@ final class DataPlane implements AutoCloseable {
             bound.add(listen(
                     listeners.host(),
                     listeners.port(),
-                    Endpoints.publicPort(limits, readiness, metrics, listeners.exposure(), blocking, upstreams),
+                    Endpoints.publicPort(limits, readiness, metrics, listeners.exposure(), blocking, upstreams)
+                            .withHostNames(listeners.allowedHosts()),
                     idleTimeout,
                     tls(listeners.tls(), "server.tls")));
             this.decisionListener = decision == null
@@ -129,7 +130,8 @@ final class DataPlane implements AutoCloseable {
                             listen(
                                     decision.host(),
                                     decision.port(),
-                                    Endpoints.decisionPort(limits, readiness, metrics, blocking),
+                                    Endpoints.decisionPort(limits, readiness, metrics, blocking)
+                                            .withHostNames(listeners.allowedHosts()),
                                     idleTimeout,
                                     tls(decision.tls(), "server.decision-tls")));
             this.managementListener = management == null
@@ -139,7 +141,8 @@ final class DataPlane implements AutoCloseable {
                             listen(
                                     management.host(),
                                     management.port(),
-                                    Endpoints.managementPort(readiness, metrics, blocking, admin, management.token()),
+                                    Endpoints.managementPort(readiness, metrics, blocking, admin, management.token())
+                                            .withHostNames(listeners.allowedHosts()),
                                     idleTimeout,
                                     tls(management.tls(), "server.management-tls")));
         } catch (Throwable e) { // a taken port comes as a BindException, which Netty throws unchecked

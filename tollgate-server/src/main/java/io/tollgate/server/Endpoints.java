@@ -7,6 +7,7 @@ import io.tollgate.server.internal.access.CallerEvents;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
@@ -19,6 +20,8 @@ import java.util.function.Supplier;
  * @param upstreams the proxy's upstream connections on the public port of a proxy, else null
  * @param admin on the management port, its admin API; null on the others
  * @param token on the management port, the bearer token it requires, or null
+ * @param hostNames the names besides {@code localhost} that a request to this host's own endpoints may give in
+ *     {@code Host} ({@code server.allowed-hosts}), lower-case
  */
 record Endpoints(
         Routes.Port port,
@@ -29,7 +32,14 @@ record Endpoints(
         Executor blocking,
         UpstreamConnections upstreams,
         AdminApi admin,
-        byte[] token) {
+        byte[] token,
+        Set<String> hostNames) {
+
+    /** These endpoints, answering a {@code Host} of {@code names} too. */
+    Endpoints withHostNames(Set<String> names) {
+        return new Endpoints(
+                port, limits, readiness, metrics, exposure, blocking, upstreams, admin, token, Set.copyOf(names));
+    }
 
     /** The public port's endpoints. */
     static Endpoints publicPort(
@@ -39,7 +49,8 @@ record Endpoints(
             Listeners.PublicExposure exposure,
             Executor blocking,
             UpstreamConnections upstreams) {
-        return new Endpoints(Routes.Port.PUBLIC, limits, readiness, metrics, exposure, blocking, upstreams, null, null);
+        return new Endpoints(
+                Routes.Port.PUBLIC, limits, readiness, metrics, exposure, blocking, upstreams, null, null, Set.of());
     }
 
     /** The decision port's endpoints: the decision API alone. */
@@ -54,7 +65,8 @@ record Endpoints(
                 blocking,
                 null,
                 null,
-                null);
+                null,
+                Set.of());
     }
 
     /** The management port's endpoints: health, metrics and the admin API, behind {@code token} if set. */
@@ -69,7 +81,8 @@ record Endpoints(
                 blocking,
                 null,
                 Objects.requireNonNull(admin, "admin"),
-                token == null ? null : token.getBytes(StandardCharsets.US_ASCII));
+                token == null ? null : token.getBytes(StandardCharsets.US_ASCII),
+                Set.of());
     }
 
     boolean isManagementPort() {

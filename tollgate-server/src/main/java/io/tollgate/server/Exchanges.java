@@ -67,6 +67,7 @@ final class Exchanges extends ChannelDuplexHandler {
     static ChannelHandler[] pipeline(Endpoints endpoints, AtomicInteger inFlight, BooleanSupplier stopping) {
         return new ChannelHandler[] {
             new Exchanges(endpoints, inFlight, stopping),
+            new BrowserRequests(endpoints),
             new Authentication(endpoints),
             new Expectations(),
             new RequestBodies(),

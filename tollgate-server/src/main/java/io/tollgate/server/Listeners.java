@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Where the server listens, and what its public port serves besides its role (proxying, or the decision API
@@ -18,10 +19,16 @@ import java.util.List;
  * @param exposure what the public port serves that is not its role, as the file says
  */
 record Listeners(
-        String host, int port, TlsSettings tls, Management management, DecisionPort decision, PublicExposure exposure) {
+        String host,
+        int port,
+        TlsSettings tls,
+        Management management,
+        DecisionPort decision,
+        PublicExposure exposure,
+        Set<String> allowedHosts) {
 
     Listeners withPort(int otherPort) {
-        return new Listeners(host, otherPort, tls, management, decision, exposure);
+        return new Listeners(host, otherPort, tls, management, decision, exposure, allowedHosts);
     }
 
     /**

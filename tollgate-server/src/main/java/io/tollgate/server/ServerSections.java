@@ -65,6 +65,7 @@ final class ServerSections {
                     "management-host",
                     "management-token",
                     "management-allow-unauthenticated",
+                    "allowed-hosts",
                     "decision-port",
                     "decision-host",
                     "expose-decision-api-publicly",
@@ -134,7 +135,8 @@ final class ServerSections {
                 tls(server.child("tls")),
                 management(server),
                 decisionPort(server, upstream != null),
-                exposure(server, upstream != null));
+                exposure(server, upstream != null),
+                allowedHosts(server.child("allowed-hosts")));
         return new ServerConfig(
                 listeners,
                 shutdownTimeout,
@@ -156,6 +158,21 @@ final class ServerSections {
                 server.child("warm-up").bool(true),
                 null,
                 null);
+    }
+
+    /**
+     * Reads {@code server.allowed-hosts}: the names besides {@code localhost} that a request to a port bound to this
+     * host only may give in {@code Host}, such as an alias of 127.0.0.1 in {@code /etc/hosts}.
+     */
+    private static Set<String> allowedHosts(ConfigNode node) {
+        Set<String> names = new java.util.TreeSet<>();
+        for (String name : node.strings()) {
+            if (name.isEmpty() || name.contains(":") || name.contains("/") || name.contains(" ")) {
+                throw node.error("must be host names without ports, such as tollgate.local; was '" + name + "'");
+            }
+            names.add(name.toLowerCase(Locale.ROOT));
+        }
+        return Set.copyOf(names);
     }
 
     /** The largest body the proxy forwards unless {@code server.max-body-size} says otherwise: 16 MiB. */

@@ -32,6 +32,9 @@ final class StartOnlySettings {
         if (!running.listeners().exposure().equals(next.listeners().exposure())) {
             changed.add("server.expose-*-publicly");
         }
+        if (!running.listeners().allowedHosts().equals(next.listeners().allowedHosts())) {
+            changed.add("server.allowed-hosts");
+        }
         if (!running.shutdownTimeout().equals(next.shutdownTimeout())) {
             changed.add("server.shutdown-timeout");
         }

@@ -207,11 +207,12 @@ class DecisionApiTest {
 
         RawHttp.Answer withLength = RawHttp.send(
                 server.server().port(),
-                "POST /v1/check HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + body.length,
+                "POST /v1/check HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
+                        + body.length,
                 body);
         RawHttp.Answer inChunks = RawHttp.send(
                 server.server().port(),
-                "POST /v1/check HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked",
+                "POST /v1/check HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked",
                 chunked);
 
         assertThat(withLength.status()).isEqualTo(413);

@@ -40,7 +40,8 @@ class HostileInputFuzzTest {
     @FuzzTest(maxDuration = "5m")
     void decisionApi(FuzzedDataProvider data) {
         byte[] body = data.consumeRemainingAsBytes();
-        byte[] head = ("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length + "\r\n\r\n")
+        byte[] head = ("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                        + body.length + "\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII);
         byte[] request = new byte[head.length + body.length];
         System.arraycopy(head, 0, request, 0, head.length);

@@ -113,7 +113,17 @@ final class RunningServer implements AutoCloseable {
         if (headers.length > 0) {
             request.headers(headers);
         }
-        return send(request.build());
+        return send(json(request, headers).build());
+    }
+
+    /** The request declared JSON, as the decision API wants it, unless {@code headers} declare a type of their own. */
+    private static HttpRequest.Builder json(HttpRequest.Builder request, String... headers) {
+        for (int i = 0; i < headers.length; i += 2) {
+            if (headers[i].equalsIgnoreCase("Content-Type")) {
+                return request;
+            }
+        }
+        return request.header("Content-Type", "application/json");
     }
 
     HttpResponse<String> get(String path, String... headers) {
@@ -121,17 +131,17 @@ final class RunningServer implements AutoCloseable {
     }
 
     HttpResponse<String> post(String path, String body, String... headers) {
-        return send(request(path, headers)
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build());
+        HttpRequest.Builder request = request(path, headers).POST(HttpRequest.BodyPublishers.ofString(body));
+        return send(request.build());
     }
 
+    /** A request to {@code path} of the public port; declared JSON where the path is the decision API's. */
     HttpRequest.Builder request(String path, String... headers) {
         HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(20));
         if (headers.length > 0) {
             request.headers(headers);
         }
-        return request;
+        return path.startsWith("/v1/check") || path.startsWith("/v1/charge") ? json(request, headers) : request;
     }
 
     HttpResponse<String> send(HttpRequest request) {

@@ -305,7 +305,7 @@ class ServerDocumentationTest {
             assertThat(checks.toString()).isEqualTo("200 200 200 200 200 429 ");
             assertThat(proxied.toString()).isEqualTo("200 200 200 200 200 429 ");
             assertThat(readme)
-                    .contains("-d '{\"policy\":\"per-client\",\"key\":\"alice\"}' http://localhost:8082/v1/check")
+                    .contains("--json '{\"policy\":\"per-client\",\"key\":\"alice\"}' http://localhost:8082/v1/check")
                     .contains("-H 'X-API-Key: k1' http://localhost:8080/api/hello")
                     .contains("200 200 200 200 200 429")
                     .contains("tollgate management on http://127.0.0.1:9090\n"

@@ -649,6 +649,7 @@ class ServerJarIT {
     private HttpResponse<String> post(int port, String path, String body) throws Exception {
         return client.send(
                 request(port, path)
+                        .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString(body))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());

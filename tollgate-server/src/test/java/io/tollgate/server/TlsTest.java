@@ -179,7 +179,7 @@ class TlsTest {
                     "--key",
                     certificate.key().toString()));
         }
-        command.addAll(List.of("-d", body, "-w", "\n%{http_code}", url));
+        command.addAll(List.of("--json", body, "-w", "\n%{http_code}", url));
         return run("", command.toArray(String[]::new));
     }
 
