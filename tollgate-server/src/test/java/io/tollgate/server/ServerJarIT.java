@@ -580,9 +580,10 @@ class ServerJarIT {
         assertThat(status).isEqualTo(2);
         assertThat(server.err())
                 .isEqualTo("tollgate: " + bad
-                        + ":3: server: unknown setting 'prot'; known: decision-api-shares-rule-keys,"
+                        + ":3: server: unknown setting 'prot'; known: allowed-hosts, decision-api-shares-rule-keys,"
                         + " decision-host, decision-port, decision-tls, expose-decision-api-publicly,"
                         + " expose-health-publicly, expose-metrics-publicly, forward-auth, host, idle-timeout,"
+                        + " management-allow-unauthenticated,"
                         + " management-host, management-port, management-tls, management-token, max-body-size, port,"
                         + " shutdown-timeout, tls, upstream, upstream-timeout, warm-up");
     }
