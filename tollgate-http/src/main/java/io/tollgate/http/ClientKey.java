@@ -30,6 +30,14 @@ public sealed interface ClientKey {
     /** Returns how this key is written in configuration, such as {@code header:X-API-Key}. */
     String describe();
 
+    /**
+     * Returns why {@code request} names its client in more than one way for this key, such as an {@code X-API-Key}
+     * given twice (this limiter and the service behind it could read different ones), or null if it does not.
+     */
+    default String ambiguity(HttpRequestView request) {
+        return null;
+    }
+
     /** The client's IP address, as the {@link ClientIpResolver} finds it. */
     static ClientKey ip() {
         return Ip.INSTANCE;
@@ -201,6 +209,12 @@ public sealed interface ClientKey {
         public String describe() {
             return "header:" + name;
         }
+
+        @Override
+        public String ambiguity(HttpRequestView request) {
+            int given = request.headers(name).size();
+            return given > 1 ? "This request gives " + name + " " + given + " times; a client is named once." : null;
+        }
     }
 
     /** A query parameter key. */
@@ -292,6 +306,17 @@ public sealed interface ClientKey {
         @Override
         public String value(HttpRequestView request, ClientIpResolver ips) {
             return resolve(request, ips);
+        }
+
+        @Override
+        public String ambiguity(HttpRequestView request) {
+            for (ClientKey part : parts) {
+                String ambiguity = part.ambiguity(request);
+                if (ambiguity != null) {
+                    return ambiguity;
+                }
+            }
+            return null;
         }
 
         @Override

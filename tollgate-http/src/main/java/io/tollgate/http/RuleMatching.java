@@ -69,6 +69,10 @@ final class RuleMatching {
                 continue;
             }
             ClientKey clientKey = rule.key();
+            String ambiguity = clientKey.ambiguity(request);
+            if (ambiguity != null) {
+                return CompletableFuture.completedFuture(RequestDecision.problem(400, ambiguity));
+            }
             String key = clientKey.resolve(request, clientIps);
             if (key == null) {
                 RequestDecision rejected = missingKey(rule, clientKey.describe());

@@ -35,6 +35,18 @@ class ClientKeyTest {
     }
 
     @Test
+    void aHeaderGivenTwiceIsAnAmbiguityAlsoWithinACompositeKey() {
+        TestRequest twice = TestRequest.get("/").header("X-API-Key", "mine").header("X-API-Key", "victim");
+        ClientKey perKeyPerIp = ClientKey.composite(ClientKey.ip(), ClientKey.header("X-API-Key"));
+
+        assertThat(ClientKey.header("X-API-Key").ambiguity(twice))
+                .isEqualTo("This request gives X-API-Key 2 times; a client is named once.");
+        assertThat(perKeyPerIp.ambiguity(twice)).isNotNull();
+        assertThat(ClientKey.header("X-API-Key").ambiguity(request)).isNull();
+        assertThat(ClientKey.ip().ambiguity(twice)).isNull();
+    }
+
+    @Test
     void aValueCannotPoseAsTwoParts() {
         TestRequest sneaky = TestRequest.get("/").header("X-API-Key", "k|ip:203.0.113.7");
 

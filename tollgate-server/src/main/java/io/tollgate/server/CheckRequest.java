@@ -11,6 +11,10 @@ import io.tollgate.Policy;
 import java.io.CharConversionException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -125,6 +129,9 @@ record CheckRequest(List<Check> checks, boolean batch) {
     }
 
     private static Fields fields(byte[] body) throws BadRequest {
+        if (!isUtf8(body)) {
+            throw new BadRequest(400, "the body must be JSON text in UTF-8");
+        }
         Fields fields;
         try (JsonParser parser = JSON.createParser(body)) {
             if (parser.nextToken() != JsonToken.START_OBJECT) {
@@ -145,6 +152,34 @@ record CheckRequest(List<Check> checks, boolean batch) {
             throw new UncheckedIOException(e); // reading from an array fails in no other way
         }
         return fields;
+    }
+
+    /**
+     * Whether {@code body} is UTF-8 as RFC 8259 has JSON text, strictly: no zero byte (which the parser would take
+     * for UTF-16 or UTF-32 and read), no overlong form (which it would read as the character it stands for: {@code
+     * C0 AF} as {@code /}), no surrogate. Bodies of ASCII, nearly all of them, take one pass and no allocation.
+     */
+    static boolean isUtf8(byte[] body) {
+        boolean ascii = true;
+        for (byte b : body) {
+            if (b == 0) {
+                return false;
+            }
+            ascii &= b > 0;
+        }
+        if (ascii) {
+            return true;
+        }
+        try {
+            StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body));
+            return true;
+        } catch (CharacterCodingException e) {
+            return false;
+        }
     }
 
     private static Fields object(JsonParser parser, String at, boolean top) throws IOException, BadRequest {

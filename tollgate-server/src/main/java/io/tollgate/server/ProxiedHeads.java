@@ -32,12 +32,25 @@ final class ProxiedHeads {
             HttpHeaderNames.TRANSFER_ENCODING,
             HttpHeaderNames.UPGRADE);
 
+    /**
+     * Fields that proxies and CDNs write with the client's address, which upstreams trust as they trust {@code
+     * X-Forwarded-For}: from a client that is not a trusted proxy they are its own claims, and go no further.
+     */
+    private static final List<String> CLIENT_ADDRESS_CLAIMS = List.of(
+            "X-Real-IP",
+            "True-Client-IP",
+            "X-Client-IP",
+            "CF-Connecting-IP",
+            "Fastly-Client-IP",
+            "X-Cluster-Client-IP");
+
     private ProxiedHeads() {}
 
     /**
      * Returns the request's head as it goes upstream: its target (its path in normal form) under the upstream's path
      * prefix, its end-to-end fields, {@code Host} the upstream's, {@code X-Forwarded-For}, {@code -Proto} and {@code
-     * -Host} appended to when the peer is a trusted proxy ({@code trusted}) and set anew when not, and {@code Via}.
+     * -Host} appended to when the peer is a trusted proxy ({@code trusted}) and set anew when not (where the
+     * client's own claims of its address, such as {@code X-Real-IP}, are dropped), and {@code Via}.
      */
     static HttpRequest upstreamHead(
             HttpRequest request, NettyRequestView view, UpstreamConnections upstreams, boolean trusted) {
@@ -54,7 +67,9 @@ final class ProxiedHeads {
         }
         String peer = view.remoteAddress();
         HttpHeaders in = request.headers();
-        String forwardedFor = in.get("X-Forwarded-For");
+        // Every field a trusted proxy wrote, as the client IP was read from all of them
+        List<String> forwardedLines = in.getAll("X-Forwarded-For");
+        String forwardedFor = forwardedLines.isEmpty() ? null : String.join(", ", forwardedLines);
         String proto = in.get("X-Forwarded-Proto");
         String forwardedHost = in.get("X-Forwarded-Host");
         String host = in.get(HttpHeaderNames.HOST);
@@ -69,6 +84,9 @@ final class ProxiedHeads {
         }
         if (!trusted) {
             headers.remove("Forwarded"); // a client's own claim; the X-Forwarded-* above say it
+            for (String claim : CLIENT_ADDRESS_CLAIMS) {
+                headers.remove(claim); // what upstreams read as the client's address, from nobody who knows it
+            }
         }
         String via = in.get(HttpHeaderNames.VIA);
         headers.set(HttpHeaderNames.VIA, via == null ? "1.1 tollgate" : via + ", 1.1 tollgate");

@@ -11,7 +11,7 @@ import java.util.List;
  * before anything of it is forwarded, and its connection closed (RFC 9112, 6.1 and 6.3). Netty's decoder refuses
  * two {@code Content-Length} values and one beside {@code Transfer-Encoding} itself; this refuses a {@code
  * Transfer-Encoding} in two fields or with any coding but {@code chunked}, which the decoder would read as no body,
- * and more than {@value #MAX_HEADER_FIELDS} header fields (431). Stateless.
+ * two {@code Host} fields, and more than {@value #MAX_HEADER_FIELDS} header fields (431). Stateless.
  */
 final class RequestFraming {
 
@@ -28,6 +28,9 @@ final class RequestFraming {
         HttpHeaders headers = request.headers();
         if (headers.size() > MAX_HEADER_FIELDS) {
             return TOO_MANY_FIELDS + ": more than " + MAX_HEADER_FIELDS + " header fields.";
+        }
+        if (headers.getAll(HttpHeaderNames.HOST).size() > 1) {
+            return "Host is given in two fields; a request names one host.";
         }
         List<String> codings = headers.getAll(HttpHeaderNames.TRANSFER_ENCODING);
         if (codings.isEmpty()) {

@@ -88,8 +88,8 @@ public final class ServerConfig {
      */
     record Envoy(int port, String host, Path config, EnvoyService.Setup setup, TlsSettings tls) {
 
-        /** Whether anyone who reaches the port may call it: it binds beyond this host, asking no certificate. */
-        boolean unauthenticated() {
+        /** Whether the port may be reached from elsewhere by a caller without a certificate. */
+        boolean reachableWithoutCertificates() {
             return !Listeners.isThisHostOnly(host) && !Listeners.requiresCertificates(tls);
         }
 
@@ -292,6 +292,14 @@ public final class ServerConfig {
                 warmUp,
                 source,
                 portOverride);
+    }
+
+    /**
+     * Whether anyone who reaches Envoy's port may call it: it binds beyond this host, asking neither a certificate nor
+     * a caller's token ({@code envoy.allow-unauthenticated-callers}).
+     */
+    boolean envoyUnauthenticated() {
+        return envoy != null && envoy.reachableWithoutCertificates() && !callers.required();
     }
 
     /** Returns the address the server binds, {@code 0.0.0.0} (every interface) unless the file says. */

@@ -8,6 +8,7 @@ import io.tollgate.http.ConfigSchema;
 import io.tollgate.http.Rule;
 import io.tollgate.http.RuleSections;
 import io.tollgate.runtime.Stores;
+import io.tollgate.server.internal.access.Callers;
 import io.tollgate.server.internal.access.CallersSection;
 import io.tollgate.server.internal.envoy.EnvoyRateLimits;
 import io.tollgate.server.internal.envoy.EnvoyService;
@@ -129,6 +130,19 @@ final class ServerSections {
         if (upstream == null && sections.overload() != null) {
             throw root.child("overload").error("protects the upstream from overload, so it needs server.upstream");
         }
+        Callers callers = CallersSection.read(root.child("callers"), policies);
+        ConfigNode envoyNode = root.child("envoy");
+        ServerConfig.Envoy envoy = envoy(envoyNode, policies);
+        if (envoy != null
+                && envoy.reachableWithoutCertificates()
+                && !callers.required()
+                && !envoyNode.child("allow-unauthenticated-callers").bool(false)) {
+            throw envoyNode
+                    .child("host")
+                    .error("binds " + envoy.host() + ", so anyone who reaches the port can spend any client's buckets:"
+                            + " name callers, require client certificates (envoy.tls with client-ca), bind 127.0.0.1,"
+                            + " or set envoy.allow-unauthenticated-callers: true");
+        }
         Listeners listeners = new Listeners(
                 host,
                 port,
@@ -137,6 +151,11 @@ final class ServerSections {
                 decisionPort(server, upstream != null),
                 exposure(server, upstream != null),
                 allowedHosts(server.child("allowed-hosts")));
+        if (listeners.exposure().decisionApi() && !callers.required()) {
+            throw server.child("expose-decision-api-publicly")
+                    .error("serves the decision API to every client of the proxy, so it needs callers: name them,"
+                            + " with their tokens or certificates, in callers");
+        }
         return new ServerConfig(
                 listeners,
                 shutdownTimeout,
@@ -149,12 +168,12 @@ final class ServerSections {
                 timeoutNode.duration(Duration.ofSeconds(30)),
                 maxBodyBytes(server.child("max-body-size"), upstream != null),
                 sections.responses(),
-                envoy(root.child("envoy"), policies),
+                envoy,
                 TopKeysSettings.read(root.child("top-keys")),
                 sections.overload(),
                 forwardAuth,
                 sharedRuleKeys(server.child("decision-api-shares-rule-keys"), policies),
-                CallersSection.read(root.child("callers"), policies),
+                callers,
                 server.child("warm-up").bool(true),
                 null,
                 null);
@@ -342,16 +361,8 @@ final class ServerSections {
         envoy.checkKeys(ENVOY);
         ConfigNode portNode = envoy.child("port");
         int port = port(portNode, ServerConfig.DEFAULT_ENVOY_PORT);
-        ConfigNode hostNode = envoy.child("host");
-        String host = hostNode.string(ServerConfig.DEFAULT_ENVOY_HOST);
+        String host = envoy.child("host").string(ServerConfig.DEFAULT_ENVOY_HOST);
         TlsSettings tls = tls(envoy.child("tls"));
-        if (!Listeners.isThisHostOnly(host)
-                && !Listeners.requiresCertificates(tls)
-                && !envoy.child("allow-unauthenticated-callers").bool(false)) {
-            throw hostNode.error("binds " + host + ", so anyone who reaches the port can spend any client's buckets:"
-                    + " require client certificates (envoy.tls with client-ca), bind 127.0.0.1, or set"
-                    + " envoy.allow-unauthenticated-callers: true");
-        }
         boolean xRateLimitHeaders = envoy.child("x-ratelimit-headers").bool(false);
         boolean shadowMode = envoy.child("shadow-mode").bool(false);
         boolean mergeDomains = envoy.child("merge-domains").bool(false);

@@ -212,7 +212,7 @@ public final class TollgateServer implements AutoCloseable {
             warnings.add("tollgate: server.management-allow-unauthenticated is on: anyone who reaches " + management
                     + " may reset buckets and reload the configuration; set server.management-token");
         }
-        if (config.envoy() != null && config.envoy().unauthenticated()) {
+        if (config.envoyUnauthenticated()) {
             warnings.add("tollgate: envoy.allow-unauthenticated-callers is on: anyone who reaches " + envoy
                     + " may spend any client's buckets; require client certificates with envoy.tls");
         }

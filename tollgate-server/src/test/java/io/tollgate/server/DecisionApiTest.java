@@ -7,7 +7,9 @@ import io.tollgate.fixtures.ManualTimeSource;
 import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -144,6 +146,24 @@ class DecisionApiTest {
                 .build());
 
         assertProblem(response, 400, "the body must be JSON text in UTF-8");
+    }
+
+    @Test
+    void aBodyOfOverlongUtf8OrInUtf16Is400() {
+        byte[] overlong =
+                "{\"policy\": \"per-client\", \"key\": \"a\u00c0\u00afb\"}".getBytes(StandardCharsets.ISO_8859_1);
+        byte[] utf16 = "{\"policy\": \"per-client\", \"key\": \"alice\"}".getBytes(StandardCharsets.UTF_16LE);
+
+        for (byte[] body : List.of(overlong, utf16)) {
+            HttpResponse<String> response = server.send(server.request("/v1/check")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                    .build());
+
+            assertProblem(response, 400, "the body must be JSON text in UTF-8");
+        }
+        assertThat(server.decision("/v1/check", "{\"policy\": \"per-client\", \"key\": \"caf\u00e9\"}")
+                        .statusCode())
+                .isEqualTo(200);
     }
 
     @Test

@@ -75,6 +75,8 @@ class HostileHttpTest {
                 "POST /api/x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
                 // the framing field folded over two lines (obs-fold)
                 "POST /api/x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n",
+                // two hosts
+                "GET /api/x HTTP/1.1\r\nHost: h\r\nHost: other.example\r\nX-API-Key: s\r\n\r\n",
                 // a space before the colon, a field without one
                 "POST /api/x HTTP/1.1\r\nHost: h\r\nContent-Length : 4\r\n\r\nabcd",
                 "GET /api/x HTTP/1.1\r\nHost: h\r\nno colon here\r\n\r\n",
@@ -108,6 +110,22 @@ class HostileHttpTest {
 
         assertThat(statuses).containsExactly(200);
         assertThat(upstream.received().get(before).header("X-Note")).isEqualTo("a b");
+    }
+
+    @Test
+    void aClientKeyGivenTwiceIsRefusedAndNeitherIsCharged() throws IOException {
+        int before = upstream.received().size();
+
+        List<Integer> twice = exchange("GET /api/x HTTP/1.1\r\nHost: h\r\nX-API-Key: mine\r\nX-API-Key: victim\r\n"
+                + "Connection: close\r\n\r\n");
+        List<Integer> victim = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            victim.addAll(exchange("GET /api/x HTTP/1.1\r\nHost: h\r\nX-API-Key: victim\r\nConnection: close\r\n\r\n"));
+        }
+
+        assertThat(twice).containsExactly(400);
+        assertThat(victim).as("the victim's whole burst of 3 left").containsExactly(200, 200, 200);
+        assertThat(upstream.received()).hasSize(before + 3);
     }
 
     @Test

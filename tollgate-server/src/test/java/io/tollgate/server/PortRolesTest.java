@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tollgate.fixtures.DocumentationExamples;
+import io.tollgate.fixtures.ManualTimeSource;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,6 +40,21 @@ class PortRolesTest {
             assertThat(byKey.headers().firstValue("X-Upstream-Path")).hasValue("/v1/charge");
             assertThat(server.get("/api/hello").statusCode()).isEqualTo(200);
             assertThat(server.get("/api/hello", "X-API-Key", "k1").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void theQuickStartHoldsAnIpToItsCeilingWhateverApiKeysItInvents() throws Exception {
+        try (Upstream upstream = Upstream.start();
+                RunningServer server = RunningServer.start(quickstart(upstream), new ManualTimeSource())) {
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                statuses.add(
+                        server.get("/api/hello", "X-API-Key", "invented-" + i).statusCode());
+            }
+
+            assertThat(statuses.subList(0, 10)).containsOnly(200);
+            assertThat(statuses.subList(10, 12)).containsOnly(429);
         }
     }
 
@@ -115,14 +133,19 @@ class PortRolesTest {
     void whatTheFileExposesByNameAnswersOnAProxysPublicPort() throws Exception {
         try (Upstream upstream = Upstream.start()) {
             String file = quickstart(upstream)
-                    .replace(
-                            "  management-port: 0",
-                            "  management-port: 0\n  expose-decision-api-publicly: true\n"
-                                    + "  expose-health-publicly: true\n  expose-metrics-publicly: true");
+                            .replace(
+                                    "  management-port: 0",
+                                    "  management-port: 0\n  expose-decision-api-publicly: true\n"
+                                            + "  expose-health-publicly: true\n  expose-metrics-publicly: true")
+                    + "callers:\n  - name: checkout\n    token: s3cret\n    policies: [per-client]\n";
             try (RunningServer server = RunningServer.start(file)) {
                 assertThat(server.get("/healthz").statusCode()).isEqualTo(200);
                 assertThat(server.get("/metrics").body()).contains("tollgate_");
-                assertThat(server.post("/v1/check", "{\"policy\":\"per-client\",\"key\":\"alice\"}")
+                assertThat(server.post(
+                                        "/v1/check",
+                                        "{\"policy\":\"per-client\",\"key\":\"alice\"}",
+                                        "Authorization",
+                                        "Bearer s3cret")
                                 .statusCode())
                         .isEqualTo(200);
                 assertThat(server.get("/other").headers().firstValue("X-Upstream-Path"))

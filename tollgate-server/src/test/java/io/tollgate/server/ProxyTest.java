@@ -238,6 +238,39 @@ class ProxyTest {
     }
 
     @Test
+    void behindATrustedProxyEveryForwardedForLineGoesUpstreamAsTheLimiterReadIt() throws Exception {
+        start("client-ip: {trusted-proxies: [127.0.0.0/8]}");
+
+        server.get("/who", "X-Forwarded-For", "203.0.113.9", "X-Forwarded-For", "198.51.100.7");
+        Upstream.Received received = upstream.received().get(upstream.received().size() - 1);
+
+        assertThat(received.header("X-Forwarded-For")).isEqualTo("203.0.113.9, 198.51.100.7, 127.0.0.1");
+    }
+
+    @Test
+    void anUntrustedClientsOwnClaimsOfItsAddressGoNoFurther() throws Exception {
+        start("");
+
+        server.get("/who", "X-Real-IP", "10.0.0.1", "True-Client-IP", "10.0.0.2", "CF-Connecting-IP", "10.0.0.3");
+        Upstream.Received received = upstream.received().get(upstream.received().size() - 1);
+
+        assertThat(received.header("X-Real-IP")).isNull();
+        assertThat(received.header("True-Client-IP")).isNull();
+        assertThat(received.header("CF-Connecting-IP")).isNull();
+        assertThat(received.header("X-Forwarded-For")).isEqualTo("127.0.0.1");
+    }
+
+    @Test
+    void aTrustedProxysClaimsOfTheClientsAddressGoUpstream() throws Exception {
+        start("client-ip: {trusted-proxies: [127.0.0.0/8]}");
+
+        server.get("/who", "X-Real-IP", "198.51.100.7");
+        Upstream.Received received = upstream.received().get(upstream.received().size() - 1);
+
+        assertThat(received.header("X-Real-IP")).isEqualTo("198.51.100.7");
+    }
+
+    @Test
     void aForgedForwardedForFromAnUntrustedPeerDoesNotChangeTheKey() throws Exception {
         start("");
 

@@ -44,7 +44,7 @@ class ServerDocumentationTest {
             String withSecrets = file.replaceAll("\\{(env|file): [^}]+}", "a-secret-token-$1");
             assertThat(ServerConfig.parse(withSecrets, PAGE).policies()).isNotEmpty();
         }
-        assertThat(ServerConfig.parse(quickstart, "quickstart.yaml").rules()).hasSize(1);
+        assertThat(ServerConfig.parse(quickstart, "quickstart.yaml").rules()).hasSize(2);
     }
 
     @Test

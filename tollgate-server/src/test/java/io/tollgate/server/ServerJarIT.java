@@ -490,6 +490,7 @@ class ServerJarIT {
             redis.server().pause();
             CompletableFuture<HttpResponse<String>> check = client.sendAsync(
                     request(port, "/v1/check")
+                            .header("Content-Type", "application/json")
                             .POST(HttpRequest.BodyPublishers.ofString(
                                     "{\"policy\": \"per-client\", \"key\": \"stalled\"}"))
                             .build(),

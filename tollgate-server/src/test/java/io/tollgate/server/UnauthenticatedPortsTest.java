@@ -64,7 +64,7 @@ class UnauthenticatedPortsTest {
         ServerConfig config = ServerConfig.parse("envoy:\n  port: 0\n  config: " + ENVOY_FILES + "\n", "t.yaml");
 
         assertThat(config.envoy().host()).isEqualTo("127.0.0.1");
-        assertThat(config.envoy().unauthenticated()).isFalse();
+        assertThat(config.envoyUnauthenticated()).isFalse();
     }
 
     @Test
@@ -72,8 +72,8 @@ class UnauthenticatedPortsTest {
         assertThatThrownBy(() -> ServerConfig.parse(
                         "envoy:\n  port: 0\n  host: 0.0.0.0\n  config: " + ENVOY_FILES + "\n", "t.yaml"))
                 .hasMessage("t.yaml:3: envoy.host: binds 0.0.0.0, so anyone who reaches the port can spend any"
-                        + " client's buckets: require client certificates (envoy.tls with client-ca), bind 127.0.0.1,"
-                        + " or set envoy.allow-unauthenticated-callers: true");
+                        + " client's buckets: name callers, require client certificates (envoy.tls with client-ca),"
+                        + " bind 127.0.0.1, or set envoy.allow-unauthenticated-callers: true");
     }
 
     @Test
@@ -88,7 +88,26 @@ class UnauthenticatedPortsTest {
                         + "\n",
                 "t.yaml");
 
-        assertThat(config.envoy().unauthenticated()).isFalse();
+        assertThat(config.envoyUnauthenticated()).isFalse();
+    }
+
+    @Test
+    void envoysPortBeyondThisHostThatNamesItsCallersStarts() {
+        ServerConfig config = ServerConfig.parse(
+                "envoy:\n  port: 0\n  host: 0.0.0.0\n  config: " + ENVOY_FILES + "\npolicies:\n  p:\n    limits:\n"
+                        + "      - {capacity: 5, refill: 1/s}\ncallers:\n  - name: edge\n    token: s3cret\n"
+                        + "    policies: [p]\n",
+                "t.yaml");
+
+        assertThat(config.envoyUnauthenticated()).isFalse();
+    }
+
+    @Test
+    void theDecisionApiOnAProxysPublicPortNeedsCallers() {
+        assertThatThrownBy(() -> ServerConfig.parse(
+                        "server:\n  upstream: http://127.0.0.1:9000\n  expose-decision-api-publicly: true\n", "t.yaml"))
+                .hasMessage("t.yaml:3: server.expose-decision-api-publicly: serves the decision API to every client of"
+                        + " the proxy, so it needs callers: name them, with their tokens or certificates, in callers");
     }
 
     @Test
