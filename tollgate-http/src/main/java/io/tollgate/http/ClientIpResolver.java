@@ -18,7 +18,8 @@ import java.util.Objects;
  *
  * <p>Only one header is read, the one the proxies set: {@code X-Forwarded-For} by default, or RFC 7239
  * {@code Forwarded}. Addresses are written canonically (IPv6 compressed and lower-case, IPv4-mapped IPv6 as
- * IPv4), and IPv6 clients may be grouped by their /64 network, since one client often owns a whole /64.
+ * IPv4), and an IPv6 client is its /64 network unless the builder says otherwise, since one client often owns a whole
+ * /64.
  *
  * <p>Immutable and thread-safe.
  */
@@ -44,7 +45,7 @@ public final class ClientIpResolver {
         this.groupIpv6 = builder.groupIpv6;
     }
 
-    /** Returns a resolver that trusts no proxy: the client is the connection's peer. */
+    /** Returns a resolver that trusts no proxy: the client is the connection's peer (an IPv6 one, its /64). */
     public static ClientIpResolver peerOnly() {
         return PEER_ONLY;
     }
@@ -59,10 +60,22 @@ public final class ClientIpResolver {
      * as given if that is not an IP address, or null if the request has none.
      */
     public String clientIp(HttpRequestView request) {
-        String peerText = request.remoteAddress();
-        IpAddress peer = IpAddress.parse(peerText);
-        if (peer == null) {
+        IpAddress client = clientAddress(request);
+        if (client == null) {
+            String peerText = request.remoteAddress();
             return peerText == null || peerText.isEmpty() ? null : peerText;
+        }
+        return groupIpv6 && client.isIpv6() ? client.prefix(64) + "/64" : client.toString();
+    }
+
+    /**
+     * Returns the client's own address, never grouped (what allow and deny lists match), or null where the peer is
+     * not an IP address.
+     */
+    IpAddress clientAddress(HttpRequestView request) {
+        IpAddress peer = IpAddress.parse(request.remoteAddress());
+        if (peer == null) {
+            return null;
         }
         IpAddress client = peer;
         if (isTrusted(peer)) {
@@ -80,7 +93,7 @@ public final class ClientIpResolver {
                 }
             }
         }
-        return groupIpv6 && client.isIpv6() ? client.prefix(64) + "/64" : client.toString();
+        return client;
     }
 
     /**
@@ -151,7 +164,7 @@ public final class ClientIpResolver {
 
         private final List<IpRange> trustedProxies = new ArrayList<>();
         private ForwardingHeader header = ForwardingHeader.X_FORWARDED_FOR;
-        private boolean groupIpv6;
+        private boolean groupIpv6 = true;
 
         private Builder() {}
 
@@ -174,7 +187,10 @@ public final class ClientIpResolver {
             return this;
         }
 
-        /** Makes every IPv6 client its /64 network, such as {@code 2001:db8:1:2::/64}. Off by default. */
+        /**
+         * Whether every IPv6 client is its /64 network, such as {@code 2001:db8:1:2::/64} (default true: one client
+         * commonly owns a whole /64, and would otherwise have 2^64 buckets); false keys each address alone.
+         */
         public Builder groupIpv6By64(boolean group) {
             this.groupIpv6 = group;
             return this;

@@ -46,7 +46,7 @@ record ClientList(List<String> entries, Set<String> keys, List<IpRange> ranges) 
         if (ranges.isEmpty()) {
             return false;
         }
-        IpAddress address = IpAddress.parse(clientIps.clientIp(request));
+        IpAddress address = clientIps.clientAddress(request); // its own, not its /64
         if (address == null) {
             return false;
         }

@@ -296,7 +296,7 @@ final class ConfigSections {
             case "forwarded" -> clientIps.forwardingHeader(ClientIpResolver.ForwardingHeader.FORWARDED);
             default -> throw header.error("must be x-forwarded-for or forwarded, was '" + headerName + "'");
         }
-        clientIps.groupIpv6By64(node.child("group-ipv6-by-64").bool(false));
+        clientIps.groupIpv6By64(node.child("group-ipv6-by-64").bool(true));
         return clientIps.build();
     }
 

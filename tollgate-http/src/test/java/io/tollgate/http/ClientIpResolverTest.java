@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tollgate.http.ClientIpResolver.ForwardingHeader;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -88,14 +90,28 @@ class ClientIpResolverTest {
                 "[2001:db8::1] | 2001:db8::1"
             })
     void writesIpv6AddressesCanonically(String peer, String canonical) {
-        assertThat(ClientIpResolver.peerOnly().clientIp(TestRequest.get("/").from(peer)))
-                .isEqualTo(canonical);
+        ClientIpResolver eachAddress =
+                ClientIpResolver.builder().groupIpv6By64(false).build();
+
+        assertThat(eachAddress.clientIp(TestRequest.get("/").from(peer))).isEqualTo(canonical);
     }
 
     @Test
-    void groupsIpv6ClientsByTheirSlash64WhenAsked() {
-        ClientIpResolver grouping =
-                ClientIpResolver.builder().groupIpv6By64(true).build();
+    void aClientThatHopsAcrossTheAddressesOfItsSlash64IsOneClientOfAFileByDefault() {
+        ClientIpResolver fromAFile =
+                RequestLimiterConfig.parse("rules: []\n", "t.yaml").clientIps();
+
+        Set<String> clients = new HashSet<>();
+        for (int i = 1; i <= 12; i++) {
+            clients.add(fromAFile.clientIp(TestRequest.get("/").from("2001:db8:1:2::" + Integer.toHexString(i))));
+        }
+
+        assertThat(clients).containsExactly("2001:db8:1:2::/64");
+    }
+
+    @Test
+    void groupsIpv6ClientsByTheirSlash64UnlessToldNot() {
+        ClientIpResolver grouping = ClientIpResolver.peerOnly();
 
         assertThat(grouping.clientIp(TestRequest.get("/").from("2001:db8:1:2:aaaa:bbbb:cccc:dddd")))
                 .isEqualTo("2001:db8:1:2::/64");
@@ -112,7 +128,8 @@ class ClientIpResolverTest {
                 .from("10.0.0.5")
                 .header("Forwarded", "for=1.2.3.4, for=\"[2001:db8:cafe::17]:4711\";proto=https, For=10.7.7.7");
 
-        assertThat(forwarded.clientIp(request)).isEqualTo("2001:db8:cafe::17");
+        assertThat(forwarded.clientIp(request))
+                .isEqualTo("2001:db8:cafe::/64"); // its /64, as every IPv6 client by default
     }
 
     @Test

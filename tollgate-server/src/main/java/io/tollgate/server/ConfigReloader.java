@@ -136,7 +136,7 @@ final class ConfigReloader implements AutoCloseable {
         if (!stamp(file, files)) {
             return null;
         }
-        ServerConfig.Envoy envoy = limits.get().config().envoy();
+        EnvoyListener envoy = limits.get().config().envoy();
         if (envoy != null && envoy.config() != null) {
             Path config = envoy.config();
             if (Files.isDirectory(config)) {

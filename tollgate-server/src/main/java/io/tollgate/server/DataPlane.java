@@ -1,5 +1,6 @@
 package io.tollgate.server;
 
+import io.micrometer.core.instrument.Counter;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -76,6 +77,10 @@ final class DataPlane implements AutoCloseable {
     private final List<TlsFiles> tlsFiles = new ArrayList<>(3);
 
     private final Duration shutdownTimeout;
+    private final Duration headTimeout;
+    private final int maxConnections;
+    private final Counter overConnections;
+    private final Counter slowHeads;
     private volatile boolean stopping;
 
     /**
@@ -99,6 +104,10 @@ final class DataPlane implements AutoCloseable {
             Duration shutdownTimeout)
             throws InterruptedException, SSLException {
         this.shutdownTimeout = shutdownTimeout;
+        this.headTimeout = listeners.headTimeout();
+        this.maxConnections = listeners.maxConnections();
+        this.overConnections = metrics.connectionsRefused("max-connections");
+        this.slowHeads = metrics.connectionsRefused("head-timeout");
         this.loops = new MultiThreadIoEventLoopGroup(
                 Runtime.getRuntime().availableProcessors(),
                 new DefaultThreadFactory("tollgate-http", true),
@@ -179,11 +188,17 @@ final class DataPlane implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {
+                        if (connections.size() >= maxConnections) {
+                            overConnections.increment();
+                            channel.close(); // before a byte is read: the client sees its connection closed
+                            return;
+                        }
                         connections.add(channel);
                         if (tls != null) {
                             channel.pipeline().addLast(tls.newHandler(channel.alloc()));
                         }
                         channel.pipeline()
+                                .addLast(new HeadDeadline(headTimeout, slowHeads::increment))
                                 .addLast(new IdleStateHandler(0, 0, idleTimeout.toMillis(), TimeUnit.MILLISECONDS))
                                 .addLast(new HttpServerCodec(new HttpDecoderConfig()
                                         .setMaxInitialLineLength(MAX_REQUEST_LINE_BYTES)

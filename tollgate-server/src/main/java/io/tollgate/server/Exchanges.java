@@ -156,6 +156,10 @@ final class Exchanges extends ChannelDuplexHandler {
 
     /** Reads a request's head into an exchange and passes it on; answers one that cannot be read. */
     private void begin(ChannelHandlerContext ctx, HttpRequest request) {
+        HeadDeadline deadline = ctx.pipeline().get(HeadDeadline.class);
+        if (deadline != null) {
+            deadline.headRead();
+        }
         DecoderResult decoded = request.decoderResult();
         if (decoded.isFailure()) {
             current = started(new Exchange(request, Route.BAD_REQUEST, "", false));
@@ -313,6 +317,10 @@ final class Exchanges extends ChannelDuplexHandler {
         }
         end(exchange);
         current = null;
+        HeadDeadline deadline = ctx.pipeline().get(HeadDeadline.class);
+        if (deadline != null) {
+            deadline.awaitNextHead();
+        }
         while (!waiting.isEmpty() && (current == null || !current.bodyDone)) {
             channelRead(ctx, waiting.poll());
         }

@@ -3,6 +3,7 @@ package io.tollgate.server;
 import io.tollgate.server.internal.tls.TlsSettings;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -25,10 +26,13 @@ record Listeners(
         Management management,
         DecisionPort decision,
         PublicExposure exposure,
-        Set<String> allowedHosts) {
+        Set<String> allowedHosts,
+        Duration headTimeout,
+        int maxConnections) {
 
     Listeners withPort(int otherPort) {
-        return new Listeners(host, otherPort, tls, management, decision, exposure, allowedHosts);
+        return new Listeners(
+                host, otherPort, tls, management, decision, exposure, allowedHosts, headTimeout, maxConnections);
     }
 
     /**

@@ -38,6 +38,9 @@ public final class Main {
 
     /** Runs the server until the JVM is told to stop; exits with 2 for bad arguments, 1 if it cannot start. */
     public static void main(String[] args) {
+        // Before any TLS is used, which reads it once: a client may not renegotiate a TLS 1.2 session, each
+        // renegotiation costing this server a handshake that the client can ask for again at no cost of its own
+        System.setProperty("jdk.tls.rejectClientInitiatedRenegotiation", "true");
         int status = run(args, System.out, System.err);
         if (status != 0) {
             System.exit(status);

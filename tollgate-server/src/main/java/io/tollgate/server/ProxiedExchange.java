@@ -21,7 +21,6 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.server.CheckApi.Answer;
-import java.net.ConnectException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -296,7 +295,7 @@ final class ProxiedExchange {
         if (finished) {
             return;
         }
-        if (reused && !retried && !answerBegun && !announcesBody(request)) {
+        if (reused && !retried && !answerBegun && !ProxiedHeads.announcesBody(request)) {
             // A kept-alive connection the upstream closed as the request went out (its own idle timeout): the
             // request had no body, so it is sent again, once, on a new connection
             retried = true;
@@ -328,14 +327,7 @@ final class ProxiedExchange {
     }
 
     private void unreachable(Throwable cause) {
-        Throwable root = cause;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String kind = root instanceof ConnectException
-                ? "ConnectException"
-                : root.getClass().getSimpleName();
-        upstreamFailed(kind + (root.getMessage() == null ? "" : " (" + root.getMessage() + ")"));
+        upstreamFailed(UpstreamConnections.why(cause));
     }
 
     private void answerInstead(int problemStatus, String detail) {
@@ -390,11 +382,6 @@ final class ProxiedExchange {
                         decision,
                         answerBegun ? status : 499,
                         name -> answerHeaders == null ? null : answerHeaders.get(name));
-    }
-
-    /** Whether a body follows the request's head: a length above zero, or chunks. */
-    static boolean announcesBody(HttpRequest request) {
-        return HttpUtil.getContentLength(request, 0L) > 0 || HttpUtil.isTransferEncodingChunked(request);
     }
 
     private void closeUpstream() {

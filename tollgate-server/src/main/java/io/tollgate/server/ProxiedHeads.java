@@ -46,6 +46,11 @@ final class ProxiedHeads {
 
     private ProxiedHeads() {}
 
+    /** Whether a body follows the request's head: a length above zero, or chunks. */
+    static boolean announcesBody(HttpRequest request) {
+        return HttpUtil.getContentLength(request, 0L) > 0 || HttpUtil.isTransferEncodingChunked(request);
+    }
+
     /**
      * Returns the request's head as it goes upstream: its target (its path in normal form) under the upstream's path
      * prefix, its end-to-end fields, {@code Host} the upstream's, {@code X-Forwarded-For}, {@code -Proto} and {@code

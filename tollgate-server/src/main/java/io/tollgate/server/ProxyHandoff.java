@@ -148,7 +148,7 @@ final class ProxyHandoff {
 
     /** A body not wanted, if one is coming: read and thrown away, within bounds, then the connection closed. */
     private static void discardBody(ChannelHandlerContext ctx, Exchange exchange) {
-        if (!exchange.bodyDone && ProxiedExchange.announcesBody(exchange.request)) {
+        if (!exchange.bodyDone && ProxiedHeads.announcesBody(exchange.request)) {
             exchange.keepAlive = false;
             if (!HttpUtil.is100ContinueExpected(exchange.request)) {
                 exchange.lingering = true;

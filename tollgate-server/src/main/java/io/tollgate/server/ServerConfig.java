@@ -10,8 +10,6 @@ import io.tollgate.http.YamlConfig;
 import io.tollgate.runtime.Stores;
 import io.tollgate.server.Listeners.Management;
 import io.tollgate.server.internal.access.Callers;
-import io.tollgate.server.internal.envoy.EnvoyService;
-import io.tollgate.server.internal.tls.TlsSettings;
 import io.tollgate.spi.StoreSettings;
 import io.tollgate.top.TopKeysSettings;
 import java.io.IOException;
@@ -62,7 +60,7 @@ public final class ServerConfig {
     private final Duration upstreamTimeout;
     private final long maxBodyBytes;
     private final UnaryOperator<RequestLimiter.Builder> responses;
-    private final Envoy envoy;
+    private final EnvoyListener envoy;
     private final TopKeysSettings topKeys;
     private final OverloadProtection.Settings overload;
     private final boolean forwardAuth;
@@ -77,28 +75,6 @@ public final class ServerConfig {
     /** The port that {@link #withPort} set over the file's, or null. */
     private final Integer portOverride;
 
-    /**
-     * Envoy's rate limit service.
-     *
-     * @param port the port, 0 for a free one
-     * @param host the address it binds
-     * @param config the file or directory of rate limits, in envoyproxy/ratelimit's format
-     * @param setup the rate limits read from it, and how answers are written
-     * @param tls its TLS, or null for plain gRPC
-     */
-    record Envoy(int port, String host, Path config, EnvoyService.Setup setup, TlsSettings tls) {
-
-        /** Whether the port may be reached from elsewhere by a caller without a certificate. */
-        boolean reachableWithoutCertificates() {
-            return !Listeners.isThisHostOnly(host) && !Listeners.requiresCertificates(tls);
-        }
-
-        /** Returns whether {@code other} listens where this does: the settings that take effect at a start. */
-        boolean listensAs(Envoy other) {
-            return other != null && port == other.port && host.equals(other.host) && Objects.equals(tls, other.tls);
-        }
-    }
-
     /** For {@link ServerSections}, which reads a file into one. */
     ServerConfig(
             Listeners listeners,
@@ -112,7 +88,7 @@ public final class ServerConfig {
             Duration upstreamTimeout,
             long maxBodyBytes,
             UnaryOperator<RequestLimiter.Builder> responses,
-            Envoy envoy,
+            EnvoyListener envoy,
             TopKeysSettings topKeys,
             OverloadProtection.Settings overload,
             boolean forwardAuth,
@@ -283,7 +259,8 @@ public final class ServerConfig {
                 next.responses,
                 envoy == null || next.envoy == null
                         ? envoy
-                        : new Envoy(envoy.port, envoy.host, next.envoy.config, next.envoy.setup, envoy.tls),
+                        : new EnvoyListener(
+                                envoy.port(), envoy.host(), next.envoy.config(), next.envoy.setup(), envoy.tls()),
                 topKeys,
                 next.overload,
                 forwardAuth,
@@ -294,10 +271,7 @@ public final class ServerConfig {
                 portOverride);
     }
 
-    /**
-     * Whether anyone who reaches Envoy's port may call it: it binds beyond this host, asking neither a certificate nor
-     * a caller's token ({@code envoy.allow-unauthenticated-callers}).
-     */
+    /** Whether anyone who reaches Envoy's port may call it: beyond this host, asking no certificate nor token. */
     boolean envoyUnauthenticated() {
         return envoy != null && envoy.reachableWithoutCertificates() && !callers.required();
     }
@@ -350,7 +324,7 @@ public final class ServerConfig {
     }
 
     /** Returns Envoy's rate limit service's settings, or null when the file has no {@code envoy} section. */
-    Envoy envoy() {
+    EnvoyListener envoy() {
         return envoy;
     }
 

@@ -84,8 +84,23 @@ final class ServerMetrics {
         for (String result : List.of("reloaded", "failed")) {
             reloadCounter(result);
         }
+        for (String reason : List.of("max-connections", "head-timeout")) {
+            connectionsRefused(reason);
+        }
         new JvmMemoryMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
+    }
+
+    /**
+     * Returns the counter of connections closed before a request was read: {@code max-connections} (over {@code
+     * server.max-connections}) or {@code head-timeout} (a head slower than {@code server.request-head-timeout}).
+     */
+    Counter connectionsRefused(String reason) {
+        return Counter.builder("tollgate.server.connections.refused")
+                .description("Connections closed before a request was read: over server.max-connections, or a"
+                        + " request head slower than server.request-head-timeout")
+                .tag("reason", reason)
+                .register(registry);
     }
 
     /** Returns where the limiter, in memory or on Redis, records its work: this registry. */

@@ -27,8 +27,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Reads the server's file into a {@link ServerConfig}: the sections it shares with a rules file (by {@link
@@ -67,6 +65,8 @@ final class ServerSections {
                     "management-token",
                     "management-allow-unauthenticated",
                     "allowed-hosts",
+                    "request-head-timeout",
+                    "max-connections",
                     "decision-port",
                     "decision-host",
                     "expose-decision-api-publicly",
@@ -132,7 +132,7 @@ final class ServerSections {
         }
         Callers callers = CallersSection.read(root.child("callers"), policies);
         ConfigNode envoyNode = root.child("envoy");
-        ServerConfig.Envoy envoy = envoy(envoyNode, policies);
+        EnvoyListener envoy = envoy(envoyNode, policies);
         if (envoy != null
                 && envoy.reachableWithoutCertificates()
                 && !callers.required()
@@ -150,7 +150,9 @@ final class ServerSections {
                 management(server),
                 decisionPort(server, upstream != null),
                 exposure(server, upstream != null),
-                allowedHosts(server.child("allowed-hosts")));
+                EdgeSettings.allowedHosts(server.child("allowed-hosts")),
+                server.child("request-head-timeout").duration(Duration.ofSeconds(10)),
+                EdgeSettings.maxConnections(server.child("max-connections")));
         if (listeners.exposure().decisionApi() && !callers.required()) {
             throw server.child("expose-decision-api-publicly")
                     .error("serves the decision API to every client of the proxy, so it needs callers: name them,"
@@ -166,7 +168,7 @@ final class ServerSections {
                 sections.clientIps(),
                 upstream,
                 timeoutNode.duration(Duration.ofSeconds(30)),
-                maxBodyBytes(server.child("max-body-size"), upstream != null),
+                EdgeSettings.maxBodyBytes(server.child("max-body-size"), upstream != null),
                 sections.responses(),
                 envoy,
                 TopKeysSettings.read(root.child("top-keys")),
@@ -177,51 +179,6 @@ final class ServerSections {
                 server.child("warm-up").bool(true),
                 null,
                 null);
-    }
-
-    /**
-     * Reads {@code server.allowed-hosts}: the names besides {@code localhost} that a request to a port bound to this
-     * host only may give in {@code Host}, such as an alias of 127.0.0.1 in {@code /etc/hosts}.
-     */
-    private static Set<String> allowedHosts(ConfigNode node) {
-        Set<String> names = new java.util.TreeSet<>();
-        for (String name : node.strings()) {
-            if (name.isEmpty() || name.contains(":") || name.contains("/") || name.contains(" ")) {
-                throw node.error("must be host names without ports, such as tollgate.local; was '" + name + "'");
-            }
-            names.add(name.toLowerCase(Locale.ROOT));
-        }
-        return Set.copyOf(names);
-    }
-
-    /** The largest body the proxy forwards unless {@code server.max-body-size} says otherwise: 16 MiB. */
-    static final long DEFAULT_MAX_BODY_BYTES = 16L * 1024 * 1024;
-
-    private static final Pattern SIZE = Pattern.compile("(\\d{1,15})\\s*(B|KiB|MiB|GiB)?");
-
-    /** Reads {@code server.max-body-size}: a size such as {@code 16MiB}, {@code 512KiB} or bytes, at least 1. */
-    private static long maxBodyBytes(ConfigNode node, boolean proxying) {
-        if (!node.isPresent()) {
-            return DEFAULT_MAX_BODY_BYTES;
-        }
-        if (!proxying) {
-            throw node.error("applies only with an upstream");
-        }
-        String text = node.string(null);
-        Matcher size = SIZE.matcher(text);
-        long bytes = size.matches() ? Long.parseLong(size.group(1)) : 0;
-        if (bytes < 1) {
-            throw node.error(
-                    "must be a size of at least one byte, such as 16MiB, 512KiB or 1048576, was '" + text + "'");
-        }
-        String unit = size.group(2) == null ? "B" : size.group(2);
-        int shift = switch (unit) {
-            case "KiB" -> 10;
-            case "MiB" -> 20;
-            case "GiB" -> 30;
-            default -> 0;
-        };
-        return bytes << shift;
     }
 
     /** Reads the policies whose decision API keys are the proxy rules' keys: each one defined, none twice. */
@@ -354,7 +311,7 @@ final class ServerSections {
                 server.child("expose-metrics-publicly").bool(false));
     }
 
-    private static ServerConfig.Envoy envoy(ConfigNode envoy, Map<String, Policy> policies) {
+    private static EnvoyListener envoy(ConfigNode envoy, Map<String, Policy> policies) {
         if (!envoy.isPresent()) {
             return null;
         }
@@ -376,7 +333,7 @@ final class ServerSections {
         } catch (IllegalArgumentException e) {
             throw configNode.error(e.getMessage());
         }
-        return new ServerConfig.Envoy(
+        return new EnvoyListener(
                 port, host, config, new EnvoyService.Setup(limits, xRateLimitHeaders, shadowMode, quota), tls);
     }
 

@@ -35,6 +35,10 @@ final class StartOnlySettings {
         if (!running.listeners().allowedHosts().equals(next.listeners().allowedHosts())) {
             changed.add("server.allowed-hosts");
         }
+        if (!running.listeners().headTimeout().equals(next.listeners().headTimeout())
+                || running.listeners().maxConnections() != next.listeners().maxConnections()) {
+            changed.add("server.request-head-timeout and server.max-connections");
+        }
         if (!running.shutdownTimeout().equals(next.shutdownTimeout())) {
             changed.add("server.shutdown-timeout");
         }

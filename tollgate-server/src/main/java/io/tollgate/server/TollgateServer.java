@@ -59,7 +59,7 @@ public final class TollgateServer implements AutoCloseable {
     /** Envoy's rate limit service, or null without an {@code envoy} section. */
     private final EnvoyService envoy;
 
-    private final ServerConfig.Envoy envoyConfig;
+    private final EnvoyListener envoyConfig;
     private final Duration shutdownTimeout;
     /** Reads the TLS files of the ports that serve TLS again when they change; null without any. */
     private final TlsWatch tlsWatch;

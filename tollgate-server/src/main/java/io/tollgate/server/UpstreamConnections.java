@@ -18,6 +18,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.FastThreadLocal;
+import java.net.ConnectException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -113,6 +114,18 @@ final class UpstreamConnections {
     /** How long an exchange may take, from when its request is sent until its answer has come whole. */
     Duration timeout() {
         return timeout;
+    }
+
+    /** Says why the upstream could not be reached: the root cause's kind and message, such as ConnectException. */
+    static String why(Throwable cause) {
+        Throwable root = cause;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String kind = root instanceof ConnectException
+                ? "ConnectException"
+                : root.getClass().getSimpleName();
+        return kind + (root.getMessage() == null ? "" : " (" + root.getMessage() + ")");
     }
 
     /** The largest request body forwarded, in bytes: a longer one is refused with 413. */

@@ -106,6 +106,8 @@ class ConfigurationReferenceTest {
         assertDefault(page, "server.port", plain.port());
         assertDefault(page, "server.shutdown-timeout", plain.shutdownTimeout());
         assertDefault(page, "server.idle-timeout", plain.idleTimeout());
+        assertDefault(page, "server.request-head-timeout", plain.listeners().headTimeout());
+        assertDefault(page, "server.max-connections", plain.listeners().maxConnections());
         assertDefault(page, "server.upstream-timeout", plain.upstreamTimeout());
         assertDefault(page, "server.max-body-size", plain.maxBodyBytes() / (1024 * 1024) + "MiB");
         assertDefault(page, "server.warm-up", plain.warmUp());

@@ -1,6 +1,7 @@
 package io.tollgate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.grpc.ManagedChannel;
@@ -13,6 +14,7 @@ import io.tollgate.server.internal.envoy.proto.RateLimitServiceGrpc;
 import io.tollgate.spi.StoreProvider;
 import io.tollgate.testing.FreePorts;
 import io.tollgate.testing.RedisExtension;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.module.ModuleDescriptor;
@@ -21,6 +23,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -35,6 +38,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
@@ -585,8 +589,47 @@ class ServerJarIT {
                         + " decision-host, decision-port, decision-tls, expose-decision-api-publicly,"
                         + " expose-health-publicly, expose-metrics-publicly, forward-auth, host, idle-timeout,"
                         + " management-allow-unauthenticated,"
-                        + " management-host, management-port, management-tls, management-token, max-body-size, port,"
-                        + " shutdown-timeout, tls, upstream, upstream-timeout, warm-up");
+                        + " management-host, management-port, management-tls, management-token, max-body-size,"
+                        + " max-connections, port, request-head-timeout, shutdown-timeout, tls, upstream,"
+                        + " upstream-timeout, warm-up");
+    }
+
+    @Test
+    void aTlsClientCannotRenegotiate() throws Exception {
+        TestCertificates.Authority authority = TestCertificates.authority("Tollgate Tests CA");
+        TestCertificates.Pem certificate = authority.server().pem(dir, "server");
+        Path config =
+                Files.writeString(dir.resolve("tls.yaml"), """
+                server:
+                  port: 0
+                  warm-up: false
+                  tls:
+                    certificate: %s
+                    private-key: %s
+                """.formatted(certificate.certificate(), certificate.key()));
+        try (ServerProcess server = ServerProcess.start(config);
+                SSLSocket socket = (SSLSocket)
+                        authority.trustingContext().getSocketFactory().createSocket("localhost", server.awaitPort())) {
+            socket.setSoTimeout(10_000);
+            socket.setEnabledProtocols(new String[] {"TLSv1.2"});
+            socket.startHandshake();
+            OutputStream out = socket.getOutputStream();
+            out.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            byte[] head = new byte[12];
+            int read = socket.getInputStream().readNBytes(head, 0, head.length);
+
+            assertThat(new String(head, 0, read, StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 200");
+            assertThatThrownBy(() -> {
+                        socket.startHandshake(); // a renegotiation, in TLS 1.2
+                        out.write(
+                                "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                        out.flush();
+                        socket.getInputStream().transferTo(OutputStream.nullOutputStream());
+                        throw new AssertionError("renegotiated");
+                    })
+                    .isInstanceOf(IOException.class);
+        }
     }
 
     @Test

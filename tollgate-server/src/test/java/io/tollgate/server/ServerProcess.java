@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
 final class ServerProcess implements AutoCloseable {
 
     static final Path JAR = Path.of("target", "tollgate-server.jar");
-    private static final Pattern LISTENING = Pattern.compile("tollgate listening on http://([^:]+):(\\d+)");
+    private static final Pattern LISTENING = Pattern.compile("tollgate listening on https?://([^:]+):(\\d+)");
 
     private final Process process;
     private final List<String> out = new CopyOnWriteArrayList<>();

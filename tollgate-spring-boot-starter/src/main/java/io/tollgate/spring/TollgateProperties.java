@@ -5,8 +5,6 @@ import io.tollgate.InMemoryRateLimiter;
 import io.tollgate.http.RequestLimiter;
 import io.tollgate.redis.RedisRateLimiter;
 import java.time.Duration;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -76,9 +74,9 @@ public record TollgateProperties(
 
     /** Keeps the maps in the order given, and makes absent collections empty. */
     public TollgateProperties {
-        policies = ordered(policies);
-        concurrencyLimits = ordered(concurrencyLimits);
-        rules = listed(rules);
+        policies = BoundValues.ordered(policies);
+        concurrencyLimits = BoundValues.ordered(concurrencyLimits);
+        rules = BoundValues.listed(rules);
     }
 
     /**
@@ -96,8 +94,8 @@ public record TollgateProperties(
 
         /** Makes absent lists empty. */
         public Policy {
-            limits = listed(limits);
-            quotas = listed(quotas);
+            limits = BoundValues.listed(limits);
+            quotas = BoundValues.listed(quotas);
         }
     }
 
@@ -173,10 +171,10 @@ public record TollgateProperties(
 
         /** Makes absent collections empty. */
         public Rule {
-            methods = listed(methods);
-            overrides = ordered(overrides);
-            allow = listed(allow);
-            deny = listed(deny);
+            methods = BoundValues.listed(methods);
+            overrides = BoundValues.ordered(overrides);
+            allow = BoundValues.listed(allow);
+            deny = BoundValues.listed(deny);
         }
     }
 
@@ -192,8 +190,8 @@ public record TollgateProperties(
 
         /** Makes absent lists empty. */
         public ResponseCost {
-            chargeStatuses = listed(chargeStatuses);
-            refundStatuses = listed(refundStatuses);
+            chargeStatuses = BoundValues.listed(chargeStatuses);
+            refundStatuses = BoundValues.listed(refundStatuses);
         }
     }
 
@@ -209,7 +207,7 @@ public record TollgateProperties(
 
         /** Makes an absent table empty. */
         public PolicyFrom {
-            apiKeys = ordered(apiKeys);
+            apiKeys = BoundValues.ordered(apiKeys);
         }
     }
 
@@ -223,23 +221,21 @@ public record TollgateProperties(
     public record ClientIp(
             List<String> trustedProxies,
             @DefaultValue("x-forwarded-for") String forwardingHeader,
-            @Name("group-ipv6-by-64") boolean groupIpv6By64) {
+            @Name("group-ipv6-by-64") @DefaultValue("true") boolean groupIpv6By64) {
 
         /** Makes an absent list empty. */
         public ClientIp {
-            trustedProxies = listed(trustedProxies);
+            trustedProxies = BoundValues.listed(trustedProxies);
         }
     }
 
     /**
-     * How request paths are read into the one form that rules match: the same as the server's paths section.
+     * How request paths are read into the one form that rules match, as the server's paths section.
      *
-     * @param mergeSlashes Whether an empty segment (//) is dropped, as most servers do; false refuses such a path
-     *     with 400.
+     * @param mergeSlashes Whether an empty segment (//) is dropped; false refuses such a path with 400.
      * @param backslash What a backslash (or %5C) in a path is: refuse (400) or slash (a separator).
      * @param encodedSlash What an encoded slash (%2F) in a path is: refuse (400) or keep (part of its segment).
-     * @param parameters Whether a proxy forwards a segment's ;parameters (drop or keep); rules match the path
-     *     without them either way, so in an application it changes nothing.
+     * @param parameters Whether a proxy forwards ;parameters (drop or keep); an application's rules never see them.
      */
     public record Paths(
             @DefaultValue("true") boolean mergeSlashes,
@@ -320,8 +316,8 @@ public record TollgateProperties(
 
         /** Makes an absent list empty. */
         public Redis {
-            clusterUris = listed(clusterUris);
-            leases = listed(leases);
+            clusterUris = BoundValues.listed(clusterUris);
+            leases = BoundValues.listed(leases);
         }
     }
 
@@ -355,7 +351,7 @@ public record TollgateProperties(
 
         /** Makes an absent list empty. */
         public Filter {
-            urlPatterns = listed(urlPatterns);
+            urlPatterns = BoundValues.listed(urlPatterns);
         }
     }
 
@@ -398,12 +394,4 @@ public record TollgateProperties(
             Double defaultReserve,
             Duration maxWait,
             Duration retryAfter) {}
-
-    private static <T> List<T> listed(List<T> list) {
-        return list == null ? List.of() : List.copyOf(list);
-    }
-
-    private static <K, V> Map<K, V> ordered(Map<K, V> map) {
-        return map == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(map));
-    }
 }
