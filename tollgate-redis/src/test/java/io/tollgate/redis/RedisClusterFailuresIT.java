@@ -41,8 +41,8 @@ class RedisClusterFailuresIT {
             RedisServer victim = cluster.masters().get(1);
             TimeUnit.MILLISECONDS.sleep(500);
 
-            long killed = System.nanoTime();
             victim.kill();
+            long killed = System.nanoTime(); // once it is dead: killing it may take a while on a busy machine
             TimeUnit.SECONDS.sleep(2);
             long restarted = System.nanoTime();
             victim.restart();

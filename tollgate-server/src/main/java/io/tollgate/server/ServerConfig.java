@@ -271,11 +271,6 @@ public final class ServerConfig {
                 portOverride);
     }
 
-    /** Whether anyone who reaches Envoy's port may call it: beyond this host, asking no certificate nor token. */
-    boolean envoyUnauthenticated() {
-        return envoy != null && envoy.reachableWithoutCertificates() && !callers.required();
-    }
-
     /** Returns the address the server binds, {@code 0.0.0.0} (every interface) unless the file says. */
     public String host() {
         return listeners.host();

@@ -65,6 +65,7 @@ final class ServerSections {
                     "management-token",
                     "management-allow-unauthenticated",
                     "allowed-hosts",
+                    "allow-unauthenticated-decisions",
                     "request-head-timeout",
                     "max-connections",
                     "decision-port",
@@ -105,7 +106,7 @@ final class ServerSections {
         root.checkKeys(TOP.keys(), RENAMED);
         ConfigNode server = root.child("server");
         server.checkKeys(SERVER);
-        String host = server.child("host").string("0.0.0.0");
+        ConfigNode hostNode = server.child("host");
         ConfigNode portNode = server.child("port");
         int port = port(portNode, ServerConfig.DEFAULT_PORT);
         Duration shutdownTimeout = server.child("shutdown-timeout").duration(Duration.ofSeconds(10));
@@ -117,6 +118,8 @@ final class ServerSections {
         List<Rule> rules = sections.rules();
         ConfigNode upstreamNode = server.child("upstream");
         URI upstream = upstreamNode.isPresent() ? upstream(upstreamNode) : null;
+        // A proxy's clients come from anywhere; a decision server's port spends buckets, so it serves this host only
+        String host = hostNode.string(upstream != null ? "0.0.0.0" : ServerConfig.DEFAULT_DECISION_HOST);
         ConfigNode timeoutNode = server.child("upstream-timeout");
         if (upstream == null && timeoutNode.isPresent()) {
             throw timeoutNode.error("applies only with an upstream");
@@ -133,16 +136,6 @@ final class ServerSections {
         Callers callers = CallersSection.read(root.child("callers"), policies);
         ConfigNode envoyNode = root.child("envoy");
         EnvoyListener envoy = envoy(envoyNode, policies);
-        if (envoy != null
-                && envoy.reachableWithoutCertificates()
-                && !callers.required()
-                && !envoyNode.child("allow-unauthenticated-callers").bool(false)) {
-            throw envoyNode
-                    .child("host")
-                    .error("binds " + envoy.host() + ", so anyone who reaches the port can spend any client's buckets:"
-                            + " name callers, require client certificates (envoy.tls with client-ca), bind 127.0.0.1,"
-                            + " or set envoy.allow-unauthenticated-callers: true");
-        }
         Listeners listeners = new Listeners(
                 host,
                 port,
@@ -153,11 +146,7 @@ final class ServerSections {
                 EdgeSettings.allowedHosts(server.child("allowed-hosts")),
                 server.child("request-head-timeout").duration(Duration.ofSeconds(10)),
                 EdgeSettings.maxConnections(server.child("max-connections")));
-        if (listeners.exposure().decisionApi() && !callers.required()) {
-            throw server.child("expose-decision-api-publicly")
-                    .error("serves the decision API to every client of the proxy, so it needs callers: name them,"
-                            + " with their tokens or certificates, in callers");
-        }
+        OpenPorts.check(root, listeners, envoy, callers, upstream != null);
         return new ServerConfig(
                 listeners,
                 shutdownTimeout,

@@ -169,7 +169,7 @@ public final class TollgateServer implements AutoCloseable {
         for (String setting : config.listeners().exposure().settings()) {
             LOG.log(Level.WARNING, "tollgate: {0} is on: {1}", setting, exposureWarning(setting));
         }
-        for (String warning : unauthenticatedPorts(
+        for (String warning : OpenPorts.warnings(
                 config,
                 config.management() == null ? null : managementUri().toString(),
                 config.envoy() == null ? null : envoyAddress())) {
@@ -199,24 +199,6 @@ public final class TollgateServer implements AutoCloseable {
     /** Whether the public port answers {@code /healthz}: a decision server's does, a proxy's only where exposed. */
     private static boolean servesHealthPublicly(ServerConfig config) {
         return config.upstream() == null || config.listeners().exposure().health();
-    }
-
-    /**
-     * The warnings of every start for the ports that a setting opened to unauthenticated callers on purpose: the
-     * management port ({@code server.management-allow-unauthenticated}) and Envoy's ({@code
-     * envoy.allow-unauthenticated-callers}), where they listen ({@code management}, {@code envoy}).
-     */
-    static List<String> unauthenticatedPorts(ServerConfig config, String management, String envoy) {
-        List<String> warnings = new ArrayList<>();
-        if (config.management() != null && config.management().unauthenticated()) {
-            warnings.add("tollgate: server.management-allow-unauthenticated is on: anyone who reaches " + management
-                    + " may reset buckets and reload the configuration; set server.management-token");
-        }
-        if (config.envoyUnauthenticated()) {
-            warnings.add("tollgate: envoy.allow-unauthenticated-callers is on: anyone who reaches " + envoy
-                    + " may spend any client's buckets; require client certificates with envoy.tls");
-        }
-        return warnings;
     }
 
     /** What the started line adds for the public port's exposures: a warning, or nothing. */

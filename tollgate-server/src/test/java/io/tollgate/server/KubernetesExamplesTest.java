@@ -64,7 +64,7 @@ class KubernetesExamplesTest {
                 .as("the management port, reached from outside the pod")
                 .isNotNull();
         assertThat(map(map(container.get("livenessProbe")).get("httpGet"))).containsEntry("port", "http");
-        assertThat(config.envoyUnauthenticated())
+        assertThat(OpenPorts.envoyUnauthenticated(config))
                 .as("Envoy's pods call the gRPC port")
                 .isTrue();
         Map<String, Object> grpcIngress =

@@ -95,7 +95,9 @@ class ServerConfigTest {
         ServerConfig config = ServerConfig.parse("policies: {p: {limits: [{capacity: 1, refill: 1/s}]}}", "t.yaml");
 
         assertThat(config.store()).isEqualTo(new MemoryStoreProvider.Settings(100_000));
-        assertThat(config.host()).isEqualTo("0.0.0.0");
+        assertThat(config.host())
+                .as("a decision server's port, which spends buckets")
+                .isEqualTo("127.0.0.1");
         assertThat(config.port()).isEqualTo(ServerConfig.DEFAULT_PORT);
         assertThat(config.upstream()).isNull();
         assertThat(config.withPort(0).port()).isZero();

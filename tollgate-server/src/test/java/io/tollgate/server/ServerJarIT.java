@@ -227,7 +227,7 @@ class ServerJarIT {
             Matcher envoy = Pattern.compile("tollgate envoy rls listening on 127\\.0\\.0\\.1:(\\d+)")
                     .matcher(server.out().get(0));
             assertThat(envoy.matches()).as(server.out().get(0)).isTrue();
-            assertThat(server.out().get(1)).isEqualTo("tollgate listening on http://0.0.0.0:" + port);
+            assertThat(server.out().get(1)).isEqualTo("tollgate listening on http://127.0.0.1:" + port);
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", Integer.parseInt(envoy.group(1)))
                     .usePlaintext()
                     .build();
@@ -584,7 +584,7 @@ class ServerJarIT {
         assertThat(status).isEqualTo(2);
         assertThat(server.err())
                 .isEqualTo("tollgate: " + bad
-                        + ":3: server: unknown setting 'prot'; known: allowed-hosts, decision-api-shares-rule-keys,"
+                        + ":3: server: unknown setting 'prot'; known: allow-unauthenticated-decisions, allowed-hosts, decision-api-shares-rule-keys,"
                         + " decision-host, decision-port, decision-tls, expose-decision-api-publicly,"
                         + " expose-health-publicly, expose-metrics-publicly, forward-auth, host, idle-timeout,"
                         + " management-allow-unauthenticated,"

@@ -53,7 +53,7 @@ class UnauthenticatedPortsTest {
             assertThat(server.management("GET", "/healthz").statusCode()).isEqualTo(200);
         }
 
-        assertThat(TollgateServer.unauthenticatedPorts(ServerConfig.parse(file, "t.yaml"), "http://0.0.0.0:9090", null))
+        assertThat(OpenPorts.warnings(ServerConfig.parse(file, "t.yaml"), "http://0.0.0.0:9090", null))
                 .containsExactly("tollgate: server.management-allow-unauthenticated is on: anyone who reaches"
                         + " http://0.0.0.0:9090 may reset buckets and reload the configuration; set"
                         + " server.management-token");
@@ -64,7 +64,7 @@ class UnauthenticatedPortsTest {
         ServerConfig config = ServerConfig.parse("envoy:\n  port: 0\n  config: " + ENVOY_FILES + "\n", "t.yaml");
 
         assertThat(config.envoy().host()).isEqualTo("127.0.0.1");
-        assertThat(config.envoyUnauthenticated()).isFalse();
+        assertThat(OpenPorts.envoyUnauthenticated(config)).isFalse();
     }
 
     @Test
@@ -88,7 +88,7 @@ class UnauthenticatedPortsTest {
                         + "\n",
                 "t.yaml");
 
-        assertThat(config.envoyUnauthenticated()).isFalse();
+        assertThat(OpenPorts.envoyUnauthenticated(config)).isFalse();
     }
 
     @Test
@@ -99,7 +99,39 @@ class UnauthenticatedPortsTest {
                         + "    policies: [p]\n",
                 "t.yaml");
 
-        assertThat(config.envoyUnauthenticated()).isFalse();
+        assertThat(OpenPorts.envoyUnauthenticated(config)).isFalse();
+    }
+
+    @Test
+    void aDecisionServerBindsThisHostUnlessTheFileSaysAndBeyondItNeedsCallers() {
+        ServerConfig plain = ServerConfig.parse("server:\n  port: 0\n", "t.yaml");
+        ServerConfig withCallers = ServerConfig.parse(
+                "server:\n  host: 0.0.0.0\npolicies:\n  p:\n    limits:\n      - {capacity: 5, refill: 1/s}\n"
+                        + "callers:\n  - name: billing\n    token: s3cret\n    policies: [p]\n",
+                "t.yaml");
+
+        assertThat(plain.host()).isEqualTo("127.0.0.1");
+        assertThat(OpenPorts.warnings(withCallers, null, null)).isEmpty();
+        assertThatThrownBy(() -> ServerConfig.parse("server:\n  host: 0.0.0.0\n", "t.yaml"))
+                .hasMessage("t.yaml:2: server.host: binds 0.0.0.0 and serves the decision API, so anyone who reaches"
+                        + " the port can spend any client's buckets: name callers, require client certificates, bind"
+                        + " 127.0.0.1, or set server.allow-unauthenticated-decisions: true");
+        assertThatThrownBy(() -> ServerConfig.parse(
+                        "server:\n  upstream: http://127.0.0.1:9000\n  decision-port: 0\n  decision-host: 0.0.0.0\n",
+                        "t.yaml"))
+                .hasMessageStartingWith("t.yaml:4: server.decision-host: binds 0.0.0.0 and serves the decision API");
+    }
+
+    @Test
+    void aDecisionServerOpenedOnPurposeStartsAndEveryStartWarns() throws Exception {
+        String file = "server:\n  host: 0.0.0.0\n  port: 0\n  allow-unauthenticated-decisions: true\n";
+        try (RunningServer server = RunningServer.start(file)) {
+            assertThat(server.get("/healthz").statusCode()).isEqualTo(200);
+        }
+
+        assertThat(OpenPorts.warnings(ServerConfig.parse(file, "t.yaml"), null, null))
+                .containsExactly("tollgate: server.allow-unauthenticated-decisions is on: anyone who reaches 0.0.0.0:0"
+                        + " may spend any client's buckets; name callers");
     }
 
     @Test
@@ -118,7 +150,7 @@ class UnauthenticatedPortsTest {
             assertThat(server.server().envoyAddress()).startsWith("0.0.0.0:");
         }
 
-        assertThat(TollgateServer.unauthenticatedPorts(ServerConfig.parse(file, "t.yaml"), null, "0.0.0.0:8081"))
+        assertThat(OpenPorts.warnings(ServerConfig.parse(file, "t.yaml"), null, "0.0.0.0:8081"))
                 .containsExactly("tollgate: envoy.allow-unauthenticated-callers is on: anyone who reaches 0.0.0.0:8081"
                         + " may spend any client's buckets; require client certificates with envoy.tls");
     }
