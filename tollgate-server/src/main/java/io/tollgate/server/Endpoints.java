@@ -95,22 +95,22 @@ record Endpoints(
     }
 
     /**
-     * Returns the path of {@code target} that picks its route on this port: on the management port the path as
-     * sent (the admin API reads its keys percent-encoded); on the others the path as rules see it ({@link
-     * NormalPath#decoded()}), so that {@code //v1/check} is the decision API and not a path to forward. A path that
-     * the normal form refuses is routed as sent: to the proxy, which refuses it saying why, or to no endpoint.
+     * Returns the normal form of {@code target}'s path, which picks its route on the public and decision ports (so
+     * that {@code //v1/check} is the decision API, not a path to forward) and is the path the proxy decides and
+     * forwards; null on the management port, whose admin API reads its keys percent-encoded as sent, and for a path
+     * the normal form refuses, which is routed as sent: to the proxy, which refuses it saying why, or to no endpoint.
      *
      * @throws IllegalArgumentException for a target that is not a path
      */
-    String routedPath(String target) {
-        if (isManagementPort()) {
-            return ExchangeAnswers.rawPath(target);
-        }
+    NormalPath normalPath(String target) {
         String path = ExchangeAnswers.rawPath(target);
+        if (isManagementPort()) {
+            return null;
+        }
         try {
-            return NormalPath.parse(path, limits.get().answers().paths()).decoded();
+            return NormalPath.parse(path, limits.get().answers().paths());
         } catch (IllegalArgumentException refused) {
-            return path;
+            return null;
         }
     }
 

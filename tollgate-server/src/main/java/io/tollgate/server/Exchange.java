@@ -2,6 +2,7 @@ package io.tollgate.server;
 
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpRequest;
+import io.tollgate.http.NormalPath;
 import io.tollgate.server.internal.access.Callers;
 import java.io.ByteArrayOutputStream;
 import java.util.List;
@@ -25,6 +26,8 @@ final class Exchange {
     boolean unreadable;
 
     long discarded;
+    /** The path in normal form, as routing read it; null on the management port and for a path it refuses. */
+    NormalPath normalPath;
     /** The bytes of a proxied request's body read so far. */
     long forwarded;
 

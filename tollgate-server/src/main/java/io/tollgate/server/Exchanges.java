@@ -17,6 +17,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.tollgate.http.NormalPath;
 import io.tollgate.http.RequestDecision;
 import io.tollgate.server.CheckApi.Answer;
 import java.util.ArrayDeque;
@@ -56,6 +57,8 @@ final class Exchanges extends ChannelDuplexHandler {
     private final BooleanSupplier stopping;
     private final ArrayDeque<Object> waiting = new ArrayDeque<>();
     private Exchange current;
+    /** This connection's deadline for request heads, or null where its pipeline has none; looked up once. */
+    private HeadDeadline deadline;
 
     Exchanges(Endpoints endpoints, AtomicInteger inFlight, BooleanSupplier stopping) {
         this.endpoints = endpoints;
@@ -156,7 +159,9 @@ final class Exchanges extends ChannelDuplexHandler {
 
     /** Reads a request's head into an exchange and passes it on; answers one that cannot be read. */
     private void begin(ChannelHandlerContext ctx, HttpRequest request) {
-        HeadDeadline deadline = ctx.pipeline().get(HeadDeadline.class);
+        if (deadline == null) {
+            deadline = ctx.pipeline().get(HeadDeadline.class);
+        }
         if (deadline != null) {
             deadline.headRead();
         }
@@ -177,15 +182,18 @@ final class Exchanges extends ChannelDuplexHandler {
             answer(ctx, current, ExchangeAnswers.problem(status, (status == 400 ? "Bad Request: " : "") + unframed));
             return;
         }
+        NormalPath normal;
         String path;
         try {
-            path = endpoints.routedPath(request.uri());
+            normal = endpoints.normalPath(request.uri());
+            path = normal != null ? normal.decoded() : ExchangeAnswers.rawPath(request.uri());
         } catch (IllegalArgumentException malformed) {
             current = started(new Exchange(request, Route.BAD_REQUEST, "", false));
             answer(ctx, current, ExchangeAnswers.problem(400, "Bad Request: " + malformed.getMessage()));
             return;
         }
         current = started(new Exchange(request, endpoints.route(path), path, HttpUtil.isKeepAlive(request)));
+        current.normalPath = normal;
         ctx.fireChannelRead(current);
     }
 
@@ -317,7 +325,6 @@ final class Exchanges extends ChannelDuplexHandler {
         }
         end(exchange);
         current = null;
-        HeadDeadline deadline = ctx.pipeline().get(HeadDeadline.class);
         if (deadline != null) {
             deadline.awaitNextHead();
         }

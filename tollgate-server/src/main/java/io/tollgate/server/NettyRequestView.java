@@ -36,6 +36,14 @@ final class NettyRequestView implements HttpRequestView {
      *     absolute-form path, a path that {@link NormalPath} refuses, or a query with a malformed escape
      */
     static NettyRequestView of(HttpRequest request, SocketAddress peer, PathSettings paths) {
+        return of(request, peer, paths, null);
+    }
+
+    /**
+     * Reads {@code request}'s target as {@link #of(HttpRequest, SocketAddress, PathSettings)} does, with its path
+     * already read into {@code normal} where not null (as routing read it), so that it is read once.
+     */
+    static NettyRequestView of(HttpRequest request, SocketAddress peer, PathSettings paths, NormalPath normal) {
         String target = originForm(request.uri());
         int question = target.indexOf('?');
         String rawPath = question < 0 ? target : target.substring(0, question);
@@ -46,7 +54,8 @@ final class NettyRequestView implements HttpRequestView {
         String remote = peer instanceof InetSocketAddress address && address.getAddress() != null
                 ? address.getAddress().getHostAddress()
                 : String.valueOf(peer);
-        return new NettyRequestView(request, NormalPath.parse(rawPath, paths), rawQuery, remote);
+        return new NettyRequestView(
+                request, normal != null ? normal : NormalPath.parse(rawPath, paths), rawQuery, remote);
     }
 
     /**

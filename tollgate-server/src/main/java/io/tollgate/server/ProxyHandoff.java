@@ -58,7 +58,8 @@ final class ProxyHandoff {
             view = NettyRequestView.of(
                     exchange.request,
                     ctx.channel().remoteAddress(),
-                    endpoints.limits().get().requests().paths());
+                    endpoints.limits().get().requests().paths(),
+                    exchange.normalPath);
         } catch (IllegalArgumentException malformed) {
             exchange.keepAlive = false;
             String detail = malformed.getMessage();

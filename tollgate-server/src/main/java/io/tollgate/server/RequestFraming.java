@@ -44,9 +44,6 @@ final class RequestFraming {
         if (!coding.equalsIgnoreCase("chunked")) {
             return "Transfer-Encoding '" + shown(coding) + "' is not read here: only chunked is.";
         }
-        if (headers.contains(HttpHeaderNames.CONTENT_LENGTH)) {
-            return "both Content-Length and Transfer-Encoding frame the request; send one.";
-        }
         return null;
     }
 
